@@ -1,0 +1,3 @@
+"""sigmoid-head: a sigmoid unembedding head for quality estimation on frozen language models."""
+
+__version__ = "0.1.0"
