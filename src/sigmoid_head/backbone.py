@@ -1,0 +1,211 @@
+"""Load a frozen causal or encoder-decoder LM and read its final hidden states uniformly.
+
+The hidden states are captured at the input of the model's own output layer (a forward
+pre-hook on ``get_output_embeddings()``), so they are exactly what its LM head sees
+whatever the architecture does before it (Llama's final norm, T5's d_model ** -0.5
+rescaling, ...). The forward pass is stopped right there, and the LM logits are then
+computed only at the positions that are trained or scored, instead of over every
+position of the batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+          "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+
+
+class _StopForward(Exception):
+    """Raised by the capture hook once the LM head's input is known."""
+
+
+@dataclass
+class Positions:
+    """The trained/scored positions of a batch, flattened.
+
+    Attributes:
+        hidden: (N, d) final hidden states (the LM head's input), backbone dtype.
+        targets: (N,) the token each position predicts.
+        row: (N,) batch row of each position.
+        col: (N,) index of the position in the label sequence (labels[row, col] == targets).
+        logits: (N, V) float32 LM logits at these positions, or None when not asked for.
+    """
+
+    hidden: torch.Tensor
+    targets: torch.Tensor
+    row: torch.Tensor
+    col: torch.Tensor
+    logits: torch.Tensor | None = None
+
+
+@dataclass
+class Backbone:
+    """A frozen language model with its tokenizer."""
+
+    model: nn.Module
+    tokenizer: object
+    name_or_path: str
+    revision: str | None = None
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return bool(getattr(self.model.config, "is_encoder_decoder", False))
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.output_weight().dtype
+
+    def output_weight(self) -> torch.Tensor:
+        """(V, d) the LM's output (unembedding) matrix."""
+        return self.model.get_output_embeddings().weight
+
+    def output_bias(self) -> torch.Tensor | None:
+        """(V,) the LM's output bias (its own plus Marian/BART's final_logits_bias), if any."""
+        bias = getattr(self.model.get_output_embeddings(), "bias", None)
+        extra = getattr(self.model, "final_logits_bias", None)
+        if extra is not None:
+            extra = extra.reshape(-1)
+            bias = extra if bias is None else bias + extra
+        return bias
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """LM logits from captured hidden states, as the model's own forward computes them.
+
+        Args:
+            hidden: (N, d) LM head inputs.
+
+        Returns:
+            (N, V) float32 logits.
+        """
+        logits = self.model.get_output_embeddings()(hidden)
+        extra = getattr(self.model, "final_logits_bias", None)
+        if extra is not None:
+            logits = logits + extra.reshape(-1).to(logits.dtype)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits.float()
+
+    @torch.no_grad()
+    def final_hidden(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run the frozen body and capture the LM head's input at every position.
+
+        Args:
+            batch: input_ids (B, T), attention_mask (B, T), labels (B, T) for causal
+                models or (B, L) for encoder-decoder models.
+
+        Returns:
+            hidden: (B, T, d) for causal models or (B, L, d) for encoder-decoder models.
+            labels: the label tensor aligned with ``hidden`` (shifted for causal models:
+                hidden[:, t] predicts labels[:, t]), -100 where nothing is predicted.
+        """
+        captured: dict[str, torch.Tensor] = {}
+
+        def hook(_module: nn.Module, args: tuple) -> None:
+            captured["h"] = args[0]
+            raise _StopForward
+
+        labels = batch["labels"]
+        kwargs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"],
+                  "use_cache": False}
+        if self.is_encoder_decoder:
+            kwargs["decoder_input_ids"] = self.decoder_inputs(labels)
+            aligned = labels
+        else:
+            aligned = torch.full_like(labels, -100)
+            aligned[:, :-1] = labels[:, 1:]
+        handle = self.model.get_output_embeddings().register_forward_pre_hook(hook)
+        try:
+            self.model(**kwargs)
+        except _StopForward:
+            pass
+        finally:
+            handle.remove()
+        if "h" not in captured:
+            raise RuntimeError("the model's forward never reached its output layer")
+        return captured["h"], aligned
+
+    def decoder_inputs(self, labels: torch.Tensor) -> torch.Tensor:
+        """Teacher-forcing decoder inputs for labels (B, L): shifted right, -100 -> pad."""
+        prepare = getattr(self.model, "prepare_decoder_input_ids_from_labels", None)
+        if prepare is not None:
+            return prepare(labels=labels)
+        cfg = self.model.config
+        start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else cfg.pad_token_id
+        out = labels.new_full(labels.shape, start)
+        out[:, 1:] = labels[:, :-1]
+        return out.masked_fill(out == -100, cfg.pad_token_id)
+
+    @torch.no_grad()
+    def positions(self, batch: dict[str, torch.Tensor], with_logits: bool = True) -> Positions:
+        """Hidden states (and LM logits) at every labelled position of a batch.
+
+        Args:
+            batch: as for :meth:`final_hidden`.
+            with_logits: also compute the LM logits at these positions.
+
+        Returns:
+            Positions with N = number of labels != -100.
+        """
+        hidden, aligned = self.final_hidden(batch)
+        row, col = (aligned != -100).nonzero(as_tuple=True)  # (N,), (N,)
+        h = hidden[row, col]  # (N, d)
+        out = Positions(hidden=h, targets=aligned[row, col], row=row, col=col)
+        if not self.is_encoder_decoder:
+            out.col = col + 1  # index into the original (unshifted) labels
+        if with_logits:
+            out.logits = self.lm_logits(h)
+        return out
+
+
+def freeze(model: nn.Module) -> nn.Module:
+    """Put a model in eval mode with every parameter frozen."""
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def load_backbone(
+    name_or_path: str | None = None, *, dtype: str | torch.dtype = "auto", device: str | None = None,
+    revision: str | None = None,
+) -> Backbone:
+    """Load a frozen Hugging Face LM (causal or encoder-decoder) and its tokenizer.
+
+    Args:
+        name_or_path: hub id or local path; None = the embedded SmolLM2-135M-Instruct.
+        dtype: "auto" (the checkpoint's), "float32", "bfloat16", "float16" or a torch dtype.
+        device: where to put it; None = CUDA if available, else CPU.
+        revision: hub revision.
+
+    Returns:
+        A Backbone in eval mode with requires_grad off everywhere.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from .embedded import DEFAULT_MODEL_NAME, resolve_model_name
+
+    path = resolve_model_name(name_or_path)
+    torch_dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype
+    if torch_dtype != "auto" and not isinstance(torch_dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
+    config = AutoConfig.from_pretrained(path, revision=revision)
+    auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
+    model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype)
+    if model.get_output_embeddings() is None:
+        raise ValueError(f"{path} has no output embedding layer to copy a head from")
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+    name = name_or_path if name_or_path is not None else DEFAULT_MODEL_NAME
+    return Backbone(freeze(model.to(device)), tokenizer, str(name), revision)

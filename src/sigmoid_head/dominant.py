@@ -1,0 +1,153 @@
+"""Dominant tokens and BoostedProb (Dinh & Niehues, 2025), vectorised over positions.
+
+A position's *dominant set* is found on its softmax distribution sorted in descending
+order: index ``i`` is a *significant drop* when ``p(i) - p(i+1) > p_jump * p(i)`` and
+``p(i) - p(i+1) > epsilon``. The dominant set is every token up to and including the
+cut, where the cut is the last significant drop (``cut="last"``, what the paper's code
+did) or the first one (``cut="first"``). A position without any significant drop has
+an empty dominant set.
+
+Because a drop larger than ``epsilon`` needs ``p(i) > epsilon``, and at most
+``floor(1 / epsilon)`` tokens can have that much mass, only the top
+``floor(1 / epsilon) + 1`` probabilities are ever looked at (201 for the default
+``epsilon = 0.005``), instead of a full sort or the reference package's top-1024.
+The dominant set is always a prefix of that sorted list, so it is returned compactly
+as ``(top_ids, n_dominant)``: the set at position ``n`` is ``top_ids[n, :n_dominant[n]]``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+CUT_MODES = ("last", "first")
+REFERENCE_TOPK = 1024  # the published code never looks past the top-1024 tokens
+
+
+@dataclass(frozen=True)
+class DominantConfig:
+    """Settings of the "difference_jump" rule."""
+
+    p_jump: float = 0.3
+    """Relative drop: ``p(i) - p(i+1)`` must exceed ``p_jump * p(i)``."""
+    epsilon: float = 0.005
+    """Absolute drop: ``p(i) - p(i+1)`` must exceed ``epsilon``."""
+    cut: str = "last"
+    """Which significant drop ends the set: "last" (the paper's code) or "first"."""
+
+    def __post_init__(self) -> None:
+        if self.cut not in CUT_MODES:
+            raise ValueError(f"cut must be one of {CUT_MODES}, got {self.cut!r}")
+        if not 0.0 <= self.p_jump <= 1.0:
+            raise ValueError(f"p_jump must be in [0, 1], got {self.p_jump}")
+        if not 0.0 <= self.epsilon < 1.0:
+            raise ValueError(f"epsilon must be in [0, 1), got {self.epsilon}")
+
+    def topk(self, vocab_size: int) -> int:
+        """How many sorted probabilities can matter for a vocabulary of this size."""
+        k = min(vocab_size, REFERENCE_TOPK)
+        if self.epsilon > 0:
+            k = min(k, math.floor(1.0 / self.epsilon) + 1)
+        return k
+
+
+@dataclass
+class DominantSets:
+    """Dominant sets of N positions, in compact prefix form.
+
+    Attributes:
+        top_ids: (N, K) token ids sorted by descending probability.
+        top_probs: (N, K) their probabilities.
+        n_dominant: (N,) size of each dominant set; the set is ``top_ids[n, :n_dominant[n]]``.
+    """
+
+    top_ids: torch.Tensor
+    top_probs: torch.Tensor
+    n_dominant: torch.Tensor
+
+    def mask(self) -> torch.Tensor:
+        """(N, K) bool: which of the top-K ids are dominant."""
+        k = self.top_ids.shape[-1]
+        ar = torch.arange(k, device=self.top_ids.device)
+        return ar.unsqueeze(0) < self.n_dominant.unsqueeze(-1)
+
+    def padded_ids(self, fill: int = -1) -> torch.Tensor:
+        """(N, M) dominant ids padded with ``fill``, M = the largest set size (at least 1)."""
+        m = max(int(self.n_dominant.max().item()) if self.n_dominant.numel() else 0, 1)
+        ids = self.top_ids[:, :m]
+        keep = self.mask()[:, :m]
+        return torch.where(keep, ids, torch.full_like(ids, fill))
+
+    def mass(self) -> torch.Tensor:
+        """(N,) total probability of each dominant set (0 for an empty set)."""
+        return (self.top_probs * self.mask()).sum(-1)
+
+    def contains(self, token_ids: torch.Tensor) -> torch.Tensor:
+        """(N,) bool: whether ``token_ids[n]`` is in the dominant set of position n."""
+        hit = (self.top_ids == token_ids.unsqueeze(-1)) & self.mask()
+        return hit.any(-1)
+
+
+def find_dominant(
+    log_probs: torch.Tensor, config: DominantConfig | None = None, *, probs: bool = False
+) -> DominantSets:
+    """Find the dominant set of every position at once (no per-position loop).
+
+    Args:
+        log_probs: (..., V) log-softmax of the LM logits (or probabilities when
+            ``probs=True``). Never modified.
+        config: the rule's settings; defaults to the paper's.
+        probs: the input already holds probabilities.
+
+    Returns:
+        DominantSets with tensors of shape (N, K), N = prod(leading dims).
+    """
+    config = config or DominantConfig()
+    vocab = log_probs.shape[-1]
+    flat = log_probs.reshape(-1, vocab)
+    p = flat if probs else flat.exp()  # (N, V), a new tensor: the input stays intact
+    k = config.topk(vocab)
+    top_probs, top_ids = torch.topk(p, k=k, dim=-1, largest=True, sorted=True)  # (N, K)
+    diff = top_probs[:, :-1] - top_probs[:, 1:]  # (N, K-1)
+    drop = (diff > config.p_jump * top_probs[:, :-1]) & (diff > config.epsilon)
+    n = drop.shape[-1]
+    if n == 0:  # a vocabulary of one token has no drop
+        n_dom = torch.zeros(flat.shape[0], dtype=torch.long, device=flat.device)
+        return DominantSets(top_ids, top_probs, n_dom)
+    ar = torch.arange(n, device=flat.device)
+    if config.cut == "last":
+        cut = torch.where(drop, ar, -1).amax(-1)  # (N,)
+    else:
+        cut = torch.where(drop, ar, n).amin(-1)
+        cut = torch.where(cut == n, -1, cut)
+    return DominantSets(top_ids, top_probs, cut + 1)
+
+
+def boosted_prob(
+    log_probs: torch.Tensor,
+    targets: torch.Tensor,
+    config: DominantConfig | None = None,
+    dominant: DominantSets | None = None,
+) -> torch.Tensor:
+    """BoostedProb token scores.
+
+    A target that is in its position's dominant set scores the set's total mass;
+    any other target scores its own probability.
+
+    Args:
+        log_probs: (..., V) log-softmax.
+        targets: (...) token ids.
+        config: dominant-token rule.
+        dominant: already computed dominant sets of these positions (saves a top-k).
+
+    Returns:
+        (...) scores in [0, 1].
+    """
+    vocab = log_probs.shape[-1]
+    flat_t = targets.reshape(-1)
+    dom = dominant if dominant is not None else find_dominant(log_probs, config)
+    own = log_probs.reshape(-1, vocab).gather(-1, flat_t.unsqueeze(-1)).squeeze(-1).exp()
+    out = torch.where(dom.contains(flat_t), dom.mass(), own)
+    return out.reshape(targets.shape)

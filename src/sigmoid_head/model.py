@@ -1,0 +1,133 @@
+"""SigmoidHeadModel: a frozen backbone plus its Sigmoid Head, with PEFT-style save/load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .backbone import Backbone, load_backbone
+from .head import (
+    HeadConfig,
+    HeadMismatchError,
+    SigmoidHead,
+    fingerprint,
+    load_head_files,
+    save_head_files,
+)
+
+
+def check_compatible(config: HeadConfig, backbone: Backbone) -> None:
+    """Raise HeadMismatchError unless the head was trained on this backbone."""
+    weight = backbone.output_weight()
+    problems = []
+    if weight.shape[0] != config.vocab_size:
+        problems.append(f"vocabulary {weight.shape[0]} != head's {config.vocab_size}")
+    if weight.shape[1] != config.hidden_size:
+        problems.append(f"hidden size {weight.shape[1]} != head's {config.hidden_size}")
+    if not problems and fingerprint(weight) != config.fingerprint:
+        problems.append("its output matrix differs from the one the head was trained on "
+                        f"(fingerprint {fingerprint(weight)} != {config.fingerprint})")
+    if problems:
+        raise HeadMismatchError(
+            f"this head was trained on {config.base_model!r} and does not fit base model "
+            f"{backbone.name_or_path!r}: " + "; ".join(problems)
+            + ". Load it onto the model it was trained on (or pass strict=False at your own risk)."
+        )
+
+
+class SigmoidHeadModel:
+    """A frozen language model with a Sigmoid Head beside its softmax head.
+
+    Attributes:
+        backbone: the frozen LM and tokenizer.
+        head: the trainable SigmoidHead (V, d).
+        config: the head's HeadConfig.
+        token_counts: (V,) target-token counts of the training data, if known.
+    """
+
+    def __init__(self, backbone: Backbone, head: SigmoidHead, config: HeadConfig,
+                 token_counts: torch.Tensor | None = None) -> None:
+        self.backbone, self.head, self.config, self.token_counts = backbone, head, config, token_counts
+
+    @property
+    def tokenizer(self) -> object:
+        return self.backbone.tokenizer
+
+    @classmethod
+    def from_base(cls, model: str | Backbone | None = None, *, bias: bool = False,
+                  dtype: str = "auto", device: str | None = None, revision: str | None = None,
+                  head_dtype: torch.dtype = torch.float32) -> SigmoidHeadModel:
+        """A new head initialised from a base model's output layer.
+
+        Args:
+            model: hub id, local path, an already loaded Backbone, or None for the
+                embedded SmolLM2-135M-Instruct.
+            bias: give the head a per-token bias (initialised from the LM's, or zeros).
+            dtype: backbone dtype ("auto", "float32", "bfloat16", "float16").
+            device: None = CUDA if available, else CPU.
+            revision: hub revision of the base model.
+            head_dtype: dtype of the head's parameters.
+        """
+        backbone = model if isinstance(model, Backbone) else load_backbone(
+            model, dtype=dtype, device=device, revision=revision)
+        weight = backbone.output_weight()
+        head = SigmoidHead.from_lm_head(weight, backbone.output_bias(), use_bias=bias,
+                                        dtype=head_dtype)
+        config = HeadConfig(
+            base_model=backbone.name_or_path, base_revision=backbone.revision,
+            vocab_size=weight.shape[0], hidden_size=weight.shape[1],
+            fingerprint=fingerprint(weight), is_encoder_decoder=backbone.is_encoder_decoder,
+            bias=bias,
+        )
+        return cls(backbone, head, config)
+
+    @classmethod
+    def from_pretrained(cls, head_path: str | Path, model: str | Backbone | None = None, *,
+                        dtype: str = "auto", device: str | None = None,
+                        strict: bool = True) -> SigmoidHeadModel:
+        """Load a saved head onto its base model.
+
+        Args:
+            head_path: directory written by :meth:`save_pretrained`.
+            model: base model (id, path or Backbone); None = the one named in the head's config.
+            dtype: backbone dtype.
+            device: None = CUDA if available, else CPU.
+            strict: refuse a base model whose output matrix does not match the fingerprint.
+        """
+        config, state = load_head_files(head_path)
+        if model is None:
+            model = config.base_model
+        backbone = model if isinstance(model, Backbone) else load_backbone(
+            model, dtype=dtype, device=device, revision=config.base_revision)
+        if strict:
+            check_compatible(config, backbone)
+        head = SigmoidHead(config.vocab_size, config.hidden_size, bias=config.bias,
+                           dtype=state["weight"].dtype)
+        head.load_saved_state(state)
+        return cls(backbone, head.to(backbone.device), config, state.get("token_counts"))
+
+    def save_pretrained(self, directory: str | Path, training: dict | None = None) -> Path:
+        """Write head_config.json and head.safetensors (with token counts when known)."""
+        if training is not None:
+            self.config.training = training
+        extra = {"token_counts": self.token_counts} if self.token_counts is not None else None
+        return save_head_files(directory, self.config, self.head, extra)
+
+    @torch.no_grad()
+    def token_scores(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sigmoid-head probability of every labelled token of a batch.
+
+        Args:
+            batch: collated batch (input_ids, attention_mask, labels).
+
+        Returns:
+            probs: (B, L) sigmoid probability of labels[b, l] (NaN where labels == -100).
+            valid: (B, L) bool, labels != -100.
+        """
+        batch = {k: v.to(self.backbone.device) for k, v in batch.items()}
+        pos = self.backbone.positions(batch, with_logits=False)
+        labels = batch["labels"]
+        probs = torch.full(labels.shape, float("nan"), device=labels.device)
+        probs[pos.row, pos.col] = self.head.token_probs(pos.hidden, pos.targets)
+        return probs, labels != -100

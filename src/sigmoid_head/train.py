@@ -1,0 +1,277 @@
+"""Train a Sigmoid Head on a frozen LM: one readable loop on Accelerate.
+
+The same code runs on CPU, one GPU, or many GPUs/nodes (``accelerate launch`` or
+``torchrun``). Determinism does not depend on the number of processes: every process
+computes the same global list of micro-batches per epoch (from the seed), an optimizer
+step consumes ``grad_accum x world_size`` of them, and the loss is normalised by the
+number of trained positions in the whole step. Negatives are drawn from a generator
+seeded by (seed, step, micro-batch), so a resumed run and a run on another number of
+processes draw exactly the same negatives.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .checkpoint import TrainState, load_checkpoint, save_checkpoint
+from .config import TrainConfig
+from .data import Collator, example_length, load_examples, make_batches
+from .dominant import DominantConfig, find_dominant
+from .head import sigmoid_bce
+from .model import SigmoidHeadModel
+from .negatives import NegativeSampler, count_target_tokens
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class StepContext:
+    """What a loss computation needs besides the batch."""
+
+    model: SigmoidHeadModel
+    head: torch.nn.Module  # the (possibly DDP-wrapped) head
+    sampler: NegativeSampler
+    dominant: DominantConfig
+    autocast: object
+
+
+def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
+    """A generator whose state depends only on (seed, parts)."""
+    value = seed
+    for p in parts:
+        value = (value * 1_000_003 + p + 1) % (2**62)
+    return torch.Generator(device=device).manual_seed(value)
+
+
+def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Generator
+               ) -> tuple[torch.Tensor, int]:
+    """Summed per-position loss of one micro-batch and its number of trained positions.
+
+    Phases: frozen forward (hidden states + LM logits at trained positions only) ->
+    dominant sets -> negatives -> BCE over gathered head rows.
+    """
+    backbone = ctx.model.backbone
+    with ctx.autocast:
+        pos = backbone.positions(batch, with_logits=ctx.sampler.config.avoid_dominant
+                                 or ctx.sampler.config.needs_logits)
+    dominant_ids = None
+    if ctx.sampler.config.avoid_dominant:
+        dominant_ids = find_dominant(torch.log_softmax(pos.logits, -1), ctx.dominant).padded_ids()
+    negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
+    loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
+    return loss.sum(), int(pos.targets.numel())
+
+
+@torch.no_grad()
+def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], collate: Collator,
+             seed: int, accelerator) -> float:
+    """Mean validation loss; negatives come from fixed seeds, so every evaluation is comparable."""
+    total = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
+    rank, world = accelerator.process_index, accelerator.num_processes
+    for i in range(rank, len(batches), world):
+        batch = {k: v.to(accelerator.device) for k, v in collate([examples[j] for j in batches[i]]).items()}
+        loss, n = batch_loss(ctx, batch, _seeded(seed, -1, i, device=accelerator.device))
+        total += torch.tensor([loss.item(), n], dtype=torch.float64, device=accelerator.device)
+    total = accelerator.reduce(total, reduction="sum")
+    return float(total[0] / total[1].clamp(min=1))
+
+
+def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
+    """How many positions of an example are trained (a causal model never predicts token 0)."""
+    labels = example["labels"] if is_encoder_decoder else example["labels"][1:]
+    return sum(1 for t in labels if t != -100)
+
+
+def make_optimizer(config: TrainConfig, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    if config.optimizer == "sparse_adam":
+        return torch.optim.SparseAdam(params, lr=config.lr)
+    return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+
+
+def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int
+                       ) -> torch.optim.lr_scheduler.LambdaLR:
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        progress = (step - warmup) / max(1, total - warmup)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
+    if config.validation_fraction <= 0 or len(train) < 2:
+        return train, []
+    order = list(range(len(train)))
+    random.Random(config.seed).shuffle(order)
+    n_val = min(config.max_validation_examples, max(1, int(len(train) * config.validation_fraction)))
+    held = set(order[:n_val])
+    return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]
+
+
+def _load_data(config: TrainConfig, model: SigmoidHeadModel) -> tuple[list[dict], list[dict]]:
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
+          "max_length": config.max_length, "prompt_template": config.prompt_template,
+          "use_chat_template": config.use_chat_template}
+    train = load_examples(config.train_file, model.tokenizer, **kw)
+    if config.validation_file:
+        val = load_examples(config.validation_file, model.tokenizer, **kw)
+    else:
+        train, val = _split_validation(config, train)
+    if not train:
+        raise ValueError(f"{config.train_file} yielded no trainable examples")
+    return train, val[: config.max_validation_examples]
+
+
+def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: int) -> list[list[int]]:
+    lengths = [example_length(e) for e in examples]
+    return make_batches(lengths, batch_size=config.batch_size, max_tokens=config.max_tokens,
+                        shuffle=shuffle, seed=config.seed, epoch=epoch)
+
+
+def _autocast(accelerator, mode: str):
+    if mode == "auto":
+        mode = "bf16" if accelerator.device.type == "cuda" and torch.cuda.is_bf16_supported() else "no"
+    if mode == "no":
+        return torch.autocast(accelerator.device.type, enabled=False)
+    dtype = torch.bfloat16 if mode == "bf16" else torch.float16
+    return torch.autocast(accelerator.device.type, dtype=dtype)
+
+
+def train(config: TrainConfig) -> SigmoidHeadModel:
+    """Train a Sigmoid Head and save it (and its best checkpoint) under ``config.output_dir``.
+
+    Returns:
+        The SigmoidHeadModel holding the selected head (best validation loss when
+        validation data exists, else the last one).
+    """
+    from accelerate import Accelerator
+    from tqdm.auto import tqdm
+
+    # -- setup: processes, frozen model, fresh head, data, sampler --------------------
+    accelerator = Accelerator(cpu=config.device == "cpu")
+    torch.manual_seed(config.seed)
+    model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
+                                       device=str(accelerator.device))
+    model.head.sparse = config.optimizer == "sparse_adam"
+    train_ex, val_ex = _load_data(config, model)
+    model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
+    sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
+    collate = Collator(model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None
+                       else model.tokenizer.eos_token_id, model.backbone.is_encoder_decoder)
+
+    # -- schedule: optimizer steps per epoch, total steps, warmup ------------------------
+    per_step = config.grad_accum * accelerator.num_processes
+    steps_per_epoch = max(1, len(_batches(config, train_ex, True, 0)) // per_step)
+    total = math.ceil(steps_per_epoch * config.epochs)
+    if config.max_steps:
+        total = min(total, config.max_steps)
+    optimizer = make_optimizer(config, [p for p in model.head.parameters()])
+    scheduler = cosine_with_warmup(optimizer, int(config.warmup_ratio * total), total)
+    head, optimizer = accelerator.prepare(model.head, optimizer)
+    ctx = StepContext(model, head, sampler, config.dominant_config(),
+                      _autocast(accelerator, config.mixed_precision))
+
+    out = Path(config.output_dir)
+    state = TrainState()
+    if config.resume and (out / "checkpoint").is_dir():
+        state = load_checkpoint(out / "checkpoint", config, model.head, optimizer, scheduler)
+        accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
+    val_batches = _batches(config, val_ex, False, 0) if val_ex else []
+    eval_every = config.eval_every or steps_per_epoch
+    save_every = config.save_every or eval_every
+
+    # -- the loop -----------------------------------------------------------------------
+    bar = tqdm(total=total, initial=state.step, disable=not (config.progress and accelerator.is_main_process),
+               desc="train", dynamic_ncols=True)
+    n_pos = [trained_positions(e, model.backbone.is_encoder_decoder) for e in train_ex]
+    t0, tokens, ema = time.perf_counter(), 0, None
+    while state.step < total and not state.stopped:
+        all_batches = _batches(config, train_ex, True, state.epoch)
+        groups = [all_batches[i : i + per_step] for i in range(0, len(all_batches) - per_step + 1, per_step)]
+        for g in range(state.batch_in_epoch, len(groups)):
+            group = groups[g]
+            # phase 1: the global number of trained positions of this step (no communication)
+            norm = sum(n_pos[j] for mb in group for j in mb)
+            # phase 2: this process's micro-batches, gradients accumulated locally
+            mine = group[accelerator.process_index :: accelerator.num_processes]
+            step_loss = 0.0
+            for a, mb in enumerate(mine):
+                batch = {k: v.to(accelerator.device) for k, v in collate([train_ex[j] for j in mb]).items()}
+                tokens += int(batch["attention_mask"].sum())
+                gen = _seeded(config.seed, state.epoch, g, a * accelerator.num_processes
+                              + accelerator.process_index, device=accelerator.device)
+                sync = accelerator.no_sync(head) if a < len(mine) - 1 else nullcontext()
+                with sync:
+                    loss_sum, _ = batch_loss(ctx, batch, gen)
+                    accelerator.backward(loss_sum * accelerator.num_processes / norm)
+                step_loss += loss_sum.item() / norm
+            # phase 3: update, schedule, bookkeeping
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            state.step, state.batch_in_epoch = state.step + 1, g + 1
+            ema = step_loss if ema is None else 0.95 * ema + 0.05 * step_loss
+            state.last_loss = step_loss
+            bar.update(1)
+            bar.set_postfix(loss=f"{ema:.4f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}",
+                            best=f"{state.best_val:.4f}" if state.best_val < math.inf else "-")
+            # phase 4: validation, best head, early stopping, resumable checkpoint
+            done = state.step >= total
+            if val_batches and (state.step % eval_every == 0 or done):
+                _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model)
+            if state.step % save_every == 0 or done or state.stopped:
+                if accelerator.is_main_process:
+                    save_checkpoint(out / "checkpoint", config, state, model.head, optimizer, scheduler)
+                accelerator.wait_for_everyone()
+            if done or state.stopped:
+                break
+        else:
+            state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+    bar.close()
+    return _finish(config, state, model, accelerator)
+
+
+def _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model) -> None:
+    val = evaluate(ctx, val_batches, val_ex, collate, config.seed, accelerator)
+    state.history.append({"step": state.step, "val_loss": val, "train_loss": state.last_loss})
+    accelerator.print(f"step {state.step}: validation loss {val:.5f}")
+    if val < state.best_val:
+        state.best_val, state.best_step, state.bad_evals = val, state.step, 0
+        if accelerator.is_main_process:
+            model.save_pretrained(Path(config.output_dir) / "best", training=_record(config, state))
+    else:
+        state.bad_evals += 1
+        if config.patience and state.bad_evals >= config.patience:
+            state.stopped = True
+            accelerator.print(f"early stopping: no improvement for {state.bad_evals} evaluations")
+    accelerator.wait_for_everyone()
+
+
+def _record(config: TrainConfig, state: TrainState) -> dict:
+    return {**config.to_dict(), "steps": state.step, "best_step": state.best_step,
+            "best_val_loss": state.best_val if state.best_val < math.inf else None,
+            "history": state.history}
+
+
+def _finish(config: TrainConfig, state: TrainState, model: SigmoidHeadModel, accelerator
+            ) -> SigmoidHeadModel:
+    """Select the best head (or the last) and write it to output_dir."""
+    from .head import load_head_files
+
+    best = Path(config.output_dir) / "best"
+    if state.best_step is not None and best.is_dir():
+        _, saved = load_head_files(best)
+        model.head.load_saved_state({k: v.to(model.head.weight.device) for k, v in saved.items()})
+    if accelerator.is_main_process:
+        model.save_pretrained(config.output_dir, training=_record(config, state))
+    accelerator.wait_for_everyone()
+    return model
