@@ -1,0 +1,458 @@
+"""Tests for sigmoid_head.data: formats, label masks, truncation, batching, collation."""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from sigmoid_head.data import (
+    IGNORE_INDEX,
+    Collator,
+    DataError,
+    TruncationStats,
+    detect_task,
+    example_length,
+    load_examples,
+    make_batches,
+    read_records,
+    tokenize_records,
+)
+
+
+def ids(tok, text: str) -> list[int]:
+    return tok(text, add_special_tokens=False)["input_ids"]
+
+
+def trained_runs(labels: list[int]) -> list[list[int]]:
+    """Contiguous runs of trained label values."""
+    runs: list[list[int]] = []
+    prev = False
+    for lab in labels:
+        if lab != IGNORE_INDEX:
+            if not prev:
+                runs.append([])
+            runs[-1].append(lab)
+        prev = lab != IGNORE_INDEX
+    return runs
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ causal pairs
+
+
+def test_causal_pair_masks_prompt_and_trains_target_plus_eos(tiny_tokenizer):
+    tok = tiny_tokenizer
+    rec = {"source": "el perro grande", "target": "the big dog"}
+    (ex,), stats = tokenize_records([rec], tok, is_encoder_decoder=False)
+    prompt = [tok.bos_token_id] + ids(tok, "el perro grande\n")
+    target = ids(tok, "the big dog") + [tok.eos_token_id]
+    assert ex["input_ids"] == prompt + target
+    assert ex["labels"] == [IGNORE_INDEX] * len(prompt) + target
+    assert ex["labels"][-1] == tok.eos_token_id
+    assert len(ex["labels"]) == len(ex["input_ids"])
+    assert ex["is_seq2seq"] is False
+    assert stats == TruncationStats(total=1, truncated=0, dropped=0)
+
+
+def test_causal_pair_prompt_template(tiny_tokenizer):
+    tok = tiny_tokenizer
+    rec = {"source": "el gato", "target": "the cat"}
+    (ex,), _ = tokenize_records(
+        [rec], tok, is_encoder_decoder=False, prompt_template="Translate: {source}\nEnglish:"
+    )
+    prompt = [tok.bos_token_id] + ids(tok, "Translate: el gato\nEnglish:")
+    assert ex["input_ids"][: len(prompt)] == prompt
+    assert trained_runs(ex["labels"]) == [ids(tok, "the cat") + [tok.eos_token_id]]
+
+
+def test_causal_labels_never_use_pad_id_for_untrained(tiny_tokenizer, tiny_pairs_jsonl):
+    tok = tiny_tokenizer
+    examples = load_examples(tiny_pairs_jsonl, tok, is_encoder_decoder=False)
+    assert len(examples) == 200
+    batch = Collator(tok.pad_token_id, is_encoder_decoder=False)(examples[:16])
+    assert not (batch["labels"] == tok.pad_token_id).any()
+    assert (batch["labels"][batch["attention_mask"] == 0] == IGNORE_INDEX).all()
+
+
+# ------------------------------------------------------------------------- chat
+
+
+def chat_with_system() -> list[dict]:
+    return [
+        {"role": "system", "content": "You translate Spanish to English."},
+        {"role": "user", "content": "Translate: el perro"},
+        {"role": "assistant", "content": "the dog"},
+        {"role": "user", "content": "Translate: la casa grande"},
+        {"role": "assistant", "content": "the big house"},
+        {"role": "user", "content": "Thanks!"},
+    ]
+
+
+def test_chat_trains_exactly_assistant_content_and_end_token(tiny_tokenizer):
+    tok = tiny_tokenizer
+    messages = chat_with_system()
+    (ex,), _ = tokenize_records([{"messages": messages}], tok, is_encoder_decoder=False)
+    text = tok.apply_chat_template(messages, tokenize=False)
+    assert ex["input_ids"] == ids(tok, text)
+    im_end = tok.convert_tokens_to_ids("<|im_end|>")
+    assert trained_runs(ex["labels"]) == [
+        ids(tok, "the dog") + [im_end],
+        ids(tok, "the big house") + [im_end],
+    ]
+    # Trained labels equal the input tokens at the same positions (HF alignment).
+    for inp, lab in zip(ex["input_ids"], ex["labels"], strict=True):
+        assert lab in (IGNORE_INDEX, inp)
+    # Nothing of the system/user turns or the assistant header is trained.
+    trained = [lab for lab in ex["labels"] if lab != IGNORE_INDEX]
+    assert tok.convert_tokens_to_ids("<|im_start|>") not in trained
+    assert not set(ids(tok, "You translate Spanish")) & set(trained) - set(ids(tok, "the"))
+
+
+def test_chat_without_assistant_is_dropped(tiny_tokenizer):
+    rec = {"messages": [{"role": "user", "content": "hola"}]}
+    examples, stats = tokenize_records([rec], tiny_tokenizer, is_encoder_decoder=False)
+    assert examples == [] and stats.dropped == 1
+
+
+def test_pairs_with_chat_template(tiny_tokenizer):
+    tok = tiny_tokenizer
+    rec = {"source": "el gato", "target": "the cat"}
+    (ex,), _ = tokenize_records(
+        [rec],
+        tok,
+        is_encoder_decoder=False,
+        use_chat_template=True,
+        prompt_template="Translate: {source}",
+    )
+    im_end = tok.convert_tokens_to_ids("<|im_end|>")
+    assert trained_runs(ex["labels"]) == [ids(tok, "the cat") + [im_end]]
+    expected = tok.apply_chat_template(
+        [
+            {"role": "user", "content": "Translate: el gato"},
+            {"role": "assistant", "content": "the cat"},
+        ],
+        tokenize=False,
+    )
+    assert ex["input_ids"] == ids(tok, expected)
+
+
+def test_chat_errors(tiny_tokenizer):
+    rec = {"messages": chat_with_system()}
+    with pytest.raises(DataError, match="causal"):
+        tokenize_records([rec], tiny_tokenizer, is_encoder_decoder=True)
+    no_template = copy.deepcopy(tiny_tokenizer)
+    no_template.chat_template = None
+    with pytest.raises(DataError, match="chat template"):
+        tokenize_records([rec], no_template, is_encoder_decoder=False)
+
+
+def test_chat_template_breaking_prefix_property_raises(tiny_tokenizer):
+    tok = copy.deepcopy(tiny_tokenizer)
+    # Marks the last message differently, so a turn rendered alone is no prefix.
+    tok.chat_template = (
+        "{% for m in messages %}{{ m['role'] + ': ' + m['content'] }}"
+        "{% if loop.last %}{{ ' [end]' }}{% endif %}{{ '\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'assistant: ' }}{% endif %}"
+    )
+    with pytest.raises(DataError, match="bad.jsonl record 1.*prefix"):
+        tokenize_records(
+            [{"messages": chat_with_system()}],
+            tok,
+            is_encoder_decoder=False,
+            source_name="bad.jsonl",
+        )
+
+
+def test_tiny_chat_file(tiny_tokenizer, tiny_chat_jsonl):
+    examples = load_examples(tiny_chat_jsonl, tiny_tokenizer, is_encoder_decoder=False)
+    assert len(examples) == 50
+    records = read_records(tiny_chat_jsonl)
+    im_end = tiny_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    for rec, ex in zip(records, examples, strict=True):
+        answers = [m["content"] for m in rec["messages"] if m["role"] == "assistant"]
+        assert trained_runs(ex["labels"]) == [ids(tiny_tokenizer, a) + [im_end] for a in answers]
+
+
+# ---------------------------------------------------------------------- seq2seq
+
+
+def test_seq2seq_pair(tiny_tokenizer):
+    tok = tiny_tokenizer
+    rec = {"source": "el perro come", "target": "the dog eats"}
+    (ex,), _ = tokenize_records([rec], tok, is_encoder_decoder=True)
+    assert ex["input_ids"] == tok("el perro come")["input_ids"]
+    assert ex["labels"] == tok(text_target="the dog eats")["input_ids"] + [tok.eos_token_id]
+    assert IGNORE_INDEX not in ex["labels"]
+    assert ex["is_seq2seq"] is True
+    assert example_length(ex) == len(ex["input_ids"]) + len(ex["labels"])
+
+
+def test_seq2seq_truncates_source_and_target_each(tiny_tokenizer):
+    rec = {"source": "el perro come el pan " * 10, "target": "the dog eats the bread " * 10}
+    (ex,), stats = tokenize_records([rec], tiny_tokenizer, is_encoder_decoder=True, max_length=7)
+    assert len(ex["input_ids"]) == 7 and len(ex["labels"]) == 7
+    assert stats.truncated == 1
+
+
+def test_seq2seq_rejects_text(tiny_tokenizer):
+    with pytest.raises(DataError, match="causal LM"):
+        tokenize_records([{"text": "hola"}], tiny_tokenizer, is_encoder_decoder=True)
+
+
+# ------------------------------------------------------------------------- text
+
+
+def test_text_trains_all_tokens_with_eos(tiny_tokenizer, tiny_text_txt):
+    tok = tiny_tokenizer
+    (ex,), _ = tokenize_records([{"text": "el gato come"}], tok, is_encoder_decoder=False)
+    body = ids(tok, "el gato come") + [tok.eos_token_id]
+    assert ex["input_ids"] == [tok.bos_token_id] + body
+    assert ex["labels"] == [IGNORE_INDEX] + body
+    examples = load_examples(tiny_text_txt, tok, is_encoder_decoder=False)
+    assert len(examples) == 60
+
+
+# ------------------------------------------------------------------- truncation
+
+
+def test_causal_truncation_counts_and_drops(tiny_tokenizer):
+    tok = tiny_tokenizer
+    records = [
+        {"text": "el perro come el pan hoy " * 5},  # truncated, kept
+        {"source": "el perro come el pan hoy " * 5, "target": "the dog"},  # target cut away
+        {"text": "hola"},  # short, untouched
+    ]
+    examples, stats = tokenize_records(records, tok, is_encoder_decoder=False, max_length=10)
+    assert stats == TruncationStats(total=3, truncated=2, dropped=1)
+    assert len(examples) == 2
+    first = examples[0]
+    assert len(first["input_ids"]) == len(first["labels"]) == 10
+    full = [tok.bos_token_id] + ids(tok, records[0]["text"])
+    assert first["input_ids"] == full[:10]
+
+
+def test_load_examples_warns_once_with_counts(tiny_tokenizer, tmp_path, caplog):
+    path = write(tmp_path / "long.txt", "el perro come el pan hoy " * 10 + "\nhola\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        examples = load_examples(path, tiny_tokenizer, is_encoder_decoder=False, max_length=8)
+    assert len(examples) == 2
+    msgs = [str(w.message) for w in caught]
+    assert len(msgs) == 1
+    assert "1 of 2 examples truncated" in msgs[0] and "long.txt" in msgs[0]
+    assert any("truncated" in r.getMessage() for r in caplog.records)
+
+
+def test_load_examples_no_warning_when_nothing_truncated(tiny_tokenizer, tiny_pairs_jsonl):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_examples(tiny_pairs_jsonl, tiny_tokenizer, is_encoder_decoder=True)
+
+
+# --------------------------------------------------------------------- reading
+
+
+def test_read_formats(tmp_path):
+    assert read_records(write(tmp_path / "a.txt", "one\n\n two \n")) == [
+        {"text": "one"},
+        {"text": "two"},
+    ]
+    assert read_records(write(tmp_path / "b.tsv", "hola\thello\n\nadiós\tbye\n")) == [
+        {"source": "hola", "target": "hello"},
+        {"source": "adiós", "target": "bye"},
+    ]
+    assert read_records(write(tmp_path / "c.tsv", "just text\n")) == [{"text": "just text"}]
+    jsonl = write(tmp_path / "d.data", json.dumps({"text": "x"}) + "\n")
+    assert read_records(jsonl, fmt="jsonl") == [{"text": "x"}]
+    with pytest.raises(DataError, match="extension"):
+        read_records(jsonl)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"text": "ok"}\n\n{"text": "ok"\n', "bad JSON"),
+        ('{"text": "ok"}\n\n{"source": "a"}\n', "missing key 'target'"),
+        ('{"text": "ok"}\n\n{"source": "a", "target": 3}\n', "must be a string"),
+        ('{"text": "ok"}\n\n{"messages": []}\n', "non-empty"),
+        ('{"text": "ok"}\n\n{"messages": [{"role": "user"}]}\n', "'role' and 'content'"),
+        ('{"text": "ok"}\n\n[1, 2]\n', "JSON object"),
+        ('{"text": "ok"}\n\n{"foo": "bar"}\n', "keys"),
+    ],
+)
+def test_malformed_jsonl_names_file_and_line(tmp_path, content, problem):
+    path = write(tmp_path / "broken.jsonl", content)
+    with pytest.raises(DataError) as err:
+        read_records(path)
+    msg = str(err.value)
+    assert "broken.jsonl:3:" in msg and problem in msg
+
+
+def test_malformed_tsv_names_file_and_line(tmp_path):
+    path = write(tmp_path / "broken.tsv", "a\tb\nc\td\ne\tf\tg\n")
+    with pytest.raises(DataError, match=r"broken\.tsv:3: .*columns"):
+        read_records(path)
+    path = write(tmp_path / "mixed.tsv", "a\tb\nonly one\n")
+    with pytest.raises(DataError, match=r"mixed\.tsv:2: .*columns"):
+        read_records(path)
+
+
+def test_empty_file(tmp_path):
+    with pytest.raises(DataError, match="empty"):
+        read_records(write(tmp_path / "e.jsonl", "\n\n"))
+
+
+def test_detect_task():
+    assert detect_task({"source": "a", "target": "b"}) == "pairs"
+    assert detect_task({"messages": []}) == "chat"
+    assert detect_task({"text": "a"}) == "text"
+    with pytest.raises(DataError):
+        detect_task({"foo": 1})
+
+
+def test_record_errors_carry_line_numbers(tiny_tokenizer, tmp_path):
+    path = write(tmp_path / "t.jsonl", '{"source": "a", "target": "b"}\n\n{"text": "b"}\n')
+    with pytest.raises(DataError, match=r"t\.jsonl:3: plain text needs a causal LM"):
+        load_examples(path, tiny_tokenizer, is_encoder_decoder=True)
+
+
+# --------------------------------------------------------------------- batching
+
+
+LENGTHS = [((i * 37) % 50) + 1 for i in range(503)]
+
+
+def flat(batches: list[list[int]]) -> list[int]:
+    return [i for b in batches for i in b]
+
+
+@pytest.mark.parametrize("kw", [{"batch_size": 8}, {"max_tokens": 120}])
+def test_make_batches_every_index_once(kw):
+    for shuffle in (True, False):
+        batches = make_batches(LENGTHS, shuffle=shuffle, **kw)
+        assert sorted(flat(batches)) == list(range(len(LENGTHS)))
+
+
+def test_make_batches_token_budget():
+    lengths = LENGTHS + [300]
+    batches = make_batches(lengths, max_tokens=120, seed=3)
+    for b in batches:
+        cost = len(b) * max(lengths[i] for i in b)
+        assert cost <= 120 or len(b) == 1
+    assert [len(lengths) - 1] in batches  # the long example is alone
+    assert all(len(b) <= 8 for b in make_batches(LENGTHS, batch_size=8))
+
+
+def test_make_batches_deterministic_and_epoch_dependent():
+    a = make_batches(LENGTHS, max_tokens=120, seed=1, epoch=0)
+    assert a == make_batches(LENGTHS, max_tokens=120, seed=1, epoch=0)
+    assert a != make_batches(LENGTHS, max_tokens=120, seed=1, epoch=1)
+    assert a != make_batches(LENGTHS, max_tokens=120, seed=2, epoch=0)
+
+
+def test_make_batches_no_shuffle_keeps_order():
+    batches = make_batches(LENGTHS, batch_size=7, shuffle=False)
+    assert flat(batches) == list(range(len(LENGTHS)))
+    assert all(len(b) == 7 for b in batches[:-1])
+    assert flat(make_batches(LENGTHS, max_tokens=100, shuffle=False)) == list(range(len(LENGTHS)))
+
+
+def test_make_batches_bucketing_cuts_padding():
+    def padding(batches):
+        return sum(
+            len(b) * max(LENGTHS[i] for i in b) - sum(LENGTHS[i] for i in b) for b in batches
+        )
+
+    bucketed = make_batches(LENGTHS, batch_size=8, seed=0)
+    unsorted = make_batches(LENGTHS, batch_size=8, shuffle=False)
+    assert padding(bucketed) < padding(unsorted) / 3
+
+
+def test_make_batches_needs_exactly_one_budget():
+    with pytest.raises(ValueError):
+        make_batches(LENGTHS)
+    with pytest.raises(ValueError):
+        make_batches(LENGTHS, batch_size=2, max_tokens=10)
+
+
+# -------------------------------------------------------------------- collation
+
+
+def test_collator_causal_dynamic_padding(tiny_tokenizer):
+    tok = tiny_tokenizer
+    records = [{"source": "el perro", "target": "the dog"}, {"text": "el gato come el pan hoy"}]
+    examples, _ = tokenize_records(records, tok, is_encoder_decoder=False, max_length=512)
+    longest = max(len(ex["input_ids"]) for ex in examples)
+    for side in ("right", "left"):
+        batch = Collator(tok.pad_token_id, is_encoder_decoder=False, padding_side=side)(examples)
+        assert set(batch) == {"input_ids", "attention_mask", "labels"}
+        assert batch["input_ids"].shape == batch["labels"].shape == (2, longest)
+        assert batch["input_ids"].dtype == torch.long
+        for row, ex in enumerate(examples):
+            n = len(ex["input_ids"])
+            sl = slice(0, n) if side == "right" else slice(longest - n, longest)
+            assert batch["input_ids"][row, sl].tolist() == ex["input_ids"]
+            assert batch["labels"][row, sl].tolist() == ex["labels"]
+            assert batch["attention_mask"][row].sum() == n
+            pad = batch["attention_mask"][row] == 0
+            assert (batch["input_ids"][row][pad] == tok.pad_token_id).all()
+            assert (batch["labels"][row][pad] == IGNORE_INDEX).all()
+
+
+def test_collator_seq2seq_dynamic_padding(tiny_tokenizer):
+    tok = tiny_tokenizer
+    records = [
+        {
+            "source": "el perro",
+            "target": "the dog eats the bread here today, the cat reads a book now",
+        },
+        {"source": "el gato come el pan aquí hoy ahora", "target": "the cat"},
+    ]
+    examples, _ = tokenize_records(records, tok, is_encoder_decoder=True, max_length=512)
+    batch = Collator(tok.pad_token_id, is_encoder_decoder=True)(examples)
+    s = max(len(ex["input_ids"]) for ex in examples)
+    lab = max(len(ex["labels"]) for ex in examples)
+    assert batch["input_ids"].shape == batch["attention_mask"].shape == (2, s)
+    assert batch["labels"].shape == (2, lab)
+    assert s != lab
+    assert batch["labels"][1, len(examples[1]["labels"]) :].eq(IGNORE_INDEX).all()
+    assert batch["input_ids"][0, len(examples[0]["input_ids"]) :].eq(tok.pad_token_id).all()
+
+
+# ------------------------------------------------------- fixtures and real models
+
+
+@pytest.mark.parametrize(
+    ("fixture", "seq2seq"),
+    [
+        ("tiny_causal_path", False),
+        ("tiny_gpt2_path", False),
+        ("tiny_seq2seq_path", True),
+        ("tiny_t5_path", True),
+    ],
+)
+def test_tiny_models_train_on_collated_batches(request, tiny_pairs_jsonl, fixture, seq2seq):
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    path = request.getfixturevalue(fixture)
+    tok = AutoTokenizer.from_pretrained(path)
+    auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+    model = auto.from_pretrained(path)
+    examples = load_examples(tiny_pairs_jsonl, tok, is_encoder_decoder=seq2seq)
+    batches = make_batches([example_length(ex) for ex in examples], max_tokens=400)
+    batch = Collator(tok.pad_token_id, is_encoder_decoder=seq2seq)(
+        [examples[i] for i in batches[0]]
+    )
+    with torch.no_grad():
+        loss = model(**batch).loss
+    assert torch.isfinite(loss)
+    assert 5.0 < loss.item() < 9.0  # ~log(1000) for a random model
