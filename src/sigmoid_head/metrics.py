@@ -1,0 +1,587 @@
+"""Metrics for quality estimation (QE), with bootstrap confidence intervals.
+
+Every score array is "predicted quality": higher means the method thinks the text is
+better. Gold arrays are human or pseudo-gold quality (real-valued) or binary labels
+(1 = good / OK, 0 = bad). All arrays are 1-D of shape (N,) with one value per item.
+
+Only numpy is needed. The correlations, ROC-AUC and log loss match scipy / scikit-learn
+to floating-point precision (see ``tests/test_metrics.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+MetricFn = Callable[[ArrayLike, ArrayLike], float]
+
+_MAX_CELLS = 4_000_000  # resample indices held in memory at once (n_boot chunk * N)
+
+
+# ----------------------------------------------------------------------------- validation
+def _as_1d(x: ArrayLike, name: str) -> FloatArray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf values")
+    return a
+
+
+def _pair(pred: ArrayLike, gold: ArrayLike, min_n: int = 2) -> tuple[FloatArray, FloatArray]:
+    p, g = _as_1d(pred, "pred"), _as_1d(gold, "gold")
+    if p.shape != g.shape:
+        raise ValueError(f"pred and gold must have the same shape, got {p.shape} and {g.shape}")
+    if p.size < min_n:
+        raise ValueError(f"need at least {min_n} items, got {p.size}")
+    return p, g
+
+
+def is_binary(gold: ArrayLike) -> bool:
+    """Whether every gold value is exactly 0 or 1."""
+    g = np.asarray(gold, dtype=np.float64)
+    return bool(np.all((g == 0) | (g == 1)))
+
+
+def _require_binary(g: FloatArray) -> None:
+    if not is_binary(g):
+        raise ValueError("gold must be binary (0/1) for this metric")
+
+
+def _require_prob(p: FloatArray) -> None:
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise ValueError("pred must be probabilities in [0, 1] for this metric")
+
+
+# ----------------------------------------------------------------------------- ranks
+def _rank_rows(x: FloatArray) -> FloatArray:
+    """1-based average ranks along the last axis; tied values share their mean rank.
+
+    Args:
+        x: (B, N) values.
+
+    Returns:
+        (B, N) ranks as floats, like ``scipy.stats.rankdata(method="average")`` per row.
+    """
+    b, n = x.shape
+    order = np.argsort(x, axis=1, kind="stable")  # (B, N)
+    s = np.take_along_axis(x, order, axis=1)
+    pos = np.broadcast_to(np.arange(n), (b, n))
+    first = np.ones((b, n), dtype=bool)
+    first[:, 1:] = s[:, 1:] != s[:, :-1]
+    last = np.ones((b, n), dtype=bool)
+    last[:, :-1] = first[:, 1:]
+    start = np.maximum.accumulate(np.where(first, pos, 0), axis=1)
+    end = np.minimum.accumulate(np.where(last, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((b, n), dtype=np.float64)
+    np.put_along_axis(ranks, order, (start + end) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
+def _dense_rank(x: FloatArray) -> IntArray:
+    return np.unique(x, return_inverse=True)[1].astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- correlations
+def _pearson_rows(p: FloatArray, g: FloatArray) -> FloatArray:
+    """Row-wise Pearson r of (B, N) arrays; NaN (no warning) where a row is constant."""
+    const = (p.max(1) == p.min(1)) | (g.max(1) == g.min(1))
+    pc = p - p.mean(1, keepdims=True)
+    gc = g - g.mean(1, keepdims=True)
+    pn = np.sqrt((pc * pc).sum(1))
+    gn = np.sqrt((gc * gc).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = ((pc / pn[:, None]) * (gc / gn[:, None])).sum(1)
+    return np.where(const, np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _warn_if_constant(p: FloatArray, g: FloatArray, what: str) -> bool:
+    if p.max() == p.min() or g.max() == g.min():
+        warnings.warn(f"{what}: an input is constant; the correlation is NaN", stacklevel=3)
+        return True
+    return False
+
+
+def pearson(pred: ArrayLike, gold: ArrayLike) -> float:
+    """Pearson correlation coefficient (equals ``scipy.stats.pearsonr``).
+
+    Returns NaN with a warning when either input is constant.
+    """
+    p, g = _pair(pred, gold)
+    if _warn_if_constant(p, g, "pearson"):
+        return math.nan
+    return float(_pearson_rows(p[None], g[None])[0])
+
+
+def spearman(pred: ArrayLike, gold: ArrayLike) -> float:
+    """Spearman rank correlation with average ranks for ties (equals ``scipy.stats.spearmanr``)."""
+    p, g = _pair(pred, gold)
+    if _warn_if_constant(p, g, "spearman"):
+        return math.nan
+    return float(_pearson_rows(_rank_rows(p[None]), _rank_rows(g[None]))[0])
+
+
+def _count_inversions(y: IntArray) -> int:
+    """Pairs i < j with y[i] > y[j], by a vectorised bottom-up merge sort, O(N log^2 N).
+
+    ``y`` must hold integers in [0, N). At each level the array is made of sorted blocks
+    of ``width``; adding ``pair_id * N`` makes all left blocks one sorted array, so one
+    ``searchsorted`` counts, for every right element, the larger elements on its left.
+    """
+    n = y.size
+    a = y.astype(np.int64).copy()
+    pos = np.arange(n)
+    inv = 0
+    width = 1
+    while width < n:
+        pair = pos // (2 * width)
+        right = (pos // width) % 2 == 1
+        key = pair * n + a
+        left_keys = key[~right]
+        top = np.searchsorted(left_keys, pair[right] * n + (n - 1), side="right")
+        le = np.searchsorted(left_keys, key[right], side="right")
+        inv += int((top - le).sum())
+        a = np.sort(key) - pair * n  # merge every pair of blocks
+        width *= 2
+    return inv
+
+
+def _tied_pairs(codes: IntArray) -> int:
+    counts = np.unique(codes, return_counts=True)[1].astype(np.int64)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def kendall(pred: ArrayLike, gold: ArrayLike) -> float:
+    """Kendall's tau-b with tie correction (equals ``scipy.stats.kendalltau``).
+
+    tau_b = (C - D) / sqrt((T - T_pred) * (T - T_gold)), T = N(N-1)/2 pairs.
+    """
+    p, g = _pair(pred, gold)
+    if _warn_if_constant(p, g, "kendall"):
+        return math.nan
+    n = p.size
+    rx, ry = _dense_rank(p), _dense_rank(g)
+    order = np.lexsort((ry, rx))  # by pred, ties broken by gold: x-ties add no inversions
+    dis = _count_inversions(ry[order])
+    tot = n * (n - 1) // 2
+    xt, yt = _tied_pairs(rx), _tied_pairs(ry)
+    xyt = _tied_pairs(rx * n + ry)
+    con_minus_dis = tot - xt - yt + xyt - 2 * dis
+    tau = con_minus_dis / math.sqrt(tot - xt) / math.sqrt(tot - yt)
+    return float(min(1.0, max(-1.0, tau)))
+
+
+# ----------------------------------------------------------------------------- binary gold
+def _bce_rows(p: FloatArray, g: FloatArray, eps: float = 1e-7) -> FloatArray:
+    p = np.clip(p, eps, 1.0 - eps)
+    return -(g * np.log(p) + (1.0 - g) * np.log1p(-p)).mean(1)
+
+
+def bce(pred_prob: ArrayLike, gold_binary: ArrayLike, eps: float = 1e-7) -> float:
+    """Mean binary cross-entropy (natural log), lower is better.
+
+    Probabilities are clipped to [eps, 1 - eps] first; equals
+    ``sklearn.metrics.log_loss(gold, np.clip(pred, eps, 1 - eps))``.
+    """
+    p, g = _pair(pred_prob, gold_binary, min_n=1)
+    _require_binary(g)
+    _require_prob(p)
+    return float(_bce_rows(p[None], g[None], eps)[0])
+
+
+def _roc_auc_rows(p: FloatArray, g: FloatArray) -> FloatArray:
+    """Row-wise ROC-AUC by the Mann-Whitney rank sum; NaN where a row has one class."""
+    r = _rank_rows(p)
+    npos = g.sum(1)
+    nneg = g.shape[1] - npos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((r * g).sum(1) - npos * (npos + 1) / 2.0) / (npos * nneg)
+    return np.where((npos == 0) | (nneg == 0), np.nan, auc)
+
+
+def roc_auc(pred: ArrayLike, gold_binary: ArrayLike) -> float:
+    """Area under the ROC curve; tied scores get half credit (equals ``roc_auc_score``).
+
+    Raises:
+        ValueError: if gold is not binary or holds only one class.
+    """
+    p, g = _pair(pred, gold_binary)
+    _require_binary(g)
+    if g.min() == g.max():
+        raise ValueError("roc_auc needs both classes in gold")
+    return float(_roc_auc_rows(p[None], g[None])[0])
+
+
+def calibration_bins(
+    pred_prob: ArrayLike, gold_binary: ArrayLike, n_bins: int = 10
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Equal-width reliability bins on [0, 1] (last bin closed).
+
+    Returns:
+        (mean predicted probability, fraction of positives, item count), each (n_bins,);
+        the first two are NaN for empty bins.
+    """
+    p, g = _pair(pred_prob, gold_binary, min_n=1)
+    _require_binary(g)
+    _require_prob(p)
+    if n_bins < 1:
+        raise ValueError("n_bins must be >= 1")
+    b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
+    counts = np.bincount(b, minlength=n_bins).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_pred = np.bincount(b, weights=p, minlength=n_bins) / counts
+        frac_pos = np.bincount(b, weights=g, minlength=n_bins) / counts
+    return mean_pred, frac_pos, counts
+
+
+def ece(pred_prob: ArrayLike, gold_binary: ArrayLike, n_bins: int = 10) -> float:
+    """Expected calibration error: sum_b (n_b / N) * |mean pred_b - fraction positive_b|."""
+    mean_pred, frac_pos, counts = calibration_bins(pred_prob, gold_binary, n_bins)
+    keep = counts > 0
+    w = counts[keep] / counts.sum()
+    return float((w * np.abs(mean_pred[keep] - frac_pos[keep])).sum())
+
+
+# ----------------------------------------------------------------------------- PRR
+def _rejection_auc(sorted_gold: FloatArray, n_points: int) -> float:
+    """Mean of the rejection curve: mean gold of the best k kept items, k = N .. N-n_points+1."""
+    n = sorted_gold.size
+    kept_means = np.cumsum(sorted_gold) / np.arange(1, n + 1)
+    return float(kept_means[n - n_points :].mean())
+
+
+def prr(pred_quality: ArrayLike, gold_quality: ArrayLike, max_rejection: float = 1.0) -> float:
+    """Prediction-rejection ratio, as defined in lm-polygraph.
+
+    Items are rejected lowest-predicted-quality first. With N items the rejection curve
+    has one point per rejected fraction r = 0, 1/N, ..., (K-1)/N where
+    K = floor(max_rejection * N): the mean gold quality of the N - j items kept. Its
+    area is the mean of these K points (a left Riemann sum over the fraction grid).
+
+        PRR = (AUC_pred - AUC_random) / (AUC_oracle - AUC_random)
+
+    The oracle rejects by gold itself. The random AUC is its exact expectation over
+    random orders, mean(gold) (lm-polygraph estimates it by 1,000 shuffles). Items tied
+    in ``pred_quality`` are rejected in the expected random order within the tie (their
+    gold values are averaged), so a constant predictor scores exactly 0. PRR is 1 for a
+    perfect ranking, about 0 for a random one and negative for a reversed one; it is
+    invariant to affine rescaling of gold, so lm-polygraph's min-max normalisation of the
+    target does not change it. NaN with a warning when gold is constant.
+
+    Args:
+        pred_quality: (N,) predicted quality, higher = better.
+        gold_quality: (N,) gold quality, higher = better.
+        max_rejection: largest fraction of items rejected (lm-polygraph's default 1.0).
+    """
+    p, g = _pair(pred_quality, gold_quality)
+    n = p.size
+    if not 0.0 < max_rejection <= 1.0:
+        raise ValueError("max_rejection must be in (0, 1]")
+    k = max(1, int(max_rejection * n))
+    order = np.argsort(-p, kind="stable")
+    sp, sg = p[order], g[order]
+    starts = np.flatnonzero(np.r_[True, sp[1:] != sp[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    tie_avg = np.repeat(np.add.reduceat(sg, starts) / sizes, sizes)
+    auc_random = float(g.mean())
+    auc_oracle = _rejection_auc(np.sort(g)[::-1], k)
+    if math.isclose(auc_oracle, auc_random, rel_tol=0.0, abs_tol=1e-12):
+        warnings.warn("prr: gold quality is constant; PRR is NaN", stacklevel=2)
+        return math.nan
+    return (_rejection_auc(tie_avg, k) - auc_random) / (auc_oracle - auc_random)
+
+
+# ----------------------------------------------------------------------------- word level
+def _flatten(x: Any) -> list[Any]:
+    """Flatten one level of nesting (a list of per-sentence lists) if present."""
+    items = list(x.tolist() if isinstance(x, np.ndarray) else x)
+    if items and isinstance(items[0], (list, tuple, np.ndarray)):
+        return [v for seq in items for v in (seq.tolist() if isinstance(seq, np.ndarray) else seq)]
+    return items
+
+
+def tags_to_binary(tags: Sequence[Any] | ArrayLike) -> IntArray:
+    """Word tags ("OK"/"BAD" strings, case-insensitive, or 1/0, True/False) to 1 = OK, 0 = BAD.
+
+    A list of per-sentence tag lists is flattened.
+    """
+    out = []
+    for t in _flatten(tags):
+        if isinstance(t, str):
+            u = t.strip().upper()
+            if u not in ("OK", "BAD"):
+                raise ValueError(f"unknown word tag {t!r}; expected 'OK' or 'BAD'")
+            out.append(1 if u == "OK" else 0)
+        elif t in (0, 1):
+            out.append(int(t))
+        else:
+            raise ValueError(f"unknown word tag {t!r}; expected 1 (OK) or 0 (BAD)")
+    return np.asarray(out, dtype=np.int64)
+
+
+def _word_pair(pred_prob: Any, tags: Any) -> tuple[FloatArray, IntArray]:
+    p = _as_1d(np.asarray(_flatten(pred_prob), dtype=np.float64), "pred_prob")
+    t = tags_to_binary(tags)
+    if p.shape != t.shape:
+        raise ValueError(f"{p.size} word probabilities but {t.size} tags")
+    _require_prob(p)
+    return p, t
+
+
+def word_bce(pred_prob: Any, ok_bad_tags: Any, eps: float = 1e-7) -> float:
+    """BCE of per-word probabilities of being OK against OK (1) / BAD (0) tags."""
+    p, t = _word_pair(pred_prob, ok_bad_tags)
+    return bce(p, t, eps)
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    den = 2 * tp + fp + fn
+    return 2 * tp / den if den else 0.0  # sklearn's zero_division default
+
+
+def word_f1(pred_prob: Any, tags: Any, threshold: float = 0.5) -> dict[str, float]:
+    """Word-level F1 as in the WMT word-level QE task.
+
+    A word is predicted OK when its probability is >= ``threshold``, else BAD.
+
+    Returns:
+        ``{"f1_bad", "f1_ok", "f1_mult"}`` where F1-MULT = F1-BAD * F1-OK.
+    """
+    p, t = _word_pair(pred_prob, tags)
+    y = (p >= threshold).astype(np.int64)
+    tp_ok = int(((y == 1) & (t == 1)).sum())
+    tp_bad = int(((y == 0) & (t == 0)).sum())
+    ok_as_bad = int(((y == 0) & (t == 1)).sum())
+    bad_as_ok = int(((y == 1) & (t == 0)).sum())
+    f1_ok = _f1(tp_ok, bad_as_ok, ok_as_bad)
+    f1_bad = _f1(tp_bad, ok_as_bad, bad_as_ok)
+    return {"f1_bad": f1_bad, "f1_ok": f1_ok, "f1_mult": f1_bad * f1_ok}
+
+
+# ----------------------------------------------------------------------------- bootstrap
+_BATCHED: dict[Callable[..., float], Callable[[FloatArray, FloatArray], FloatArray]] = {
+    pearson: _pearson_rows,
+    spearman: lambda p, g: _pearson_rows(_rank_rows(p), _rank_rows(g)),
+    bce: _bce_rows,
+    roc_auc: _roc_auc_rows,
+}
+
+
+def _resamples(n_items: int, n_boot: int, seed: int) -> Iterator[IntArray]:
+    """Yield (chunk, N) index arrays, n_boot rows in all, drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _MAX_CELLS // n_items)
+    for start in range(0, n_boot, chunk):
+        yield rng.integers(0, n_items, size=(min(chunk, n_boot - start), n_items))
+
+
+def _on_resamples(
+    fn: Callable[..., float], p: FloatArray, g: FloatArray, idx: IntArray
+) -> FloatArray:
+    batched = _BATCHED.get(fn)
+    if batched is not None:
+        return batched(p[idx], g[idx])
+    return np.array([fn(p[i], g[i]) for i in idx], dtype=np.float64)
+
+
+def _check_boot(n: int, alpha: float) -> None:
+    if n < 1:
+        raise ValueError("n (number of bootstrap resamples) must be >= 1")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must be in (0, 1)")
+
+
+def bootstrap_ci(
+    metric_fn: Callable[..., float],
+    pred: ArrayLike,
+    gold: ArrayLike,
+    n: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Percentile bootstrap confidence interval over items.
+
+    Resamples the N items with replacement ``n`` times (numpy ``default_rng(seed)``,
+    so the result is deterministic) and takes the alpha/2 and 1 - alpha/2 percentiles
+    of the metric. Pearson, Spearman, BCE and ROC-AUC are computed on all resamples at
+    once; other functions are called once per resample. Resamples where the metric is
+    undefined (NaN) are dropped.
+
+    Returns:
+        (point estimate on all items, CI low, CI high); all NaN if the point is NaN.
+    """
+    _check_boot(n, alpha)
+    p, g = _pair(pred, gold, min_n=1)
+    point = float(metric_fn(p, g))
+    if math.isnan(point):
+        return point, math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vals = np.concatenate(
+            [_on_resamples(metric_fn, p, g, i) for i in _resamples(p.size, n, seed)]
+        )
+    if np.all(np.isnan(vals)):
+        return point, math.nan, math.nan
+    lo, hi = np.nanpercentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return point, float(lo), float(hi)
+
+
+def paired_bootstrap(
+    metric_fn: Callable[..., float],
+    pred_a: ArrayLike,
+    pred_b: ArrayLike,
+    gold: ArrayLike,
+    n: int = 1000,
+    seed: int = 0,
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+) -> dict[str, float]:
+    """Paired bootstrap test of method A against method B on the same items.
+
+    Both methods are scored on the same ``n`` resamples. ``delta`` is
+    metric(A) - metric(B) on all items (raw, not sign-flipped). The one-sided p-value
+    is the fraction of resamples in which A is *not* better than B (delta <= 0 when
+    higher is better, delta >= 0 otherwise), so a small p supports "A is better" and an
+    identical copy gives p = 1. ``win_rate`` is the fraction where A is strictly better.
+    Resamples where either metric is NaN are dropped.
+
+    Returns:
+        dict with ``delta``, ``p_value``, ``ci_low``, ``ci_high`` (percentile CI of the
+        delta at level 1 - alpha) and ``win_rate``.
+    """
+    _check_boot(n, alpha)
+    a, g = _pair(pred_a, gold, min_n=1)
+    b, _ = _pair(pred_b, gold, min_n=1)
+    delta = float(metric_fn(a, g)) - float(metric_fn(b, g))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = np.concatenate(
+            [
+                _on_resamples(metric_fn, a, g, i) - _on_resamples(metric_fn, b, g, i)
+                for i in _resamples(g.size, n, seed)
+            ]
+        )
+    d = d[~np.isnan(d)]
+    if d.size == 0:
+        return dict.fromkeys(("delta", "p_value", "ci_low", "ci_high", "win_rate"), math.nan)
+    better = d > 0 if higher_is_better else d < 0
+    lo, hi = np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return {
+        "delta": delta,
+        "p_value": float(1.0 - better.mean()),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "win_rate": float(better.mean()),
+    }
+
+
+# ----------------------------------------------------------------------------- registry
+class MetricSpec(NamedTuple):
+    """A registered sequence-level metric: ``(fn, higher_is_better, needs_binary_gold)``."""
+
+    fn: Callable[..., float]
+    higher_is_better: bool
+    needs_binary_gold: bool
+
+
+METRICS: dict[str, MetricSpec] = {
+    "pearson": MetricSpec(pearson, True, False),
+    "spearman": MetricSpec(spearman, True, False),
+    "kendall": MetricSpec(kendall, True, False),
+    "bce": MetricSpec(bce, False, True),
+    "roc_auc": MetricSpec(roc_auc, True, True),
+    "prr": MetricSpec(prr, True, False),
+    "ece": MetricSpec(ece, False, True),
+}
+"""Metric name -> (fn, higher_is_better, needs_binary_gold)."""
+
+_NEEDS_PROB = {"bce", "ece"}
+
+
+def _skip_reason(name: str, method: str, p: FloatArray, g: FloatArray, binary: bool) -> str | None:
+    if METRICS[name].needs_binary_gold and not binary:
+        return f"{name} skipped: gold is not binary"
+    if name in _NEEDS_PROB and (p.min() < 0 or p.max() > 1):
+        return f"{name} skipped for {method!r}: scores are not probabilities in [0, 1]"
+    if name == "roc_auc" and g.min() == g.max():
+        return "roc_auc skipped: gold has only one class"
+    return None
+
+
+def evaluate_methods(
+    scores: dict[str, ArrayLike],
+    gold: ArrayLike,
+    metrics: list[str] | None = None,
+    ci: bool = True,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> list[dict[str, Any]]:
+    """Score every method with every applicable metric.
+
+    Args:
+        scores: method name -> (N,) predicted quality (higher = better).
+        gold: (N,) gold quality or binary labels.
+        metrics: names from :data:`METRICS`; default every metric that suits the gold
+            (binary-only ones only for 0/1 gold). Binary-only metrics requested
+            explicitly for real-valued gold are skipped with a note and a warning.
+        ci: add percentile bootstrap CIs (same resamples for every method).
+        n_boot: bootstrap resamples.
+        seed: bootstrap seed.
+        alpha: 1 - confidence level.
+
+    Returns:
+        One row per method: ``{"method", "n", "notes", <metric>, <metric>_low,
+        <metric>_high, ...}``. A metric that does not apply (binary-only metric with
+        real-valued gold, BCE/ECE on scores outside [0, 1]) is left out of the row and
+        explained in ``notes``. Constant scores give NaN correlations with a warning.
+
+    Raises:
+        ValueError: unknown metric, shape mismatch, or NaN/inf scores (naming the method).
+    """
+    g = _as_1d(gold, "gold")
+    binary = is_binary(g)
+    if metrics is None:
+        names = [m for m, spec in METRICS.items() if binary or not spec.needs_binary_gold]
+    else:
+        names = list(metrics)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metrics {unknown}; available: {sorted(METRICS)}")
+    rows: list[dict[str, Any]] = []
+    for method, s in scores.items():
+        p = np.asarray(s, dtype=np.float64)
+        if p.shape != g.shape:
+            raise ValueError(f"method {method!r}: scores shape {p.shape} != gold shape {g.shape}")
+        if not np.all(np.isfinite(p)):
+            bad = int((~np.isfinite(p)).sum())
+            raise ValueError(f"method {method!r}: {bad} score(s) are NaN or inf")
+        row: dict[str, Any] = {"method": method, "n": int(p.size), "notes": []}
+        for name in names:
+            reason = _skip_reason(name, method, p, g, binary)
+            if reason is not None:
+                row["notes"].append(reason)
+                continue
+            fn = METRICS[name].fn
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                if ci:
+                    row[name], row[f"{name}_low"], row[f"{name}_high"] = bootstrap_ci(
+                        fn, p, g, n=n_boot, alpha=alpha, seed=seed
+                    )
+                else:
+                    row[name] = float(fn(p, g))
+            for w in caught:  # re-emit, naming the method
+                warnings.warn(f"method {method!r}: {w.message}", stacklevel=2)
+        rows.append(row)
+    notes = sorted({n for r in rows for n in r["notes"] if "gold" in n})
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
+    return rows
