@@ -1,24 +1,20 @@
 """Training data: file formats, tokenization with label masks, batching and collation.
 
-Three record kinds, told apart by their keys (:func:`detect_task`):
-
-* ``pairs``: ``{"source": str, "target": str}`` (or a 2-column TSV line);
-* ``chat``: ``{"messages": [{"role": ..., "content": ...}, ...]}``;
-* ``text``: ``{"text": str}`` (or a ``.txt`` line / 1-column TSV line).
+Record kinds, told apart by their keys (:func:`detect_task`): ``pairs``
+``{"source", "target"}`` (or a 2-column TSV line), ``chat`` ``{"messages": [{"role",
+"content"}, ...]}``, and ``text`` ``{"text"}`` (a ``.txt`` line or 1-column TSV line).
 
 Examples are dicts ``{"input_ids": list[int], "labels": list[int], "is_seq2seq": bool}``.
-Causal LM examples follow the Hugging Face convention: ``labels`` is aligned with
+Causal examples follow the Hugging Face convention: ``labels`` is aligned with
 ``input_ids`` (same length) and the model shifts internally (position ``t`` predicts
 token ``t + 1``); every untrained position is :data:`IGNORE_INDEX`, never the pad id.
-Position 0 of a causal example is always :data:`IGNORE_INDEX`, as nothing predicts it.
-Seq2seq examples carry the encoder ids in ``input_ids`` and the decoder targets in
-``labels`` (all trained).
+Position 0 of a causal example is always untrained, as nothing predicts it. Seq2seq
+examples hold the encoder ids in ``input_ids`` and the decoder targets in ``labels``.
 
-Chat label masks: for each assistant turn the trained tokens are the tokens that the
-template adds after the generation prompt, cut after the last special token among
-them (the end-of-turn token such as ``<|im_end|>``). Whitespace the template puts
-after the end-of-turn token (ChatML's trailing newline) is therefore never trained.
-A template that adds no special token after the content gets all its new tokens trained.
+Chat masks: each assistant turn trains the tokens the template adds after the
+generation prompt, up to and including the last special token among them (the
+end-of-turn token, e.g. ``<|im_end|>``). Whitespace after that token (ChatML's trailing
+newline) is never trained; a template with no special token there trains all of them.
 """
 
 from __future__ import annotations
@@ -37,11 +33,12 @@ import torch
 logger = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
-"""Label value of positions that are not trained (prompt, padding, template)."""
+"""Label value of positions that are not trained (prompt, template, padding)."""
 
 TASKS = ("pairs", "chat", "text")
 FORMATS = ("auto", "jsonl", "tsv", "txt")
 _TASK_KEYS = {"pairs": ("source", "target"), "chat": ("messages",), "text": ("text",)}
+_MSG_KEYS = ("role", "content")
 _EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".tsv": "tsv", ".txt": "txt"}
 
 
@@ -55,7 +52,7 @@ class TruncationStats:
 
     Attributes:
         total: Records seen.
-        truncated: Examples cut at ``max_length`` (including those dropped afterwards).
+        truncated: Examples cut at ``max_length`` (including ones dropped afterwards).
         dropped: Examples dropped because no trained token was left.
     """
 
@@ -68,25 +65,20 @@ class TruncationStats:
 
 
 def _check_record(rec: Any) -> str | None:
-    """Return what is wrong with a parsed record, or ``None`` if it is fine."""
+    """Say what is wrong with a parsed record, or return ``None`` if it is fine."""
     if not isinstance(rec, dict):
         return f"expected a JSON object, got {type(rec).__name__}"
     if "messages" in rec:
         msgs = rec["messages"]
         if not isinstance(msgs, list) or not msgs:
             return "'messages' must be a non-empty list"
-        for j, msg in enumerate(msgs):
-            if not isinstance(msg, dict) or "role" not in msg or "content" not in msg:
-                return f"message {j} must be an object with 'role' and 'content'"
-            if not isinstance(msg["role"], str) or not isinstance(msg["content"], str):
-                return f"message {j}: 'role' and 'content' must be strings"
+        for j, m in enumerate(msgs):
+            if not isinstance(m, dict) or not all(isinstance(m.get(k), str) for k in _MSG_KEYS):
+                return f"message {j} must be an object with string 'role' and 'content'"
         return None
-    if "source" in rec or "target" in rec:
-        keys = ("source", "target")
-    elif "text" in rec:
-        keys = ("text",)
-    else:
-        return "record needs 'source'/'target', 'messages' or 'text' keys"
+    keys = _TASK_KEYS["pairs"] if "source" in rec or "target" in rec else ("text",)
+    if keys == ("text",) and "text" not in rec:
+        return f"record needs 'source'/'target', 'messages' or 'text' keys, has {sorted(rec)}"
     for key in keys:
         if key not in rec:
             return f"missing key '{key}'"
@@ -95,26 +87,22 @@ def _check_record(rec: Any) -> str | None:
     return None
 
 
-def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[dict, str | None]:
-    """Parse one non-blank line; returns the record and an error message (or None)."""
+def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | None]:
+    """Parse one non-blank line into a record; also return a problem or ``None``."""
     if fmt == "txt":
         return {"text": line}, None
     if fmt == "tsv":
         cols = line.split("\t")
-        if len(cols) not in (1, 2):
-            return {}, f"expected 1 or 2 tab-separated columns, got {len(cols)}"
-        if n_cols is not None and len(cols) != n_cols:
-            return (
-                {},
-                f"expected {n_cols} tab-separated columns like the first line, got {len(cols)}",
-            )
+        if len(cols) not in (1, 2) or (n_cols is not None and len(cols) != n_cols):
+            want = n_cols or "1 or 2"
+            return None, f"expected {want} tab-separated columns, got {len(cols)}"
         if len(cols) == 1:
             return {"text": cols[0]}, None
         return {"source": cols[0], "target": cols[1]}, None
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as err:
-        return {}, f"bad JSON ({err.msg} at column {err.colno})"
+        return None, f"bad JSON ({err.msg} at column {err.colno})"
     return rec, _check_record(rec)
 
 
@@ -123,10 +111,9 @@ def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[d
     path = Path(path)
     if fmt not in FORMATS:
         raise DataError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    if fmt == "auto":
-        fmt = _EXTENSIONS.get(path.suffix.lower(), "")
-        if not fmt:
-            raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
+    if fmt == "auto" and path.suffix.lower() not in _EXTENSIONS:
+        raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
+    fmt = _EXTENSIONS[path.suffix.lower()] if fmt == "auto" else fmt
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
@@ -134,15 +121,14 @@ def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[d
     records: list[dict] = []
     lines: list[int] = []
     n_cols = None
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r") if fmt != "txt" else raw.strip()
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip() if fmt == "txt" else raw.rstrip("\r")
         if not line.strip():
             continue
         rec, problem = _parse_line(line, fmt, n_cols)
         if problem:
             raise DataError(f"{path}:{lineno}: {problem}")
-        if fmt == "tsv":
-            n_cols = 2 if "source" in rec else 1
+        n_cols = len(rec) if fmt == "tsv" else None
         records.append(rec)
         lines.append(lineno)
     if not records:
@@ -154,37 +140,41 @@ def read_records(path: str | Path, fmt: str = "auto") -> list[dict]:
     """Read records from a JSONL, TSV or plain text file.
 
     Args:
-        path: The file. ``.jsonl``/``.json`` hold one JSON object per line; ``.tsv``
-            holds ``source<TAB>target`` per line (pairs) or one column (text);
-            ``.txt`` holds one document per line. Blank lines are skipped.
+        path: ``.jsonl``/``.json``: one JSON object per line. ``.tsv``: ``source<TAB>target``
+            per line (pairs) or one column (text). ``.txt``: one document per line.
+            Blank lines are skipped.
         fmt: ``"auto"`` (by extension), ``"jsonl"``, ``"tsv"`` or ``"txt"``.
 
     Returns:
-        One dict per non-blank line (see the module docstring for the kinds).
+        One record dict per non-blank line.
 
     Raises:
-        DataError: For an empty file or any malformed line; the message names the
-            file and the 1-based line number (``path:line: what is wrong``).
+        DataError: For an empty file or a malformed line; the message names the file
+            and the 1-based line number (``path:line: what is wrong``).
     """
     return read_records_with_lines(path, fmt)[0]
 
 
 def detect_task(record: dict) -> str:
-    """Tell a record's kind: ``"pairs"``, ``"chat"`` or ``"text"``.
-
-    Raises:
-        DataError: If the record has none of the keys that name a kind.
-    """
-    if "source" in record and "target" in record:
-        return "pairs"
-    if "messages" in record:
-        return "chat"
-    if "text" in record:
-        return "text"
+    """Tell a record's kind: ``"pairs"``, ``"chat"`` or ``"text"``; else raise DataError."""
+    for task in ("pairs", "chat", "text"):
+        if all(key in record for key in _TASK_KEYS[task]):
+            return task
     raise DataError(f"cannot tell the task of a record with keys {sorted(record)}")
 
 
 # ---------------------------------------------------------------------- tokenizing
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What tokenizing a record needs besides the record."""
+
+    tokenizer: Any
+    is_encoder_decoder: bool
+    prompt_template: str
+    use_chat_template: bool
+    prefix: list[int]  # ids the tokenizer puts before a text: [bos] for Llama, [] for GPT-2
 
 
 def _ids(tokenizer: Any, text: str, add_special_tokens: bool = False) -> list[int]:
@@ -192,7 +182,7 @@ def _ids(tokenizer: Any, text: str, add_special_tokens: bool = False) -> list[in
 
 
 def _special_prefix(tokenizer: Any) -> list[int]:
-    """The ids the tokenizer puts before the text (e.g. ``[bos]``), found by probing."""
+    """The ids the tokenizer puts before a text (e.g. ``[bos]``), found by probing."""
     plain = _ids(tokenizer, "hello world")
     full = _ids(tokenizer, "hello world", add_special_tokens=True)
     for start in range(len(full) - len(plain) + 1):
@@ -207,8 +197,15 @@ def _eos_id(tokenizer: Any) -> int:
     return int(tokenizer.eos_token_id)
 
 
+def _special_ids(tokenizer: Any) -> set[int]:
+    """Ids of special tokens, including added ones such as ``<|im_end|>``/``<|eot_id|>``."""
+    ids = set(getattr(tokenizer, "all_special_ids", []))
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    return ids | {i for i, tok in added.items() if getattr(tok, "special", False)}
+
+
 def _render_ids(tokenizer: Any, messages: list[dict], gen_prompt: bool, where: str) -> list[int]:
-    """Render ``messages`` with the chat template and tokenize without extra specials."""
+    """Render ``messages`` with the chat template; tokenize with no extra special tokens."""
     try:
         text = tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=gen_prompt
@@ -219,15 +216,15 @@ def _render_ids(tokenizer: Any, messages: list[dict], gen_prompt: bool, where: s
 
 
 def _chat_example(tokenizer: Any, messages: list[dict], where: str) -> tuple[list[int], list[int]]:
-    """Render a chat; train the assistant turns' content and end-of-turn tokens."""
+    """Render a chat; train each assistant turn's content and end-of-turn token(s)."""
     if getattr(tokenizer, "chat_template", None) is None:
         raise DataError(
-            "the tokenizer has no chat template; set tokenizer.chat_template or use "
-            "use_chat_template=False (plain prompt_template) for pairs"
+            "the tokenizer has no chat template; set tokenizer.chat_template, or train "
+            "pairs with use_chat_template=False and a plain prompt_template"
         )
     input_ids = _render_ids(tokenizer, messages, False, where)
     labels = [IGNORE_INDEX] * len(input_ids)
-    specials = set(getattr(tokenizer, "all_special_ids", []))
+    specials = _special_ids(tokenizer)
     for i, msg in enumerate(messages):
         if msg["role"] != "assistant":
             continue
@@ -236,76 +233,47 @@ def _chat_example(tokenizer: Any, messages: list[dict], where: str) -> tuple[lis
         if full[: len(prefix)] != prefix or input_ids[: len(full)] != full:
             raise DataError(
                 f"{where}: the chat template does not render turn {i} as a prefix of the "
-                "conversation, so assistant tokens cannot be located"
+                "conversation, so its assistant tokens cannot be located"
             )
-        new = range(len(prefix), len(full))
-        last_special = max((t for t in new if full[t] in specials), default=None)
-        end = len(full) if last_special is None else last_special + 1
+        end = len(full)
+        while end > len(prefix) and full[end - 1] not in specials:
+            end -= 1
+        end = end if end > len(prefix) else len(full)  # no end-of-turn token: train all
         labels[len(prefix) : end] = full[len(prefix) : end]
     return input_ids, labels
 
 
-def _causal_pair(tokenizer: Any, source: str, target: str, prompt_template: str):
-    """Causal pair without chat template: ``[bos] prompt target eos``; train target + eos."""
-    prompt = _special_prefix(tokenizer) + _ids(tokenizer, prompt_template.format(source=source))
-    tgt = _ids(tokenizer, target) + [_eos_id(tokenizer)]
-    return prompt + tgt, [IGNORE_INDEX] * len(prompt) + tgt
-
-
-def _causal_text(tokenizer: Any, text: str) -> tuple[list[int], list[int]]:
-    """Causal text: ``[bos] text eos``, every token after the specials trained."""
-    prefix = _special_prefix(tokenizer)
-    body = _ids(tokenizer, text) + [_eos_id(tokenizer)]
-    return prefix + body, [IGNORE_INDEX] * len(prefix) + body
-
-
-def _seq2seq_pair(tokenizer: Any, source: str, target: str) -> tuple[list[int], list[int]]:
-    """Seq2seq pair: encoder ids with the tokenizer's specials, labels ending in eos."""
-    input_ids = list(tokenizer(source)["input_ids"])
-    labels = list(tokenizer(text_target=target)["input_ids"])
-    eos = _eos_id(tokenizer)
-    if eos not in labels:
-        labels.append(eos)
-    return input_ids, labels
-
-
-def _build(
-    tokenizer: Any,
-    record: dict,
-    task: str,
-    is_encoder_decoder: bool,
-    prompt_template: str,
-    use_chat_template: bool,
-    where: str,
-) -> tuple[list[int], list[int]]:
-    """Build untruncated ``(input_ids, labels)`` for one record."""
+def _build(setup: _Setup, record: dict, task: str, where: str) -> tuple[list[int], list[int]]:
+    """Build the untruncated ``(input_ids, labels)`` of one record."""
     if task not in TASKS:
         raise DataError(f"unknown task {task!r}; expected 'auto' or one of {TASKS}")
     problem = _check_record(record)
-    if problem:
-        raise DataError(f"{where}: {problem}")
     missing = [key for key in _TASK_KEYS[task] if key not in record]
-    if missing:
-        raise DataError(f"{where}: task {task!r} needs key(s) {missing}")
-    if is_encoder_decoder:
-        if task == "chat" or use_chat_template:
+    if problem or missing:
+        raise DataError(f"{where}: {problem or f'task {task!r} needs key(s) {missing}'}")
+    tok = setup.tokenizer
+    if setup.is_encoder_decoder:
+        if task == "chat" or setup.use_chat_template:
             raise DataError(f"{where}: chat data needs a causal LM, not a seq2seq model")
         if task == "text":
-            raise DataError(
-                f"{where}: plain text needs a causal LM; a seq2seq model needs source/target pairs"
-            )
-        return _seq2seq_pair(tokenizer, record["source"], record["target"])
-    if task == "text":
-        return _causal_text(tokenizer, record["text"])
+            raise DataError(f"{where}: plain text needs a causal LM; seq2seq models need pairs")
+        labels = list(tok(text_target=record["target"])["input_ids"])
+        eos = _eos_id(tok)
+        return _ids(tok, record["source"], True), labels + ([] if eos in labels else [eos])
     if task == "chat":
-        return _chat_example(tokenizer, record["messages"], where)
-    if use_chat_template:
-        messages = [
-            {"role": "user", "content": prompt_template.format(source=record["source"])},
-            {"role": "assistant", "content": record["target"]},
-        ]
-        return _chat_example(tokenizer, messages, where)
-    return _causal_pair(tokenizer, record["source"], record["target"], prompt_template)
+        return _chat_example(tok, record["messages"], where)
+    if task == "text":
+        prompt, body = [], _ids(tok, record["text"])
+    else:
+        user = setup.prompt_template.format(source=record["source"])
+        if setup.use_chat_template:
+            messages = [{"role": "user", "content": user}]
+            messages.append({"role": "assistant", "content": record["target"]})
+            return _chat_example(tok, messages, where)
+        prompt, body = _ids(tok, user), _ids(tok, record["target"])
+    # [bos] prompt body eos: body and eos trained
+    context, body = setup.prefix + prompt, body + [_eos_id(tok)]
+    return context + body, [IGNORE_INDEX] * len(context) + body
 
 
 def tokenize_records(
@@ -324,57 +292,43 @@ def tokenize_records(
 
     Args:
         records: Dicts as returned by :func:`read_records`.
-        tokenizer: A Hugging Face tokenizer (fast or slow).
+        tokenizer: A Hugging Face tokenizer.
         is_encoder_decoder: True for seq2seq models (pairs only).
-        task: ``"auto"`` (per record, by its keys) or one of ``"pairs"``, ``"chat"``, ``"text"``.
-        max_length: Causal: keep the first ``max_length`` tokens. Seq2seq: source and
-            target are each cut to ``max_length``.
-        prompt_template: Causal pairs: ``prompt_template.format(source=...)`` precedes the target.
+        task: ``"auto"`` (per record, by its keys), ``"pairs"``, ``"chat"`` or ``"text"``.
+        max_length: Causal: keep the first ``max_length`` tokens. Seq2seq: cut source
+            and target to ``max_length`` each.
+        prompt_template: Causal pairs: ``prompt_template.format(source=...)`` is the prompt.
         use_chat_template: Causal pairs: render them as a user/assistant chat instead.
         source_name: Named in error messages (a file path).
         line_numbers: 1-based line of each record in ``source_name``, for error messages.
 
     Returns:
-        The examples (records left with no trained token are dropped) and the counts.
+        The examples (those left with no trained token are dropped) and the counts.
 
     Raises:
         DataError: For a malformed record or a task the model kind cannot train on.
     """
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
+    prefix = _special_prefix(tokenizer)
+    setup = _Setup(tokenizer, is_encoder_decoder, prompt_template, use_chat_template, prefix)
     stats = TruncationStats()
     examples: list[dict] = []
     for k, record in enumerate(records):
         line = line_numbers[k] if line_numbers is not None else None
         where = f"{source_name}:{line}" if line is not None else f"{source_name} record {k + 1}"
-        rec_task = detect_task(record) if task == "auto" else task
-        input_ids, labels = _build(
-            tokenizer,
-            record,
-            rec_task,
-            is_encoder_decoder,
-            prompt_template,
-            use_chat_template,
-            where,
-        )
+        ids, labels = _build(setup, record, task if task != "auto" else detect_task(record), where)
         stats.total += 1
-        if is_encoder_decoder:
-            if len(input_ids) > max_length or len(labels) > max_length:
-                stats.truncated += 1
-            input_ids, labels = input_ids[:max_length], labels[:max_length]
-            n_trained = len(labels)
-        else:
-            if len(input_ids) > max_length:
-                stats.truncated += 1
-            input_ids, labels = input_ids[:max_length], labels[:max_length]
+        stats.truncated += len(ids) > max_length or (
+            is_encoder_decoder and len(labels) > max_length
+        )
+        ids, labels = ids[:max_length], labels[:max_length]
+        if not is_encoder_decoder and labels:
             labels[0] = IGNORE_INDEX  # nothing predicts the first token
-            n_trained = sum(lab != IGNORE_INDEX for lab in labels)
-        if n_trained == 0 or not input_ids:
+        if not ids or all(lab == IGNORE_INDEX for lab in labels):
             stats.dropped += 1
             continue
-        examples.append(
-            {"input_ids": input_ids, "labels": labels, "is_seq2seq": is_encoder_decoder}
-        )
+        examples.append({"input_ids": ids, "labels": labels, "is_seq2seq": is_encoder_decoder})
     return examples, stats
 
 
@@ -391,7 +345,7 @@ def load_examples(
     """Read a data file and tokenize it (:func:`read_records` + :func:`tokenize_records`).
 
     Warns once (``warnings.warn`` and the module logger) with the counts when any
-    example was truncated or dropped for having no trained token.
+    example was truncated, or dropped for having no trained token.
     """
     records, lines = read_records_with_lines(path)
     examples, stats = tokenize_records(
@@ -420,9 +374,8 @@ def load_examples(
 
 def example_length(ex: dict) -> int:
     """Tokens an example costs in a padded batch (encoder + decoder for seq2seq)."""
-    if ex.get("is_seq2seq"):
-        return len(ex["input_ids"]) + len(ex["labels"])
-    return len(ex["input_ids"])
+    extra = len(ex["labels"]) if ex.get("is_seq2seq") else 0
+    return len(ex["input_ids"]) + extra
 
 
 def _greedy_batches(
@@ -433,20 +386,17 @@ def _greedy_batches(
     cur: list[int] = []
     longest = 0
     for i in order:
-        new_longest = max(longest, lengths[i])
-        full = (
-            len(cur) >= batch_size
-            if batch_size is not None
-            else (len(cur) + 1) * new_longest > max_tokens  # type: ignore[operator]
-        )
+        grown = max(longest, lengths[i])
+        if batch_size is not None:
+            full = len(cur) >= batch_size
+        else:
+            full = (len(cur) + 1) * grown > (max_tokens or 0)
         if cur and full:
             batches.append(cur)
-            cur, new_longest = [], lengths[i]
+            cur, grown = [], lengths[i]
         cur.append(i)
-        longest = new_longest
-    if cur:
-        batches.append(cur)
-    return batches
+        longest = grown
+    return batches + [cur] if cur else batches
 
 
 def make_batches(
@@ -462,14 +412,14 @@ def make_batches(
 
     Args:
         lengths: :func:`example_length` of each example.
-        batch_size: Sequences per batch. Exactly one of this and ``max_tokens``.
+        batch_size: Sequences per batch. Set exactly one of this and ``max_tokens``.
         max_tokens: Padded tokens per batch (``n_seqs * longest <= max_tokens``); a
             single longer example forms its own batch.
-        shuffle: Shuffle indices, sort by length inside chunks of ~100 batches
-            (bucketing, to cut padding), then shuffle the order of the batches. Without
-            it the order is kept.
+        shuffle: Shuffle the indices, sort them by length inside chunks of ~100
+            batches (bucketing cuts padding), then shuffle the order of the batches.
+            Without it the order is kept.
         seed: Seed of the shuffle.
-        epoch: Mixed into the seed, so that every epoch has its own order.
+        epoch: Mixed into the seed so that every epoch has its own order.
 
     Returns:
         Lists of indices; every index appears exactly once.
@@ -483,11 +433,9 @@ def make_batches(
         return _greedy_batches(order, lengths, batch_size, max_tokens)
     rng = random.Random(f"sigmoid-head:{seed}:{epoch}")
     rng.shuffle(order)
-    if batch_size is not None:
-        chunk = 100 * batch_size
-    else:
-        mean_len = max(1.0, sum(lengths) / max(1, len(lengths)))
-        chunk = max(1, int(100 * max_tokens / mean_len))  # type: ignore[operator]
+    mean_len = max(1.0, sum(lengths) / max(1, len(lengths)))
+    per_batch = batch_size if batch_size is not None else (max_tokens or 1) / mean_len
+    chunk = max(1, int(100 * per_batch))  # ~100 batches' worth of examples
     batches: list[list[int]] = []
     for start in range(0, len(order), chunk):
         part = sorted(order[start : start + chunk], key=lambda i: lengths[i])
@@ -500,32 +448,31 @@ def make_batches(
 
 
 def _pad(seqs: list[list[int]], value: int, side: str) -> torch.Tensor:
-    """Pad ``seqs`` to the longest one; returns ``(B, T)`` long."""
+    """Pad ``seqs`` to the longest one; returns a ``(B, T)`` long tensor."""
     width = max(len(s) for s in seqs)
-    rows = [
-        s + [value] * (width - len(s)) if side == "right" else [value] * (width - len(s)) + s
-        for s in seqs
-    ]
+    fill = [[value] * (width - len(s)) for s in seqs]
+    rows = [s + f if side == "right" else f + s for s, f in zip(seqs, fill, strict=True)]
     return torch.tensor(rows, dtype=torch.long)
 
 
 class Collator:
     """Dynamic padding: pads each batch to its longest example, never to max_length.
 
-    Causal output: ``input_ids`` (B, T) padded with the pad id, ``attention_mask``
-    (B, T), ``labels`` (B, T) padded with -100. Seq2seq output: ``input_ids`` (B, S),
+    Causal: ``input_ids`` (B, T) padded with the pad id, ``attention_mask`` (B, T),
+    ``labels`` (B, T) padded with -100. Seq2seq: ``input_ids`` (B, S),
     ``attention_mask`` (B, S), ``labels`` (B, L) padded with -100 on the right (the
     model builds ``decoder_input_ids`` from them).
 
     Args:
-        pad_token_id: Id used to pad ``input_ids``.
+        pad_token_id: Id that pads ``input_ids``.
         is_encoder_decoder: True for seq2seq examples.
-        padding_side: ``"right"`` or ``"left"`` for ``input_ids`` (and causal labels).
+        padding_side: ``"right"`` or ``"left"``; applies to ``input_ids``,
+            ``attention_mask`` and causal ``labels``.
     """
 
     def __init__(self, pad_token_id: int, is_encoder_decoder: bool, padding_side: str = "right"):
         if pad_token_id is None:
-            raise ValueError("pad_token_id is None; set a pad token on the tokenizer")
+            raise ValueError("pad_token_id is None; give the tokenizer a pad token")
         if padding_side not in ("right", "left"):
             raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
         self.pad_token_id = int(pad_token_id)
@@ -533,15 +480,14 @@ class Collator:
         self.padding_side = padding_side
 
     def __call__(self, examples: list[dict]) -> dict[str, torch.Tensor]:
-        """Collate examples into padded tensors (see the class docstring for shapes)."""
+        """Collate examples into padded tensors (shapes in the class docstring)."""
         if not examples:
             raise ValueError("cannot collate an empty batch")
         ids = [list(ex["input_ids"]) for ex in examples]
+        labels = [list(ex["labels"]) for ex in examples]
         side = self.padding_side
-        batch = {
+        return {
             "input_ids": _pad(ids, self.pad_token_id, side),
             "attention_mask": _pad([[1] * len(s) for s in ids], 0, side),
+            "labels": _pad(labels, IGNORE_INDEX, "right" if self.is_encoder_decoder else side),
         }
-        labels = [list(ex["labels"]) for ex in examples]
-        batch["labels"] = _pad(labels, IGNORE_INDEX, "right" if self.is_encoder_decoder else side)
-        return batch
