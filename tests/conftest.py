@@ -128,10 +128,20 @@ def _translate(sentence: str, rng: random.Random) -> str:
 
 
 def make_pairs(n: int = 200, seed: int = 0) -> list[dict[str, str]]:
-    """Generate ``n`` synthetic source/target pairs with a learnable word mapping."""
+    """Generate ``n`` synthetic source/target pairs with a learnable word mapping.
+
+    Every 10th pair repeats the previous pair's source with a different valid
+    translation when the source has an ambiguous word, so some sources have two targets.
+    """
     rng = random.Random(seed)
-    pairs = []
-    for _ in range(n):
+    pairs: list[dict[str, str]] = []
+    for i in range(n):
+        if i % 10 == 9:
+            source = pairs[-1]["source"]
+            targets = {_translate(source, rng) for _ in range(20)} - {pairs[-1]["target"]}
+            if targets:
+                pairs.append({"source": source, "target": sorted(targets)[0]})
+                continue
         subj = rng.choice(SUBJECTS)
         adj = rng.choice(ADJECTIVES)
         if adj:
@@ -312,7 +322,8 @@ def tiny_seq2seq_path(tiny_tokenizer, tmp_path_factory: pytest.TempPathFactory) 
 def tiny_t5_path(tiny_tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random tiny ``T5ForConditionalGeneration`` with tied embeddings + tokenizer.
 
-    ``tie_word_embeddings=True`` makes T5 scale the LM head input by ``d_model**-0.5``.
+    ``tie_word_embeddings=True`` makes T5 scale the LM head input by ``d_model**-0.5``
+    (transformers 5 records this as ``config.scale_decoder_outputs=True``).
     """
     import torch
     from transformers import T5Config, T5ForConditionalGeneration

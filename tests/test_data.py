@@ -74,6 +74,29 @@ def test_causal_pair_prompt_template(tiny_tokenizer):
     assert trained_runs(ex["labels"]) == [ids(tok, "the cat") + [tok.eos_token_id]]
 
 
+def test_causal_pair_tokenizer_without_bos(tiny_tokenizer):
+    from tokenizers import processors
+
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.backend_tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    assert tok("el gato")["input_ids"] == ids(tok, "el gato")  # GPT-2 style: no bos
+    (ex,), _ = tokenize_records([{"text": "el gato"}], tok, is_encoder_decoder=False)
+    assert ex["input_ids"] == ids(tok, "el gato") + [tok.eos_token_id]
+    assert ex["labels"] == [IGNORE_INDEX] + ex["input_ids"][1:]
+    (ex,), _ = tokenize_records(
+        [{"source": "el gato", "target": "the cat"}], tok, is_encoder_decoder=False
+    )
+    assert ex["input_ids"][0] != tok.bos_token_id
+    assert trained_runs(ex["labels"]) == [ids(tok, "the cat") + [tok.eos_token_id]]
+
+
+def test_tiny_pairs_have_ambiguous_sources(tiny_pairs_jsonl):
+    targets: dict[str, set[str]] = {}
+    for rec in read_records(tiny_pairs_jsonl):
+        targets.setdefault(rec["source"], set()).add(rec["target"])
+    assert sum(len(t) > 1 for t in targets.values()) >= 10
+
+
 def test_causal_labels_never_use_pad_id_for_untrained(tiny_tokenizer, tiny_pairs_jsonl):
     tok = tiny_tokenizer
     examples = load_examples(tiny_pairs_jsonl, tok, is_encoder_decoder=False)
