@@ -122,12 +122,15 @@ class SigmoidHeadModel:
             batch: collated batch (input_ids, attention_mask, labels).
 
         Returns:
-            probs: (B, L) sigmoid probability of labels[b, l] (NaN where labels == -100).
-            valid: (B, L) bool, labels != -100.
+            probs: (B, L) sigmoid probability of labels[b, l] (NaN where nothing is scored).
+            valid: (B, L) bool, the scored positions (labels != -100, and never position 0
+                of a causal model, which no position predicts).
         """
         batch = {k: v.to(self.backbone.device) for k, v in batch.items()}
         pos = self.backbone.positions(batch, with_logits=False)
         labels = batch["labels"]
         probs = torch.full(labels.shape, float("nan"), device=labels.device)
         probs[pos.row, pos.col] = self.head.token_probs(pos.hidden, pos.targets)
-        return probs, labels != -100
+        valid = torch.zeros(labels.shape, dtype=torch.bool, device=labels.device)
+        valid[pos.row, pos.col] = True
+        return probs, valid

@@ -189,6 +189,9 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
     eval_every = config.eval_every or steps_per_epoch
     save_every = config.save_every or eval_every
 
+    if val_batches and state.step == 0 and not state.history:  # the untrained head's loss
+        _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model)
+
     # -- the loop -----------------------------------------------------------------------
     bar = tqdm(total=total, initial=state.step, disable=not (config.progress and accelerator.is_main_process),
                desc="train", dynamic_ncols=True)

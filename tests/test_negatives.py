@@ -1,0 +1,133 @@
+"""Negative samplers: exclusions, distinctness, target distributions, determinism."""
+
+import pytest
+import torch
+
+from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+
+V = 300
+
+
+def _setup(n=200, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    targets = torch.randint(0, V, (n,), generator=gen)
+    dom = torch.randint(0, V, (n, 6), generator=gen)
+    dom[:, 4:] = -1  # padded sets
+    logits = torch.randn(n, V, generator=gen) * 2
+    counts = torch.randint(0, 50, (V,), generator=gen).double()
+    counts[:100] = 0.0  # tokens never seen as targets
+    return targets, dom, logits, counts
+
+
+STRATEGIES = ["random", "token_freq", "softmax", "token_freq+softmax", "random+softmax+token_freq"]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("avoid", [True, False])
+def test_exclusions_and_distinct(strategy, avoid):
+    targets, dom, logits, counts = _setup()
+    cfg = SamplerConfig(strategy=strategy, num_negatives=10, avoid_dominant=avoid)
+    neg = NegativeSampler(cfg, V, counts)(targets, torch.Generator().manual_seed(1), dom, logits)
+    assert neg.shape == (200, 10) and neg.dtype == torch.long
+    assert bool(((neg >= 0) & (neg < V)).all())
+    assert not bool((neg == targets[:, None]).any())
+    in_dom = (neg.unsqueeze(-1) == dom.unsqueeze(1)).any(-1)
+    # with avoid-dominant never a dominant token; without it they are drawn like any other
+    assert bool(in_dom.any()) == (not avoid)
+    assert all(len(set(row.tolist())) == 10 for row in neg)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_deterministic_under_seed(strategy):
+    targets, dom, logits, counts = _setup()
+    sampler = NegativeSampler(SamplerConfig(strategy=strategy), V, counts)
+    a = sampler(targets, torch.Generator().manual_seed(3), dom, logits)
+    b = sampler(targets, torch.Generator().manual_seed(3), dom, logits)
+    c = sampler(targets, torch.Generator().manual_seed(4), dom, logits)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def _chi2_ok(observed: torch.Tensor, expected_p: torch.Tensor) -> bool:
+    from scipy.stats import chisquare
+
+    expected_p, observed = expected_p.double(), observed.double()
+    keep = expected_p > 0
+    exp = expected_p[keep] / expected_p[keep].sum() * observed[keep].sum()
+    assert observed[~keep].sum() == 0, "drew a token of zero probability"
+    return chisquare(observed[keep].numpy(), exp.numpy()).pvalue > 1e-3
+
+
+def test_token_freq_follows_counts():
+    _, _, _, counts = _setup()
+    n = 20000
+    targets = torch.zeros(n, dtype=torch.long)  # token 0 has count 0, so excludes nothing drawn
+    neg = NegativeSampler(SamplerConfig("token_freq", num_negatives=1, avoid_dominant=False),
+                          V, counts)(targets, torch.Generator().manual_seed(0))
+    observed = torch.bincount(neg[:, 0], minlength=V).double()
+    assert _chi2_ok(observed, counts)
+
+
+def test_token_freq_power_and_smoothing():
+    counts = torch.tensor([0.0, 1.0, 4.0, 16.0] + [0.0] * 6)
+    cfg = SamplerConfig("token_freq", num_negatives=1, avoid_dominant=False, freq_power=0.5,
+                        freq_smoothing=0.0)
+    neg = NegativeSampler(cfg, 10, counts)(torch.full((20000,), 9), torch.Generator().manual_seed(0))
+    assert _chi2_ok(torch.bincount(neg[:, 0], minlength=10).double(), counts.sqrt())
+
+
+def test_random_is_uniform_over_allowed():
+    n = 30000
+    targets = torch.full((n,), 5)
+    neg = NegativeSampler(SamplerConfig("random", num_negatives=1, avoid_dominant=False), 50)(
+        targets, torch.Generator().manual_seed(0))
+    expected = torch.ones(50)
+    expected[5] = 0
+    assert _chi2_ok(torch.bincount(neg[:, 0], minlength=50).double(), expected)
+
+
+def test_softmax_follows_tempered_distribution():
+    n, v = 20000, 40
+    logits = torch.randn(1, v, generator=torch.Generator().manual_seed(2)).repeat(n, 1) * 2
+    targets = torch.zeros(n, dtype=torch.long)
+    dom = torch.tensor([[1, 2, -1]]).repeat(n, 1)
+    cfg = SamplerConfig("softmax", num_negatives=1, softmax_temperature=2.0)
+    neg = NegativeSampler(cfg, v)(targets, torch.Generator().manual_seed(0), dom, logits)
+    expected = torch.softmax(logits[0] / 2.0, -1).double()
+    expected[[0, 1, 2]] = 0.0  # reference and dominant tokens are excluded
+    assert _chi2_ok(torch.bincount(neg[:, 0], minlength=v).double(), expected)
+
+
+def test_mixture_splits_k():
+    s = NegativeSampler(SamplerConfig("token_freq+softmax", num_negatives=10), V, torch.ones(V))
+    assert s.split() == [("token_freq", 5), ("softmax", 5)]
+    s = NegativeSampler(SamplerConfig("random+softmax+token_freq", num_negatives=10), V, torch.ones(V))
+    assert s.split() == [("random", 4), ("softmax", 3), ("token_freq", 3)]
+
+
+def test_small_support_still_gives_k_distinct():
+    counts = torch.zeros(V)
+    counts[[3, 4, 5]] = 10.0  # only 3 tokens ever occur as targets
+    targets = torch.full((50,), 3)
+    neg = NegativeSampler(SamplerConfig("token_freq", num_negatives=10, avoid_dominant=False), V,
+                          counts)(targets, torch.Generator().manual_seed(0))
+    assert all(len(set(r.tolist())) == 10 and 3 not in r.tolist() for r in neg)
+
+
+def test_tiny_vocabulary_fills_what_it_can():
+    neg = NegativeSampler(SamplerConfig("random", num_negatives=5, avoid_dominant=False), 4)(
+        torch.tensor([0, 1]), torch.Generator().manual_seed(0))
+    for row, t in zip(neg.tolist(), [0, 1], strict=True):
+        real = [x for x in row if x >= 0]
+        assert sorted(real) == sorted(set(range(4)) - {t}) and row.count(-1) == 2
+
+
+def test_count_target_tokens_and_errors():
+    counts = count_target_tokens([[-100, 1, 2, 2], [2, -100]], 5)
+    assert counts.tolist() == [0, 1, 3, 0, 0]
+    with pytest.raises(ValueError, match="unknown negative sampler"):
+        SamplerConfig("bogus")
+    with pytest.raises(ValueError, match="token counts"):
+        NegativeSampler(SamplerConfig("token_freq"), V, None)
+    with pytest.raises(ValueError, match="logits"):
+        NegativeSampler(SamplerConfig("softmax"), V)(torch.zeros(2, dtype=torch.long),
+                                                      torch.Generator())

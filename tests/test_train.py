@@ -1,0 +1,106 @@
+"""Training: the loss falls, only the head changes, resume is exact."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from sigmoid_head.backbone import load_backbone
+from sigmoid_head.config import TrainConfig
+from sigmoid_head.train import train
+
+
+def _config(model_path, data, out, **kw):
+    base = dict(train_file=str(data), output_dir=str(out), model=str(model_path), lr=3e-2,
+                batch_size=16, epochs=4, eval_every=10, patience=0, progress=False,
+                validation_fraction=0.15, seed=0, device="cpu")
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def _history(out):
+    return json.loads((out / "head_config.json").read_text())["training"]["history"]
+
+
+@pytest.mark.parametrize("fixture", ["tiny_causal_path", "tiny_seq2seq_path"])
+def test_training_reduces_validation_loss_and_touches_only_the_head(fixture, request,
+                                                                    tiny_pairs_jsonl, tmp_path):
+    path = request.getfixturevalue(fixture)
+    before = {k: v.clone() for k, v in load_backbone(str(path), device="cpu").model.state_dict().items()}
+    model = train(_config(path, tiny_pairs_jsonl, tmp_path, negatives="token_freq+softmax"))
+    hist = _history(tmp_path)
+    assert hist[-1]["val_loss"] < 0.8 * hist[0]["val_loss"], hist
+    after = model.backbone.model.state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before), "backbone changed"
+    initial = model.backbone.output_weight().float()
+    changed = (model.head.weight != initial).any(1)  # rows that moved
+    counts = model.token_counts
+    assert bool(changed[counts > 0].all()), "a target row never changed"
+    assert changed.float().mean() > 0.0
+
+
+def test_rows_with_gradient_change_and_others_do_not(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    # With lazy sparse Adam exactly the rows that received gradient move.
+    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer="sparse_adam",
+                          negatives="token_freq", avoid_dominant=False, max_steps=3,
+                          validation_fraction=0.0, eval_every=None))
+    initial = model.backbone.output_weight().float()
+    changed = (model.head.weight != initial).any(1)
+    seen = model.token_counts > 0  # token_freq only ever draws training targets
+    assert bool(changed[seen].any()) and not bool(changed[~seen].any())
+
+
+def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=20))
+    rec = json.loads((tmp_path / "head_config.json").read_text())["training"]
+    best = min(h["val_loss"] for h in rec["history"])
+    assert rec["best_val_loss"] == pytest.approx(best)
+    final = load_file(str(tmp_path / "head.safetensors"))["weight"]
+    assert torch.equal(final, load_file(str(tmp_path / "best" / "head.safetensors"))["weight"])
+    assert (tmp_path / "checkpoint" / "trainer_state.json").is_file()
+
+
+def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
+                                                       monkeypatch):
+    import sigmoid_head.train as train_module
+
+    kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
+    full = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))
+    # kill the second run part-way through step 11 (its last checkpoint is from step 8)
+    real, calls = train_module.batch_loss, {"n": 0}
+
+    def dying(ctx, batch, gen):
+        calls["n"] += 1
+        if calls["n"] == 17:
+            raise KeyboardInterrupt
+        return real(ctx, batch, gen)
+
+    monkeypatch.setattr(train_module, "batch_loss", dying)
+    with pytest.raises(KeyboardInterrupt):
+        train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
+    monkeypatch.setattr(train_module, "batch_loss", real)
+    state = json.loads((tmp_path / "b" / "checkpoint" / "trainer_state.json").read_text())
+    assert 0 < state["state"]["step"] < 16
+    resumed = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
+    assert torch.equal(full.head.weight, resumed.head.weight)
+    ck_a = torch.load(tmp_path / "a" / "checkpoint" / "state.pt", weights_only=True)
+    ck_b = torch.load(tmp_path / "b" / "checkpoint" / "state.pt", weights_only=True)
+    assert torch.equal(ck_a["head"]["weight"], ck_b["head"]["weight"])
+    assert _history(tmp_path / "a") == _history(tmp_path / "b")
+
+
+def test_resume_refuses_other_settings(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=2))
+    with pytest.raises(ValueError, match="different settings"):
+        train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=4, lr=1e-3))
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="optimizer"):
+        TrainConfig(train_file="x", output_dir="y", optimizer="sgd")
+    with pytest.raises(ValueError, match="unknown negative sampler"):
+        TrainConfig(train_file="x", output_dir="y", negatives="token_freq+nope")
+    with pytest.raises(ValueError, match="source"):
+        TrainConfig(train_file="x", output_dir="y", prompt_template="no placeholder")
