@@ -1,0 +1,185 @@
+"""Aggregate token scores into word and sequence scores.
+
+Sequence level (the paper multiplies token scores): every method gets four numbers,
+computed in log space so that long outputs keep a meaningful value even when the
+product underflows to 0:
+
+* ``<name>``: product of token probabilities, ``exp(sum log p)``;
+* ``<name>_logprob``: ``sum log p`` (the same ranking, never underflows);
+* ``<name>_mean_log``: ``mean log p`` (length-normalised);
+* ``<name>_min``: the smallest token probability.
+
+Word level: a word is a maximal run of tokens whose characters are not separated by
+whitespace in the candidate text (a token whose text starts with whitespace starts a
+new word; a whitespace-only token is glued to the token after it). Character spans
+come from the tokenizer's offset mapping of the candidate text; when re-tokenizing the
+text does not give back the scored ids (chat-template context, a seq2seq BOS, ...),
+spans come from incremental decoding instead. Special tokens (BOS, EOS, end of turn)
+belong to no word: they count in sequence scores but not in word scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
+    "product": lambda p: float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))),
+    "min": lambda p: float(np.min(p)),
+}
+"""How a word's token probabilities (T_w,) become one word score."""
+
+TINY = 1e-45
+"""Floor of a probability before taking its log (the smallest float32 subnormal)."""
+
+
+def safe_log(p: np.ndarray) -> np.ndarray:
+    """(T,) natural log of probabilities, with 0 floored to :data:`TINY`."""
+    return np.log(np.maximum(np.asarray(p, dtype=np.float64), TINY))
+
+
+def sequence_scores(name: str, log_probs: np.ndarray) -> dict[str, float]:
+    """The four sequence scores of one method from its token log-probabilities.
+
+    Args:
+        name: method name, the prefix of every key (e.g. ``"sigmoid"``).
+        log_probs: (T,) token log-probabilities, T >= 1.
+
+    Returns:
+        ``{name: product, name_logprob: sum, name_mean_log: mean, name_min: min}``.
+    """
+    lp = np.asarray(log_probs, dtype=np.float64)
+    if lp.ndim != 1 or lp.size == 0:
+        raise ValueError(f"{name}: need a non-empty 1-D array of log-probabilities")
+    total = float(lp.sum())
+    return {
+        name: math.exp(total),
+        f"{name}_logprob": total,
+        f"{name}_mean_log": total / lp.size,
+        f"{name}_min": math.exp(float(lp.min())),
+    }
+
+
+@dataclass
+class Word:
+    """One word of a candidate text.
+
+    Attributes:
+        text: the word's characters (surrounding whitespace stripped).
+        tokens: indices of its tokens in the scored token sequence.
+    """
+
+    text: str
+    tokens: list[int]
+
+
+def _special_ids(tokenizer: Any) -> set[int]:
+    ids = set(getattr(tokenizer, "all_special_ids", []) or [])
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    return ids | {i for i, tok in added.items() if getattr(tok, "special", False)}
+
+
+def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
+    return tokenizer.decode(
+        list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
+    )
+
+
+def token_spans(
+    tokenizer: Any, ids: Sequence[int], text: str | None = None
+) -> tuple[str, list[tuple[int, int]]]:
+    """Character span of each token in the text the tokens spell.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer.
+        ids: (T,) token ids, no special tokens.
+        text: the candidate text; when it tokenizes (without special tokens) back to
+            exactly ``ids`` its offset mapping is used.
+
+    Returns:
+        The text the spans index into, and one ``(start, end)`` per token.
+    """
+    ids = list(ids)
+    if text is not None and getattr(tokenizer, "is_fast", False):
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        if list(enc["input_ids"]) == ids:
+            return text, [tuple(o) for o in enc["offset_mapping"]]
+    spans, prev = [], 0
+    for i in range(len(ids)):  # incremental decoding: span i = growth of the decoded prefix
+        end = len(_decode(tokenizer, ids[: i + 1]))
+        spans.append((min(prev, end), end))
+        prev = max(prev, end)
+    return _decode(tokenizer, ids), spans
+
+
+def group_words(text: str, spans: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """Group tokens into words (see the module docstring).
+
+    Args:
+        text: the text the spans index into.
+        spans: (T,) character span per token.
+
+    Returns:
+        Lists of token indices (into ``spans``), one per word, in order.
+    """
+    groups: list[list[int]] = []
+    prev_end, glue = 0, False
+    for i, (start, end) in enumerate(spans):
+        piece = text[start:end]
+        gap = text[prev_end:start] if start > prev_end else ""
+        new = not groups or any(c.isspace() for c in gap) or piece[:1].isspace()
+        if groups and glue:  # the current word holds only whitespace so far
+            new = False
+        if new:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+        glue = bool(piece) and piece.isspace() and (new or glue)
+        prev_end = max(prev_end, end)
+    if len(groups) > 1 and not "".join(text[slice(*spans[j])] for j in groups[-1]).strip():
+        groups[-2].extend(groups.pop())  # trailing whitespace joins the last word
+    return groups
+
+
+def words_of(tokenizer: Any, ids: Sequence[int], text: str | None = None) -> list[Word]:
+    """Split scored tokens into words of the candidate text.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer.
+        ids: (T,) the scored token ids (may include special tokens, which join no word).
+        text: the candidate text, if known.
+
+    Returns:
+        Words whose ``tokens`` index into ``ids``.
+    """
+    specials = _special_ids(tokenizer)
+    keep = [i for i, t in enumerate(ids) if int(t) not in specials]
+    if not keep:
+        return []
+    spelled, spans = token_spans(tokenizer, [int(ids[i]) for i in keep], text)
+    words = []
+    for group in group_words(spelled, spans):
+        start, end = spans[group[0]][0], spans[group[-1]][1]
+        words.append(Word(spelled[start:end].strip(), [keep[j] for j in group]))
+    return words
+
+
+def word_scores(words: Sequence[Word], probs: np.ndarray, how: str = "product") -> list[float]:
+    """Score words from token probabilities.
+
+    Args:
+        words: as from :func:`words_of`.
+        probs: (T,) token probabilities of the scored sequence.
+        how: a key of :data:`WORD_REDUCERS` ("product" or "min").
+
+    Returns:
+        One score per word.
+    """
+    if how not in WORD_REDUCERS:
+        raise ValueError(f"unknown word aggregation {how!r}; use one of {sorted(WORD_REDUCERS)}")
+    p = np.asarray(probs, dtype=np.float64)
+    return [WORD_REDUCERS[how](p[w.tokens]) for w in words]

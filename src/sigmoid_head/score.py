@@ -1,0 +1,419 @@
+"""Eval Other: force-decode given outputs and score every token in one forward pass.
+
+Inputs are source + candidate pairs (seq2seq models, or causal models with a prompt
+template / the chat template) or chat messages + a candidate response (causal models).
+They are tokenized by :func:`sigmoid_head.data.tokenize_records`, so the scored tokens
+and their label masks are exactly those the head was trained on (candidate tokens plus
+the end-of-sequence / end-of-turn token).
+
+Per scored token, from one frozen forward pass:
+
+* ``sigmoid``: the Sigmoid Head's probability of the token (one gathered row of W_qe,
+  never a full-vocabulary sigmoid); omitted when scoring with a bare Backbone;
+* ``softmax``: the LM's own probability of the token;
+* ``boostedprob``: BoostedProb (the dominant set's mass if the token is dominant);
+* ``entropy``: ``H = -sum_v p(v) log p(v)`` of the LM's softmax, in nats: an
+  *uncertainty* (higher = less confident);
+* ``n_dominant``: size of the dominant set at that position.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .aggregate import safe_log, sequence_scores, word_scores, words_of
+from .backbone import Backbone
+from .data import IGNORE_INDEX, Collator, example_length, make_batches, tokenize_records
+from .dominant import DominantConfig, boosted_prob, find_dominant
+from .head import SigmoidHead
+
+logger = logging.getLogger(__name__)
+
+PROB_METHODS = ("sigmoid", "softmax", "boostedprob")
+"""Token-probability methods aggregated into sequence scores (see aggregate.py)."""
+LOGIT_CHUNK = 2048
+"""Positions whose (chunk, V) LM logits are held in memory at once."""
+
+
+class ScoreInputError(ValueError):
+    """Scoring inputs are malformed (counts differ, empty candidate, ...)."""
+
+
+@dataclass
+class TokenScores:
+    """Scores of one scored sequence, one value per scored token (shape (T,) each).
+
+    Attributes:
+        ids: token ids.
+        softmax_log: log softmax probability.
+        boostedprob: BoostedProb score.
+        entropy: softmax entropy in nats (uncertainty).
+        n_dominant: dominant-set size.
+        sigmoid_log: log sigmoid probability, or None without a head.
+    """
+
+    ids: np.ndarray
+    softmax_log: np.ndarray
+    boostedprob: np.ndarray
+    entropy: np.ndarray
+    n_dominant: np.ndarray
+    sigmoid_log: np.ndarray | None = None
+
+    def log_probs(self) -> dict[str, np.ndarray]:
+        """Method -> (T,) token log-probabilities, for every available method."""
+        out = {"softmax": self.softmax_log, "boostedprob": safe_log(self.boostedprob)}
+        if self.sigmoid_log is not None:
+            out = {"sigmoid": self.sigmoid_log, **out}
+        return out
+
+
+def unpack_model(model: Any) -> tuple[Backbone, SigmoidHead | None]:
+    """(backbone, head or None) of a SigmoidHeadModel or a bare Backbone."""
+    if isinstance(model, Backbone):
+        return model, None
+    backbone, head = getattr(model, "backbone", None), getattr(model, "head", None)
+    if not isinstance(backbone, Backbone):
+        raise TypeError(f"expected a SigmoidHeadModel or a Backbone, got {type(model).__name__}")
+    return backbone, head
+
+
+@torch.no_grad()
+def position_scores(
+    backbone: Backbone,
+    head: SigmoidHead | None,
+    hidden: torch.Tensor,
+    targets: torch.Tensor,
+    logits: torch.Tensor | None = None,
+    dominant: DominantConfig | None = None,
+) -> dict[str, torch.Tensor]:
+    """Every token-level score at N positions.
+
+    Args:
+        backbone: the frozen LM (computes logits from ``hidden`` when not given).
+        head: the Sigmoid Head, or None.
+        hidden: (N, d) LM-head inputs.
+        targets: (N,) the scored token at each position.
+        logits: (N, V) raw LM logits, if already known (e.g. from generation).
+        dominant: dominant-token rule (default: the paper's).
+
+    Returns:
+        ``softmax_log``, ``boostedprob``, ``entropy`` (float32, (N,)), ``n_dominant``
+        (long, (N,)) and, with a head, ``sigmoid_log`` (float32, (N,)).
+    """
+    parts: dict[str, list[torch.Tensor]] = {}
+    for s in range(0, targets.shape[0], LOGIT_CHUNK):
+        h, t = hidden[s : s + LOGIT_CHUNK], targets[s : s + LOGIT_CHUNK]  # (C, d), (C,)
+        z = logits[s : s + LOGIT_CHUNK].float() if logits is not None else backbone.lm_logits(h)
+        logp = torch.log_softmax(z, dim=-1)  # (C, V)
+        p = logp.exp()
+        dom = find_dominant(logp, dominant)
+        out = {
+            "softmax_log": logp.gather(-1, t.unsqueeze(-1)).squeeze(-1),
+            "boostedprob": boosted_prob(logp, t, dominant=dom),
+            "entropy": -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(-1),
+            "n_dominant": dom.n_dominant,
+        }
+        if head is not None:
+            out["sigmoid_log"] = F.logsigmoid(head.logits(h, t.unsqueeze(-1)).squeeze(-1).float())
+        for k, v in out.items():
+            parts.setdefault(k, []).append(v)
+    return {k: torch.cat(v) for k, v in parts.items()}
+
+
+def split_rows(
+    values: dict[str, torch.Tensor], ids: torch.Tensor, row: torch.Tensor, n_rows: int
+) -> list[TokenScores]:
+    """Cut flat (N,) position scores into one TokenScores per batch row (positions in order)."""
+    cpu = {k: v.detach().cpu() for k, v in values.items()}
+    ids, row = ids.cpu(), row.cpu()
+    out = []
+    for b in range(n_rows):
+        sel = row == b
+        get = {
+            k: v[sel].double().numpy() if k != "n_dominant" else v[sel].numpy()
+            for k, v in cpu.items()
+        }
+        out.append(
+            TokenScores(
+                ids=ids[sel].numpy(),
+                sigmoid_log=get.get("sigmoid_log"),
+                softmax_log=get["softmax_log"],
+                boostedprob=get["boostedprob"],
+                entropy=get["entropy"],
+                n_dominant=get["n_dominant"],
+            )
+        )
+    return out
+
+
+def length_batches(
+    examples: Sequence[dict], batch_size: int | None = 16, max_tokens: int | None = None
+) -> list[list[int]]:
+    """Batches of example indices, longest first (cuts padding); every index once."""
+    lengths = [example_length(e) for e in examples]
+    order = sorted(range(len(examples)), key=lambda i: -lengths[i])
+    if max_tokens:
+        batch_size = None
+    groups = make_batches(
+        [lengths[i] for i in order], batch_size=batch_size, max_tokens=max_tokens, shuffle=False
+    )
+    return [[order[j] for j in g] for g in groups]
+
+
+def pad_id(tokenizer: Any) -> int:
+    """The tokenizer's pad id, else its eos id."""
+    pid = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    if pid is None:
+        raise ScoreInputError("the tokenizer has neither a pad nor an eos token")
+    return int(pid)
+
+
+@torch.no_grad()
+def score_examples(
+    model: Any,
+    examples: Sequence[dict],
+    *,
+    batch_size: int | None = 16,
+    max_tokens: int | None = None,
+    dominant: DominantConfig | None = None,
+    progress: bool = True,
+) -> list[TokenScores]:
+    """Force-decode tokenized examples and score their labelled tokens.
+
+    Args:
+        model: a SigmoidHeadModel, or a Backbone (no sigmoid scores).
+        examples: ``{"input_ids", "labels"}`` dicts as from ``tokenize_records``.
+        batch_size: sequences per forward pass (ignored when ``max_tokens`` is set).
+        max_tokens: padded tokens per forward pass.
+        dominant: dominant-token rule.
+        progress: show a tqdm progress bar.
+
+    Returns:
+        One TokenScores per example, in input order.
+    """
+    from tqdm.auto import tqdm
+
+    backbone, head = unpack_model(model)
+    seq2seq = backbone.is_encoder_decoder
+    collate = Collator(pad_id(backbone.tokenizer), seq2seq)
+    results: list[TokenScores | None] = [None] * len(examples)
+    for idx in tqdm(
+        length_batches(examples, batch_size, max_tokens),
+        desc="score",
+        disable=not progress,
+        dynamic_ncols=True,
+    ):
+        batch = collate([examples[i] for i in idx])
+        batch = {k: v.to(backbone.device) for k, v in batch.items()}
+        pos = backbone.positions(batch, with_logits=False)
+        values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant)
+        for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
+            results[i] = ts
+    return results  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ inputs -> examples
+
+
+def _candidate(rec: dict, k: int) -> str:
+    cand = rec.get("candidate", rec.get("target"))
+    if not isinstance(cand, str):
+        raise ScoreInputError(f"record {k + 1}: needs a string 'candidate', has keys {sorted(rec)}")
+    if not cand.strip():
+        raise ScoreInputError(f"record {k + 1}: the candidate is empty")
+    return cand
+
+
+def to_data_record(rec: dict, k: int) -> dict:
+    """A {source, candidate} / {messages, candidate} record as a data.py training record."""
+    if not isinstance(rec, dict):
+        raise ScoreInputError(f"record {k + 1}: expected a dict, got {type(rec).__name__}")
+    cand = _candidate(rec, k)
+    if "messages" in rec:
+        msgs = rec["messages"]
+        if not isinstance(msgs, list) or not msgs:
+            raise ScoreInputError(f"record {k + 1}: 'messages' must be a non-empty list")
+        if isinstance(msgs[-1], dict) and msgs[-1].get("role") == "assistant":
+            raise ScoreInputError(
+                f"record {k + 1}: 'messages' must not end with an assistant "
+                "turn; the candidate is the assistant's answer"
+            )
+        return {"messages": [*msgs, {"role": "assistant", "content": cand}]}
+    if not isinstance(rec.get("source"), str):
+        raise ScoreInputError(f"record {k + 1}: needs a string 'source' or a 'messages' list")
+    return {"source": rec["source"], "target": cand}
+
+
+def _last_span_only(labels: list[int]) -> list[int]:
+    """Keep only the last contiguous run of labels (the candidate turn of a chat)."""
+    end = max(i for i, t in enumerate(labels) if t != IGNORE_INDEX) + 1
+    start = end
+    while start > 0 and labels[start - 1] != IGNORE_INDEX:
+        start -= 1
+    return [IGNORE_INDEX] * start + labels[start:end] + [IGNORE_INDEX] * (len(labels) - end)
+
+
+def make_examples(
+    records: Sequence[dict],
+    tokenizer: Any,
+    *,
+    is_encoder_decoder: bool,
+    prompt_template: str = "{source}\n",
+    use_chat_template: bool = False,
+    max_length: int = 2048,
+) -> list[dict]:
+    """Tokenize scoring records exactly as training data is tokenized.
+
+    Only the candidate is scored: for chats, earlier assistant turns are unmasked.
+
+    Raises:
+        ScoreInputError: a malformed record, or one with nothing left to score.
+    """
+    data = [to_data_record(r, k) for k, r in enumerate(records)]
+    examples = []
+    for k, rec in enumerate(data):  # one at a time so that a dropped record can be named
+        try:
+            ex, stats = tokenize_records(
+                [rec],
+                tokenizer,
+                is_encoder_decoder=is_encoder_decoder,
+                prompt_template=prompt_template,
+                max_length=max_length,
+                use_chat_template=use_chat_template,
+                source_name="<inputs>",
+                line_numbers=[k + 1],
+            )
+        except ValueError as err:
+            raise ScoreInputError(str(err)) from err
+        if not ex:
+            raise ScoreInputError(
+                f"record {k + 1}: nothing left to score after truncation at max_length={max_length}"
+            )
+        if stats.truncated:
+            warnings.warn(f"record {k + 1} truncated at max_length={max_length}", stacklevel=2)
+        if "messages" in rec:
+            ex[0]["labels"] = _last_span_only(ex[0]["labels"])
+        examples.append(ex[0])
+    return examples
+
+
+# ------------------------------------------------------------------ scores -> records
+
+
+def sequence_record(
+    ts: TokenScores, tokenizer: Any, text: str | None = None, with_tokens: bool = False
+) -> dict[str, Any]:
+    """Flatten one sequence's token scores into its output record.
+
+    Returns:
+        ``sigmoid``, ``sigmoid_logprob``, ``sigmoid_mean_log``, ``sigmoid_min`` (and the
+        same for ``softmax`` and ``boostedprob``), ``entropy_mean`` (an uncertainty),
+        ``dominant_mean``, ``n_tokens``; with ``with_tokens`` also ``tokens`` and ``words``.
+    """
+    rec: dict[str, Any] = {}
+    logs = ts.log_probs()
+    for name, lp in logs.items():
+        rec.update(sequence_scores(name, lp))
+    rec["entropy_mean"] = float(np.mean(ts.entropy))
+    rec["dominant_mean"] = float(np.mean(ts.n_dominant))
+    rec["n_tokens"] = int(ts.ids.size)
+    if with_tokens:
+        probs = {k: np.exp(v) for k, v in logs.items()}
+        probs["boostedprob"] = ts.boostedprob
+        pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])
+        rec["tokens"] = [
+            {
+                "token": piece,
+                **{k: float(v[i]) for k, v in probs.items()},
+                "entropy": float(ts.entropy[i]),
+                "n_dominant": int(ts.n_dominant[i]),
+            }
+            for i, piece in enumerate(pieces)
+        ]
+        words = words_of(tokenizer, ts.ids, text)
+        per = {k: word_scores(words, v) for k, v in probs.items()}
+        rec["words"] = [
+            {"word": w.text, **{k: v[j] for k, v in per.items()}} for j, w in enumerate(words)
+        ]
+    return rec
+
+
+def training_defaults(model: Any) -> dict[str, Any]:
+    """prompt_template / use_chat_template / max_length the model's head was trained with."""
+    training = getattr(getattr(model, "config", None), "training", None) or {}
+    keys = ("prompt_template", "use_chat_template", "max_length")
+    return {k: training[k] for k in keys if k in training}
+
+
+def score_records(
+    model: Any,
+    records: Sequence[dict],
+    *,
+    prompt_template: str | None = None,
+    use_chat_template: bool | None = None,
+    max_length: int | None = None,
+    batch_size: int | None = 16,
+    max_tokens: int | None = None,
+    with_tokens: bool = False,
+    dominant: DominantConfig | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Eval Other on ``{source, candidate}`` / ``{messages, candidate}`` records.
+
+    Args:
+        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        records: the inputs; ``target`` is accepted as an alias of ``candidate``.
+        prompt_template, use_chat_template, max_length: how causal pairs are rendered;
+            None = what the head was trained with (else ``"{source}\\n"``, False, 2048).
+        batch_size, max_tokens: batching (see :func:`score_examples`).
+        with_tokens: add per-token and per-word scores.
+        dominant: dominant-token rule.
+        progress: show a progress bar.
+
+    Returns:
+        One flat score record per input, in input order (see :func:`sequence_record`).
+    """
+    backbone, _ = unpack_model(model)
+    if not records:
+        raise ScoreInputError("nothing to score: no records")
+    defaults = training_defaults(model)
+    examples = make_examples(
+        records,
+        backbone.tokenizer,
+        is_encoder_decoder=backbone.is_encoder_decoder,
+        prompt_template=prompt_template or defaults.get("prompt_template", "{source}\n"),
+        use_chat_template=use_chat_template
+        if use_chat_template is not None
+        else defaults.get("use_chat_template", False),
+        max_length=max_length or max(2048, defaults.get("max_length", 0)),
+    )
+    scored = score_examples(
+        model,
+        examples,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        dominant=dominant,
+        progress=progress,
+    )
+    return [
+        sequence_record(ts, backbone.tokenizer, _candidate(r, 0), with_tokens)
+        for ts, r in zip(scored, records, strict=True)
+    ]
+
+
+def score_pairs(
+    model: Any, sources: Sequence[str], candidates: Sequence[str], **kwargs: Any
+) -> list[dict[str, Any]]:
+    """Eval Other on parallel lists of sources and candidates (see :func:`score_records`)."""
+    if len(sources) != len(candidates):
+        raise ScoreInputError(f"{len(sources)} sources but {len(candidates)} candidates")
+    records = [{"source": s, "candidate": c} for s, c in zip(sources, candidates, strict=True)]
+    return score_records(model, records, **kwargs)
