@@ -19,6 +19,7 @@ newline) is never trained; a template with no special token there trains all of 
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import random
@@ -109,13 +110,18 @@ def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | Non
 def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[dict], list[int]]:
     """Like :func:`read_records`, also returning each record's 1-based line number."""
     path = Path(path)
+    gzipped = path.suffix.lower() == ".gz"
+    suffix = Path(path.stem).suffix.lower() if gzipped else path.suffix.lower()
     if fmt not in FORMATS:
         raise DataError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    if fmt == "auto" and path.suffix.lower() not in _EXTENSIONS:
+    if fmt == "auto" and suffix not in _EXTENSIONS:
         raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
-    fmt = _EXTENSIONS[path.suffix.lower()] if fmt == "auto" else fmt
+    fmt = _EXTENSIONS[suffix] if fmt == "auto" else fmt
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = gzip.decompress(path.read_bytes()) if gzipped else path.read_bytes()
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not valid UTF-8 ({err})") from err
     records: list[dict] = []
@@ -142,7 +148,7 @@ def read_records(path: str | Path, fmt: str = "auto") -> list[dict]:
     Args:
         path: ``.jsonl``/``.json``: one JSON object per line. ``.tsv``: ``source<TAB>target``
             per line (pairs) or one column (text). ``.txt``: one document per line.
-            Blank lines are skipped.
+            Blank lines are skipped. Any of them may be gzipped (``.jsonl.gz``, ...).
         fmt: ``"auto"`` (by extension), ``"jsonl"``, ``"tsv"`` or ``"txt"``.
 
     Returns:

@@ -333,7 +333,8 @@ def _file_lock(path: Path, progress: bool) -> Iterator[None]:
 def _say(message: str, progress: bool) -> None:
     if progress:
         print(message, file=sys.stderr, flush=True)
-    logger.info(message)
+    else:
+        logger.info(message)
 
 
 # --------------------------------------------------------------------------- entry point
