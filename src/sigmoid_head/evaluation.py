@@ -1,0 +1,157 @@
+"""Evaluate QE score files against gold quality: load, orient, correlate, report.
+
+Every method's scores are oriented so that higher = better quality before any metric
+is computed: uncertainties listed in :data:`UNCERTAINTIES` (mean token entropy) are
+negated and shown as ``-<name>``. Probability-valued scores (``sigmoid``,
+``softmax``, ``boostedprob`` products, ``self_judge``) stay as they are, so BCE/ECE
+apply to them; log-valued ones (``*_logprob``, ``*_mean_log``, ``mc_*``) get the
+rank/correlation metrics only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .baselines import read_external_scores
+
+UNCERTAINTIES = {"entropy_mean": -1.0}
+"""Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""
+NOT_METHODS = {"n_tokens", "dominant_mean", "finished", "index", "input_index"}
+"""Numeric columns that are not quality scores (still selectable by name)."""
+DEFAULT_METHODS = (
+    "sigmoid",
+    "softmax",
+    "boostedprob",
+    "entropy_mean",
+    "mc_softmax",
+    "mc_sigmoid",
+    "self_judge",
+)
+"""Methods evaluated when none are named (those present), plus every extra column."""
+GOLD_FIELDS = ("gold", "score", "label", "quality", "human", "da", "mqm")
+
+
+def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
+    """Numeric columns of a score JSONL (as written by ``sigmoid-head score/generate``).
+
+    Lists (``tokens``, ``words``), strings and booleans are skipped; a column must be
+    numeric on every row.
+    """
+    rows = [
+        json.loads(ln) for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip()
+    ]
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    out: dict[str, np.ndarray] = {}
+    for key in rows[0]:
+        vals = [r.get(key) for r in rows]
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
+            out[key] = np.asarray(vals, dtype=np.float64)
+    return out
+
+
+def read_gold(path: str | Path, field: str | None = None) -> np.ndarray:
+    """(N,) gold quality from ``.txt`` (one number per line), ``.jsonl`` or ``.csv``/``.tsv``.
+
+    Args:
+        path: the gold file.
+        field: JSONL field / CSV column; default the first of :data:`GOLD_FIELDS`
+            present, or the only numeric column.
+    """
+    cols = read_external_scores(path)
+    if field is not None:
+        if field not in cols:
+            raise ValueError(f"{path}: no numeric gold field {field!r}; have {sorted(cols)}")
+        return cols[field]
+    if len(cols) == 1:
+        return next(iter(cols.values()))
+    for name in GOLD_FIELDS:
+        if name in cols:
+            return cols[name]
+    raise ValueError(f"{path}: several numeric columns {sorted(cols)}; name one with --gold-field")
+
+
+def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, np.ndarray]:
+    """Select methods and orient them so that higher = better quality.
+
+    Args:
+        columns: column name -> (N,) raw scores.
+        methods: names to keep; an uncertainty may be named as ``name`` or ``-name``.
+
+    Returns:
+        Display name -> (N,) oriented scores (uncertainties negated, shown as ``-name``).
+    """
+    out = {}
+    for m in methods:
+        raw = m[1:] if m.startswith("-") and m[1:] in UNCERTAINTIES else m
+        if raw not in columns:
+            raise ValueError(f"no scores for method {m!r}; available: {sorted(columns)}")
+        sign = UNCERTAINTIES.get(raw, 1.0)
+        out[f"-{raw}" if sign < 0 else raw] = sign * columns[raw]
+    return out
+
+
+def evaluate_scores(
+    scores: str | Path | dict[str, np.ndarray],
+    gold: str | Path | np.ndarray,
+    *,
+    gold_field: str | None = None,
+    extra_scores: Sequence[str | Path] = (),
+    methods: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    out_dir: str | Path | None = None,
+    ci: bool = True,
+    n_boot: int = 1000,
+) -> tuple[list[dict[str, Any]], str]:
+    """Correlate QE scores with gold quality; optionally write the report files.
+
+    Args:
+        scores: a score JSONL path, or column name -> (N,) raw scores.
+        gold: a gold file path (see :func:`read_gold`) or an (N,) array.
+        gold_field: the gold file's field/column.
+        extra_scores: files of externally computed scores (e.g. CometKiwi), merged by row.
+        methods: methods to compare (default: :data:`DEFAULT_METHODS` present + extras).
+        metrics: metric names of ``sigmoid_head.metrics.METRICS`` (default: all that fit).
+        out_dir: write results.md, results.csv, scatter.png (+ reliability.png for
+            binary gold) here.
+        ci: bootstrap confidence intervals.
+        n_boot: bootstrap resamples.
+
+    Returns:
+        The metric rows and the terminal table.
+    """
+    from .metrics import evaluate_methods
+    from .report import format_table, write_report
+
+    cols = dict(scores) if isinstance(scores, dict) else read_score_columns(scores)
+    g = (
+        np.asarray(gold, dtype=np.float64)
+        if isinstance(gold, np.ndarray | list)
+        else read_gold(gold, gold_field)
+    )
+    extra: list[str] = []
+    for path in extra_scores:
+        new = read_external_scores(path)
+        extra += [k for k in new if k not in extra]
+        cols.update(new)
+    for name, v in cols.items():
+        if v.shape != g.shape:
+            raise ValueError(f"{name!r} has {v.size} rows but the gold has {g.size}")
+    if methods is None:
+        methods = [m for m in DEFAULT_METHODS if m in cols] + [
+            e for e in extra if e not in DEFAULT_METHODS
+        ]
+    if not methods:
+        raise ValueError(f"no method to evaluate; columns: {sorted(cols)}")
+    oriented = orient(cols, methods)
+    rows = evaluate_methods(
+        oriented, g, metrics=list(metrics) if metrics else None, ci=ci, n_boot=n_boot
+    )
+    if out_dir is not None:
+        write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None)
+    return rows, format_table(rows, list(metrics) if metrics else None)
