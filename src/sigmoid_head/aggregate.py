@@ -23,9 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .score import TokenScores
 
 WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
     "product": lambda p: float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))),
@@ -183,3 +186,44 @@ def word_scores(words: Sequence[Word], probs: np.ndarray, how: str = "product") 
         raise ValueError(f"unknown word aggregation {how!r}; use one of {sorted(WORD_REDUCERS)}")
     p = np.asarray(probs, dtype=np.float64)
     return [WORD_REDUCERS[how](p[w.tokens]) for w in words]
+
+
+def sequence_record(
+    ts: TokenScores, tokenizer: Any, text: str | None = None, with_tokens: bool = False
+) -> dict[str, Any]:
+    """Flatten one sequence's token scores into its output record.
+
+    Returns:
+        ``sigmoid``, ``sigmoid_logprob``, ``sigmoid_mean_log``, ``sigmoid_min`` (and the
+        same for ``softmax`` and ``boostedprob``), ``entropy_mean`` (an uncertainty),
+        ``dominant_mean``, ``n_tokens``; with ``with_tokens`` also ``tokens`` (one
+        ``{token, sigmoid, softmax, boostedprob, entropy, n_dominant}`` per scored token)
+        and ``words`` (one ``{word, sigmoid, softmax, boostedprob}`` per word, token
+        probabilities multiplied).
+    """
+    rec: dict[str, Any] = {}
+    logs = ts.log_probs()
+    for name, lp in logs.items():
+        rec.update(sequence_scores(name, lp))
+    rec["entropy_mean"] = float(np.mean(ts.entropy))
+    rec["dominant_mean"] = float(np.mean(ts.n_dominant))
+    rec["n_tokens"] = int(ts.ids.size)
+    if with_tokens:
+        probs = {k: np.exp(v) for k, v in logs.items()}
+        probs["boostedprob"] = ts.boostedprob
+        pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])
+        rec["tokens"] = [
+            {
+                "token": piece,
+                **{k: float(v[i]) for k, v in probs.items()},
+                "entropy": float(ts.entropy[i]),
+                "n_dominant": int(ts.n_dominant[i]),
+            }
+            for i, piece in enumerate(pieces)
+        ]
+        words = words_of(tokenizer, ts.ids, text)
+        per = {k: word_scores(words, v) for k, v in probs.items()}
+        rec["words"] = [
+            {"word": w.text, **{k: v[j] for k, v in per.items()}} for j, w in enumerate(words)
+        ]
+    return rec

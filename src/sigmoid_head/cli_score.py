@@ -72,6 +72,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("-s", "--sources", help="sources, one per line")
     p.add_argument("-t", "--candidates", help="candidates, one per line")
     p.add_argument("--input", help=".jsonl with {source, candidate} or {messages, candidate}")
+    p.add_argument("--max-tokens", type=int, help="batch by padded tokens instead of sequences")
     _model_args(p)
     _baseline_args(p, mc=False)
     p.set_defaults(func=run_score)
@@ -273,6 +274,7 @@ def run_score(args: argparse.Namespace) -> int:
             prompt_template=args.prompt_template,
             use_chat_template=args.chat,
             batch_size=args.batch_size,
+            max_tokens=args.max_tokens,
             with_tokens=args.with_tokens,
             progress=not args.quiet,
         )

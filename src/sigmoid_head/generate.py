@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from .aggregate import sequence_record
 from .backbone import Backbone
 from .data import IGNORE_INDEX, tokenize_records
 from .dominant import DominantConfig
@@ -36,7 +37,6 @@ from .score import (
     pad_id,
     position_scores,
     score_examples,
-    sequence_record,
     split_rows,
     training_defaults,
     unpack_model,
@@ -361,7 +361,7 @@ def generate_and_score(
     Returns:
         One record per output (``num_return_sequences`` per input, in input order): the
         input's ``source``/``messages``, ``candidate`` (the decoded output),
-        ``finished``, and the flat scores of :func:`sigmoid_head.score.sequence_record`.
+        ``finished``, and the flat scores of :func:`sigmoid_head.aggregate.sequence_record`.
     """
     backbone, _ = unpack_model(model)
     recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .aggregate import safe_log, sequence_scores, word_scores, words_of
+from .aggregate import safe_log, sequence_record
 from .backbone import Backbone
 from .data import IGNORE_INDEX, Collator, example_length, make_batches, tokenize_records
 from .dominant import DominantConfig, boosted_prob, find_dominant
@@ -303,47 +303,6 @@ def make_examples(
             ex[0]["labels"] = _last_span_only(ex[0]["labels"])
         examples.append(ex[0])
     return examples
-
-
-# ------------------------------------------------------------------ scores -> records
-
-
-def sequence_record(
-    ts: TokenScores, tokenizer: Any, text: str | None = None, with_tokens: bool = False
-) -> dict[str, Any]:
-    """Flatten one sequence's token scores into its output record.
-
-    Returns:
-        ``sigmoid``, ``sigmoid_logprob``, ``sigmoid_mean_log``, ``sigmoid_min`` (and the
-        same for ``softmax`` and ``boostedprob``), ``entropy_mean`` (an uncertainty),
-        ``dominant_mean``, ``n_tokens``; with ``with_tokens`` also ``tokens`` and ``words``.
-    """
-    rec: dict[str, Any] = {}
-    logs = ts.log_probs()
-    for name, lp in logs.items():
-        rec.update(sequence_scores(name, lp))
-    rec["entropy_mean"] = float(np.mean(ts.entropy))
-    rec["dominant_mean"] = float(np.mean(ts.n_dominant))
-    rec["n_tokens"] = int(ts.ids.size)
-    if with_tokens:
-        probs = {k: np.exp(v) for k, v in logs.items()}
-        probs["boostedprob"] = ts.boostedprob
-        pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])
-        rec["tokens"] = [
-            {
-                "token": piece,
-                **{k: float(v[i]) for k, v in probs.items()},
-                "entropy": float(ts.entropy[i]),
-                "n_dominant": int(ts.n_dominant[i]),
-            }
-            for i, piece in enumerate(pieces)
-        ]
-        words = words_of(tokenizer, ts.ids, text)
-        per = {k: word_scores(words, v) for k, v in probs.items()}
-        rec["words"] = [
-            {"word": w.text, **{k: v[j] for k, v in per.items()}} for j, w in enumerate(words)
-        ]
-    return rec
 
 
 def training_defaults(model: Any) -> dict[str, Any]:
