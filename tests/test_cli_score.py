@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from sigmoid_head import cli_score
 from sigmoid_head.evaluation import evaluate_scores, orient
+from sigmoid_head.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 
 SOURCES = ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"]
@@ -308,3 +310,42 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     rows = _rows(out)
     assert len(rows) == 5 and all(0 < r["sigmoid"] <= 1 and r["softmax"] > 0 for r in rows)
     assert rows[0]["tokens"][-1]["token"] == "<|im_end|>"  # chat template from the head's config
+    gen = tmp_path / "gen.jsonl"
+    src = tmp_path / "src.txt"
+    src.write_text("".join(s + "\n" for s, _ in pairs[:2]))
+    assert (
+        cli_score.main(
+            [
+                "generate",
+                "-s",
+                str(src),
+                "--head",
+                str(head),
+                "--to-json",
+                str(gen),
+                "--max-new-tokens",
+                "12",
+                "--quiet",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
+    made = _rows(gen)
+    assert len(made) == 2 and all(r["candidate"] and 0 < r["sigmoid"] <= 1 for r in made)
+    # generation-time scores of the real model equal force-decoding its outputs
+    model = SigmoidHeadModel.from_pretrained(head, device="cpu")
+    prompts = prompt_ids(
+        [{"source": s} for s, _ in pairs[:2]],
+        model.tokenizer,
+        is_encoder_decoder=False,
+        use_chat_template=True,
+        prompt_template="Rewrite in modern English: {source}",
+    )
+    outs = generate_outputs(model, prompts, DecodingConfig(max_new_tokens=12), progress=False)
+    forced = copy.deepcopy(outs)
+    force_decode(model, forced)
+    for a, b in zip(outs, forced, strict=True):
+        np.testing.assert_allclose(a.scores.sigmoid_log, b.scores.sigmoid_log, atol=1e-4)
+        np.testing.assert_allclose(a.scores.softmax_log, b.scores.softmax_log, atol=1e-4)

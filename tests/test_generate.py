@@ -43,6 +43,16 @@ def seq2seq(tiny_seq2seq_path) -> SigmoidHeadModel:
     return perturbed_model(tiny_seq2seq_path)
 
 
+@pytest.fixture(scope="module")
+def gpt2(tiny_gpt2_path) -> SigmoidHeadModel:
+    return perturbed_model(tiny_gpt2_path)
+
+
+@pytest.fixture(scope="module")
+def t5(tiny_t5_path) -> SigmoidHeadModel:
+    return perturbed_model(tiny_t5_path)
+
+
 def _prompts(model: SigmoidHeadModel, records=SOURCES) -> list[list[int]]:
     return prompt_ids(
         records, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
@@ -81,6 +91,13 @@ def test_generation_scores_equal_force_decoding(which, decoding, request) -> Non
     assert [g.input_index for g in outs] == sorted(
         list(range(len(SOURCES))) * cfg.num_return_sequences
     )
+    _assert_same_as_force_decoding(model, outs)
+
+
+@pytest.mark.parametrize("which", ["gpt2", "t5"])
+def test_generation_scores_equal_force_decoding_other_architectures(which, request) -> None:
+    model = request.getfixturevalue(which)
+    outs = generate_outputs(model, _prompts(model), DECODINGS["greedy"], progress=False)
     _assert_same_as_force_decoding(model, outs)
 
 
