@@ -1,5 +1,6 @@
 """Training: the loss falls, only the head changes, resume is exact."""
 
+import importlib
 import json
 
 import pytest
@@ -64,7 +65,7 @@ def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_js
 
 def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
                                                        monkeypatch):
-    import sigmoid_head.train as train_module
+    train_module = importlib.import_module("sigmoid_head.train")  # the module, not the function
 
     kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
     full = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))

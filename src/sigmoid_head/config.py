@@ -60,7 +60,7 @@ class TrainConfig:
     bias: bool = False
     """Give the head a per-token bias."""
     optimizer: str = "adamw"
-    """adamw (dense, works with any number of processes) or sparse_adam (lazy row updates)."""
+    """adamw (dense, works with any number of processes) or sparse_adam (lazy row updates, one process only)."""
     lr: float = 1e-4
     """Peak learning rate (cosine decay after warmup)."""
     weight_decay: float = 0.0

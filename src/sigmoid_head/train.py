@@ -157,7 +157,10 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
     from tqdm.auto import tqdm
 
     # -- setup: processes, frozen model, fresh head, data, sampler --------------------
-    accelerator = Accelerator(cpu=config.device == "cpu")
+    accelerator = Accelerator(cpu=config.device == "cpu" or not torch.cuda.is_available())
+    if config.optimizer == "sparse_adam" and accelerator.num_processes > 1:
+        raise ValueError("sparse_adam works in a single process only (DistributedDataParallel "
+                         "cannot all-reduce sparse gradients); use --optimizer adamw")
     torch.manual_seed(config.seed)
     model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
                                        device=str(accelerator.device))
