@@ -105,3 +105,17 @@ def test_config_validation():
         TrainConfig(train_file="x", output_dir="y", negatives="token_freq+nope")
     with pytest.raises(ValueError, match="source"):
         TrainConfig(train_file="x", output_dir="y", prompt_template="no placeholder")
+
+
+@pytest.mark.parametrize("negatives", ["token_freq", "token_freq+softmax"])
+def test_hidden_state_cache_gives_the_same_training(negatives, tiny_causal_path, tiny_pairs_jsonl,
+                                                    tmp_path):
+    kw = dict(negatives=negatives, epochs=3, eval_every=10, validation_fraction=0.1)
+    plain = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    cached = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "cached",
+                           cache_hidden=True, **kw))
+    a, b = _history(tmp_path / "plain"), _history(tmp_path / "cached")
+    assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
+    for x, y in zip(a, b, strict=True):
+        assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
+    torch.testing.assert_close(plain.head.weight, cached.head.weight, rtol=1e-3, atol=1e-4)

@@ -83,6 +83,11 @@ class TrainConfig:
     """Stop after this many evaluations without improvement (0 = never stop early)."""
     save_every: int | None = None
     """Write the resumable checkpoint every N steps (None = at every evaluation)."""
+    cache_hidden: bool = False
+    """Run the frozen model once and keep its hidden states (and dominant sets) in memory, so
+    later epochs and evaluations skip the backbone."""
+    cache_dtype: str = "float32"
+    """Storage dtype of cached hidden states: float32, bfloat16 or float16."""
     seed: int = 0
     """Seed of data order, negatives and validation negatives."""
     dtype: str = "auto"
@@ -107,6 +112,8 @@ class TrainConfig:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
         if self.dominant_cut not in CUT_MODES:
             raise ValueError(f"dominant_cut must be one of {CUT_MODES}")
+        if self.cache_dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError("cache_dtype must be float32, bfloat16 or float16")
         if "{source}" not in self.prompt_template:
             raise ValueError("prompt_template must contain {source}")
         checks = [(self.lr > 0, "lr must be > 0"), (self.grad_accum >= 1, "grad_accum must be >= 1"),
@@ -137,5 +144,5 @@ class TrainConfig:
     def resume_key(self) -> dict:
         """Settings that must match for a checkpoint to be resumed."""
         skip = {"output_dir", "resume", "progress", "device", "eval_every", "save_every", "patience",
-                "max_steps", "epochs"}
+                "max_steps", "epochs", "cache_hidden"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from .backbone import DTYPES, Positions
+from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import Collator, example_length, load_examples, make_batches
@@ -53,32 +55,51 @@ def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
 
 def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Generator
                ) -> tuple[torch.Tensor, int]:
-    """Summed per-position loss of one micro-batch and its number of trained positions.
+    """Summed per-position loss of one collated micro-batch and its number of trained positions.
 
     Phases: frozen forward (hidden states + LM logits at trained positions only) ->
     dominant sets -> negatives -> BCE over gathered head rows.
     """
-    backbone = ctx.model.backbone
+    cfg = ctx.sampler.config
     with ctx.autocast:
-        pos = backbone.positions(batch, with_logits=ctx.sampler.config.avoid_dominant
-                                 or ctx.sampler.config.needs_logits)
+        pos = ctx.model.backbone.positions(batch, with_logits=cfg.avoid_dominant or cfg.needs_logits)
     dominant_ids = None
-    if ctx.sampler.config.avoid_dominant:
+    if cfg.avoid_dominant:
         dominant_ids = find_dominant(torch.log_softmax(pos.logits, -1), ctx.dominant).padded_ids()
+    return head_loss(ctx, pos, dominant_ids, gen)
+
+
+def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | None,
+              gen: torch.Generator) -> tuple[torch.Tensor, int]:
+    """Negatives, then the summed BCE over gathered head rows, for N positions."""
+    if ctx.sampler.config.needs_logits and pos.logits is None:  # cached positions
+        with ctx.autocast:
+            pos.logits = ctx.model.backbone.lm_logits(pos.hidden)
     negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
     loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
     return loss.sum(), int(pos.targets.numel())
 
 
+def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], collate: Collator,
+               gen: torch.Generator, cache: PositionCache | None) -> tuple[torch.Tensor, int]:
+    """Loss of the micro-batch ``indices``: from the hidden-state cache when there is one."""
+    if cache is None:
+        batch = collate([examples[j] for j in indices])
+        return batch_loss(ctx, {k: v.to(ctx.model.backbone.device) for k, v in batch.items()}, gen)
+    cache.fill(indices, examples, ctx.autocast)
+    pos, dominant_ids = cache.positions(indices)
+    return head_loss(ctx, pos, dominant_ids if ctx.sampler.config.avoid_dominant else None, gen)
+
+
 @torch.no_grad()
 def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], collate: Collator,
-             seed: int, accelerator) -> float:
+             seed: int, accelerator, cache: PositionCache | None = None) -> float:
     """Mean validation loss; negatives come from fixed seeds, so every evaluation is comparable."""
     total = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
     rank, world = accelerator.process_index, accelerator.num_processes
     for i in range(rank, len(batches), world):
-        batch = {k: v.to(accelerator.device) for k, v in collate([examples[j] for j in batches[i]]).items()}
-        loss, n = batch_loss(ctx, batch, _seeded(seed, -1, i, device=accelerator.device))
+        gen = _seeded(seed, -1, i, device=accelerator.device)
+        loss, n = micro_loss(ctx, batches[i], examples, collate, gen, cache)
         total += torch.tensor([loss.item(), n], dtype=torch.float64, device=accelerator.device)
     total = accelerator.reduce(total, reduction="sum")
     return float(total[0] / total[1].clamp(min=1))
@@ -137,6 +158,17 @@ def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: in
                         shuffle=shuffle, seed=config.seed, epoch=epoch)
 
 
+def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator
+            ) -> tuple[PositionCache | None, PositionCache | None]:
+    """Train and validation hidden-state caches, when asked for."""
+    if not config.cache_hidden:
+        return None, None
+    dominant = config.dominant_config() if config.avoid_dominant else None
+    dtype = DTYPES[config.cache_dtype]
+    return (PositionCache(model.backbone, collate, dominant, dtype),
+            PositionCache(model.backbone, collate, dominant, dtype))
+
+
 def _autocast(accelerator, mode: str):
     if mode == "auto":
         mode = "bf16" if accelerator.device.type == "cuda" and torch.cuda.is_bf16_supported() else "no"
@@ -189,11 +221,13 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
         state = load_checkpoint(out / "checkpoint", config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
     val_batches = _batches(config, val_ex, False, 0) if val_ex else []
+    train_cache, val_cache = _caches(config, model, collate)
     eval_every = config.eval_every or steps_per_epoch
     save_every = config.save_every or eval_every
 
     if val_batches and state.step == 0 and not state.history:  # the untrained head's loss
-        _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model)
+        _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model,
+                          val_cache)
 
     # -- the loop -----------------------------------------------------------------------
     bar = tqdm(total=total, initial=state.step, disable=not (config.progress and accelerator.is_main_process),
@@ -211,13 +245,12 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
             mine = group[accelerator.process_index :: accelerator.num_processes]
             step_loss = 0.0
             for a, mb in enumerate(mine):
-                batch = {k: v.to(accelerator.device) for k, v in collate([train_ex[j] for j in mb]).items()}
-                tokens += int(batch["attention_mask"].sum())
+                tokens += sum(len(train_ex[j]["input_ids"]) for j in mb)
                 gen = _seeded(config.seed, state.epoch, g, a * accelerator.num_processes
                               + accelerator.process_index, device=accelerator.device)
                 sync = accelerator.no_sync(head) if a < len(mine) - 1 else nullcontext()
                 with sync:
-                    loss_sum, _ = batch_loss(ctx, batch, gen)
+                    loss_sum, _ = micro_loss(ctx, mb, train_ex, collate, gen, train_cache)
                     accelerator.backward(loss_sum * accelerator.num_processes / norm)
                 step_loss += loss_sum.item() / norm
             # phase 3: update, schedule, bookkeeping
@@ -233,7 +266,8 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
             # phase 4: validation, best head, early stopping, resumable checkpoint
             done = state.step >= total
             if val_batches and (state.step % eval_every == 0 or done):
-                _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model)
+                _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model,
+                          val_cache)
             if state.step % save_every == 0 or done or state.stopped:
                 if accelerator.is_main_process:
                     save_checkpoint(out / "checkpoint", config, state, model.head, optimizer, scheduler)
@@ -246,8 +280,9 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
     return _finish(config, state, model, accelerator)
 
 
-def _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model) -> None:
-    val = evaluate(ctx, val_batches, val_ex, collate, config.seed, accelerator)
+def _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model, val_cache
+              ) -> None:
+    val = evaluate(ctx, val_batches, val_ex, collate, config.seed, accelerator, val_cache)
     state.history.append({"step": state.step, "val_loss": val, "train_loss": state.last_loss})
     accelerator.print(f"step {state.step}: validation loss {val:.5f}")
     if val < state.best_val:

@@ -1,0 +1,101 @@
+"""Hidden-state cache: run the frozen backbone once, train the head many times.
+
+The backbone is frozen, so the final hidden states of every trained position, and the
+dominant sets the samplers exclude, never change. With the cache on, the first pass
+stores them per example (CPU memory, in ``storage_dtype``), and every later micro-batch
+is assembled from the cache instead of running the backbone. The softmax sampler still
+needs each position's LM distribution; it is recomputed from the cached hidden states
+with the LM head alone (the body is skipped), which is what bounds a cached epoch with
+softmax sampling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .backbone import Backbone, Positions
+from .data import Collator
+from .dominant import DominantConfig, find_dominant
+
+
+@dataclass
+class CachedExample:
+    """One example's trained positions: hidden (n, d), targets (n,), dominant (n, M) or None."""
+
+    hidden: torch.Tensor
+    targets: torch.Tensor
+    dominant: torch.Tensor | None
+
+
+class PositionCache:
+    """Per-example hidden states, targets and dominant ids, filled lazily."""
+
+    def __init__(self, backbone: Backbone, collate: Collator, dominant: DominantConfig | None,
+                 storage_dtype: torch.dtype = torch.float32) -> None:
+        """
+        Args:
+            backbone: the frozen model.
+            collate: batch collator.
+            dominant: dominant-token rule, or None when no sampler needs dominant sets.
+            storage_dtype: dtype of the stored hidden states.
+        """
+        self.backbone, self.collate, self.dominant = backbone, collate, dominant
+        self.storage_dtype = storage_dtype
+        self.items: dict[int, CachedExample] = {}
+
+    def nbytes(self) -> int:
+        """Memory held by the cache."""
+        total = 0
+        for item in self.items.values():
+            for t in (item.hidden, item.targets, item.dominant):
+                if t is not None:
+                    total += t.numel() * t.element_size()
+        return total
+
+    @torch.no_grad()
+    def fill(self, indices: list[int], examples: list[dict], autocast: object) -> None:
+        """Run the backbone on the examples of ``indices`` that are not cached yet."""
+        todo = [i for i in indices if i not in self.items]
+        if not todo:
+            return
+        device = self.backbone.device
+        batch = {k: v.to(device) for k, v in self.collate([examples[i] for i in todo]).items()}
+        with autocast:
+            pos = self.backbone.positions(batch, with_logits=self.dominant is not None)
+        dom = None
+        if self.dominant is not None:
+            dom = find_dominant(torch.log_softmax(pos.logits, -1), self.dominant).padded_ids()
+        for r, i in enumerate(todo):
+            sel = pos.row == r
+            self.items[i] = CachedExample(
+                hidden=pos.hidden[sel].to("cpu", self.storage_dtype),
+                targets=pos.targets[sel].cpu(),
+                dominant=None if dom is None else _trim(dom[sel].cpu()),
+            )
+
+    def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:
+        """The cached positions of a micro-batch, in the same order the backbone gives them.
+
+        Returns:
+            Positions (hidden (N, d) in the backbone dtype, targets (N,)) and the dominant
+            ids (N, M) padded with -1 (None when not cached).
+        """
+        device, dtype = self.backbone.device, self.backbone.dtype
+        items = [self.items[i] for i in indices]
+        hidden = torch.cat([it.hidden for it in items]).to(device, dtype)
+        targets = torch.cat([it.targets for it in items]).to(device)
+        dominant = None
+        if self.dominant is not None:
+            width = max(it.dominant.shape[1] for it in items)
+            dominant = torch.cat([torch.nn.functional.pad(it.dominant, (0, width - it.dominant.shape[1]),
+                                                          value=-1) for it in items]).to(device)
+        empty = torch.empty(0, dtype=torch.long, device=device)
+        return Positions(hidden=hidden, targets=targets, row=empty, col=empty), dominant
+
+
+def _trim(ids: torch.Tensor) -> torch.Tensor:
+    """Drop all-padding columns of (n, M) dominant ids (keep at least one)."""
+    keep = max(int((ids >= 0).sum(1).max()) if ids.numel() else 0, 1)
+    return ids[:, :keep].contiguous()
