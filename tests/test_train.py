@@ -119,3 +119,19 @@ def test_hidden_state_cache_gives_the_same_training(negatives, tiny_causal_path,
     for x, y in zip(a, b, strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
     torch.testing.assert_close(plain.head.weight, cached.head.weight, rtol=1e-3, atol=1e-4)
+
+
+def test_token_batches_with_accumulation_train(tiny_seq2seq_path, tiny_pairs_jsonl, tmp_path):
+    model = train(_config(tiny_seq2seq_path, tiny_pairs_jsonl, tmp_path, batch_size=None,
+                          max_tokens=256, grad_accum=2, max_steps=8, eval_every=4))
+    hist = _history(tmp_path)
+    assert [h["step"] for h in hist] == [0, 4, 8] and hist[-1]["val_loss"] < hist[0]["val_loss"]
+    assert model.config.training["max_tokens"] == 256 and model.config.training["batch_size"] is None
+
+
+def test_bfloat16_backbone_trains_a_float32_head(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, dtype="bfloat16",
+                          max_steps=6, eval_every=3))
+    assert model.backbone.dtype == torch.bfloat16 and model.head.weight.dtype == torch.float32
+    hist = _history(tmp_path)
+    assert hist[-1]["val_loss"] < hist[0]["val_loss"]
