@@ -5,59 +5,37 @@ better. Gold arrays are human or pseudo-gold quality (real-valued) or binary lab
 (1 = good / OK, 0 = bad). All arrays are 1-D of shape (N,) with one value per item.
 
 Only numpy is needed. The correlations, ROC-AUC and log loss match scipy / scikit-learn
-to floating-point precision (see ``tests/test_metrics.py``).
+to floating-point precision (see ``tests/test_metrics.py``). The bootstrap lives in
+:mod:`sigmoid_head.bootstrap`, the word-level metrics in :mod:`sigmoid_head.word_metrics`
+and the input checks in :mod:`sigmoid_head.metric_inputs`; all are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from .bootstrap import bootstrap_ci, register_batched
+from .bootstrap import paired_bootstrap as paired_bootstrap
+from .metric_inputs import (
+    FloatArray,
+    IntArray,
+    as_1d,
+    as_pair,
+    is_binary,
+    require_binary,
+    require_prob,
+)
+from .word_metrics import tags_to_binary as tags_to_binary
+from .word_metrics import word_bce as word_bce
+from .word_metrics import word_f1 as word_f1
+
 MetricFn = Callable[[ArrayLike, ArrayLike], float]
-
-_MAX_CELLS = 4_000_000  # resample indices held in memory at once (n_boot chunk * N)
-
-
-# ----------------------------------------------------------------------------- validation
-def _as_1d(x: ArrayLike, name: str) -> FloatArray:
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf values")
-    return a
-
-
-def _pair(pred: ArrayLike, gold: ArrayLike, min_n: int = 2) -> tuple[FloatArray, FloatArray]:
-    p, g = _as_1d(pred, "pred"), _as_1d(gold, "gold")
-    if p.shape != g.shape:
-        raise ValueError(f"pred and gold must have the same shape, got {p.shape} and {g.shape}")
-    if p.size < min_n:
-        raise ValueError(f"need at least {min_n} items, got {p.size}")
-    return p, g
-
-
-def is_binary(gold: ArrayLike) -> bool:
-    """Whether every gold value is exactly 0 or 1."""
-    g = np.asarray(gold, dtype=np.float64)
-    return bool(np.all((g == 0) | (g == 1)))
-
-
-def _require_binary(g: FloatArray) -> None:
-    if not is_binary(g):
-        raise ValueError("gold must be binary (0/1) for this metric")
-
-
-def _require_prob(p: FloatArray) -> None:
-    if p.size and (p.min() < 0 or p.max() > 1):
-        raise ValueError("pred must be probabilities in [0, 1] for this metric")
 
 
 # ----------------------------------------------------------------------------- ranks
@@ -114,7 +92,7 @@ def pearson(pred: ArrayLike, gold: ArrayLike) -> float:
 
     Returns NaN with a warning when either input is constant.
     """
-    p, g = _pair(pred, gold)
+    p, g = as_pair(pred, gold)
     if _warn_if_constant(p, g, "pearson"):
         return math.nan
     return float(_pearson_rows(p[None], g[None])[0])
@@ -122,7 +100,7 @@ def pearson(pred: ArrayLike, gold: ArrayLike) -> float:
 
 def spearman(pred: ArrayLike, gold: ArrayLike) -> float:
     """Spearman rank correlation with average ranks for ties (equals ``scipy.stats.spearmanr``)."""
-    p, g = _pair(pred, gold)
+    p, g = as_pair(pred, gold)
     if _warn_if_constant(p, g, "spearman"):
         return math.nan
     return float(_pearson_rows(_rank_rows(p[None]), _rank_rows(g[None]))[0])
@@ -163,7 +141,7 @@ def kendall(pred: ArrayLike, gold: ArrayLike) -> float:
 
     tau_b = (C - D) / sqrt((T - T_pred) * (T - T_gold)), T = N(N-1)/2 pairs.
     """
-    p, g = _pair(pred, gold)
+    p, g = as_pair(pred, gold)
     if _warn_if_constant(p, g, "kendall"):
         return math.nan
     n = p.size
@@ -190,9 +168,9 @@ def bce(pred_prob: ArrayLike, gold_binary: ArrayLike, eps: float = 1e-7) -> floa
     Probabilities are clipped to [eps, 1 - eps] first; equals
     ``sklearn.metrics.log_loss(gold, np.clip(pred, eps, 1 - eps))``.
     """
-    p, g = _pair(pred_prob, gold_binary, min_n=1)
-    _require_binary(g)
-    _require_prob(p)
+    p, g = as_pair(pred_prob, gold_binary, min_n=1)
+    require_binary(g)
+    require_prob(p)
     return float(_bce_rows(p[None], g[None], eps)[0])
 
 
@@ -212,8 +190,8 @@ def roc_auc(pred: ArrayLike, gold_binary: ArrayLike) -> float:
     Raises:
         ValueError: if gold is not binary or holds only one class.
     """
-    p, g = _pair(pred, gold_binary)
-    _require_binary(g)
+    p, g = as_pair(pred, gold_binary)
+    require_binary(g)
     if g.min() == g.max():
         raise ValueError("roc_auc needs both classes in gold")
     return float(_roc_auc_rows(p[None], g[None])[0])
@@ -228,9 +206,9 @@ def calibration_bins(
         (mean predicted probability, fraction of positives, item count), each (n_bins,);
         the first two are NaN for empty bins.
     """
-    p, g = _pair(pred_prob, gold_binary, min_n=1)
-    _require_binary(g)
-    _require_prob(p)
+    p, g = as_pair(pred_prob, gold_binary, min_n=1)
+    require_binary(g)
+    require_prob(p)
     if n_bins < 1:
         raise ValueError("n_bins must be >= 1")
     b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
@@ -280,7 +258,7 @@ def prr(pred_quality: ArrayLike, gold_quality: ArrayLike, max_rejection: float =
         gold_quality: (N,) gold quality, higher = better.
         max_rejection: largest fraction of items rejected (lm-polygraph's default 1.0).
     """
-    p, g = _pair(pred_quality, gold_quality)
+    p, g = as_pair(pred_quality, gold_quality)
     n = p.size
     if not 0.0 < max_rejection <= 1.0:
         raise ValueError("max_rejection must be in (0, 1]")
@@ -298,188 +276,11 @@ def prr(pred_quality: ArrayLike, gold_quality: ArrayLike, max_rejection: float =
     return (_rejection_auc(tie_avg, k) - auc_random) / (auc_oracle - auc_random)
 
 
-# ----------------------------------------------------------------------------- word level
-def _flatten(x: Any) -> list[Any]:
-    """Flatten one level of nesting (a list of per-sentence lists) if present."""
-    items = list(x.tolist() if isinstance(x, np.ndarray) else x)
-    if items and isinstance(items[0], (list, tuple, np.ndarray)):
-        return [v for seq in items for v in (seq.tolist() if isinstance(seq, np.ndarray) else seq)]
-    return items
-
-
-def tags_to_binary(tags: Sequence[Any] | ArrayLike) -> IntArray:
-    """Word tags ("OK"/"BAD" strings, case-insensitive, or 1/0, True/False) to 1 = OK, 0 = BAD.
-
-    A list of per-sentence tag lists is flattened.
-    """
-    out = []
-    for t in _flatten(tags):
-        if isinstance(t, str):
-            u = t.strip().upper()
-            if u not in ("OK", "BAD"):
-                raise ValueError(f"unknown word tag {t!r}; expected 'OK' or 'BAD'")
-            out.append(1 if u == "OK" else 0)
-        elif t in (0, 1):
-            out.append(int(t))
-        else:
-            raise ValueError(f"unknown word tag {t!r}; expected 1 (OK) or 0 (BAD)")
-    return np.asarray(out, dtype=np.int64)
-
-
-def _word_pair(pred_prob: Any, tags: Any) -> tuple[FloatArray, IntArray]:
-    p = _as_1d(np.asarray(_flatten(pred_prob), dtype=np.float64), "pred_prob")
-    t = tags_to_binary(tags)
-    if p.shape != t.shape:
-        raise ValueError(f"{p.size} word probabilities but {t.size} tags")
-    _require_prob(p)
-    return p, t
-
-
-def word_bce(pred_prob: Any, ok_bad_tags: Any, eps: float = 1e-7) -> float:
-    """BCE of per-word probabilities of being OK against OK (1) / BAD (0) tags."""
-    p, t = _word_pair(pred_prob, ok_bad_tags)
-    return bce(p, t, eps)
-
-
-def _f1(tp: int, fp: int, fn: int) -> float:
-    den = 2 * tp + fp + fn
-    return 2 * tp / den if den else 0.0  # sklearn's zero_division default
-
-
-def word_f1(pred_prob: Any, tags: Any, threshold: float = 0.5) -> dict[str, float]:
-    """Word-level F1 as in the WMT word-level QE task.
-
-    A word is predicted OK when its probability is >= ``threshold``, else BAD.
-
-    Returns:
-        ``{"f1_bad", "f1_ok", "f1_mult"}`` where F1-MULT = F1-BAD * F1-OK.
-    """
-    p, t = _word_pair(pred_prob, tags)
-    y = (p >= threshold).astype(np.int64)
-    tp_ok = int(((y == 1) & (t == 1)).sum())
-    tp_bad = int(((y == 0) & (t == 0)).sum())
-    ok_as_bad = int(((y == 0) & (t == 1)).sum())
-    bad_as_ok = int(((y == 1) & (t == 0)).sum())
-    f1_ok = _f1(tp_ok, bad_as_ok, ok_as_bad)
-    f1_bad = _f1(tp_bad, ok_as_bad, bad_as_ok)
-    return {"f1_bad": f1_bad, "f1_ok": f1_ok, "f1_mult": f1_bad * f1_ok}
-
-
-# ----------------------------------------------------------------------------- bootstrap
-_BATCHED: dict[Callable[..., float], Callable[[FloatArray, FloatArray], FloatArray]] = {
-    pearson: _pearson_rows,
-    spearman: lambda p, g: _pearson_rows(_rank_rows(p), _rank_rows(g)),
-    bce: _bce_rows,
-    roc_auc: _roc_auc_rows,
-}
-
-
-def _resamples(n_items: int, n_boot: int, seed: int) -> Iterator[IntArray]:
-    """Yield (chunk, N) index arrays, n_boot rows in all, drawn with replacement."""
-    rng = np.random.default_rng(seed)
-    chunk = max(1, _MAX_CELLS // n_items)
-    for start in range(0, n_boot, chunk):
-        yield rng.integers(0, n_items, size=(min(chunk, n_boot - start), n_items))
-
-
-def _on_resamples(
-    fn: Callable[..., float], p: FloatArray, g: FloatArray, idx: IntArray
-) -> FloatArray:
-    batched = _BATCHED.get(fn)
-    if batched is not None:
-        return batched(p[idx], g[idx])
-    return np.array([fn(p[i], g[i]) for i in idx], dtype=np.float64)
-
-
-def _check_boot(n: int, alpha: float) -> None:
-    if n < 1:
-        raise ValueError("n (number of bootstrap resamples) must be >= 1")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError("alpha must be in (0, 1)")
-
-
-def bootstrap_ci(
-    metric_fn: Callable[..., float],
-    pred: ArrayLike,
-    gold: ArrayLike,
-    n: int = 1000,
-    alpha: float = 0.05,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """Percentile bootstrap confidence interval over items.
-
-    Resamples the N items with replacement ``n`` times (numpy ``default_rng(seed)``,
-    so the result is deterministic) and takes the alpha/2 and 1 - alpha/2 percentiles
-    of the metric. Pearson, Spearman, BCE and ROC-AUC are computed on all resamples at
-    once; other functions are called once per resample. Resamples where the metric is
-    undefined (NaN) are dropped.
-
-    Returns:
-        (point estimate on all items, CI low, CI high); all NaN if the point is NaN.
-    """
-    _check_boot(n, alpha)
-    p, g = _pair(pred, gold, min_n=1)
-    point = float(metric_fn(p, g))
-    if math.isnan(point):
-        return point, math.nan, math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        vals = np.concatenate(
-            [_on_resamples(metric_fn, p, g, i) for i in _resamples(p.size, n, seed)]
-        )
-    if np.all(np.isnan(vals)):
-        return point, math.nan, math.nan
-    lo, hi = np.nanpercentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return point, float(lo), float(hi)
-
-
-def paired_bootstrap(
-    metric_fn: Callable[..., float],
-    pred_a: ArrayLike,
-    pred_b: ArrayLike,
-    gold: ArrayLike,
-    n: int = 1000,
-    seed: int = 0,
-    higher_is_better: bool = True,
-    alpha: float = 0.05,
-) -> dict[str, float]:
-    """Paired bootstrap test of method A against method B on the same items.
-
-    Both methods are scored on the same ``n`` resamples. ``delta`` is
-    metric(A) - metric(B) on all items (raw, not sign-flipped). The one-sided p-value
-    is the fraction of resamples in which A is *not* better than B (delta <= 0 when
-    higher is better, delta >= 0 otherwise), so a small p supports "A is better" and an
-    identical copy gives p = 1. ``win_rate`` is the fraction where A is strictly better.
-    Resamples where either metric is NaN are dropped.
-
-    Returns:
-        dict with ``delta``, ``p_value``, ``ci_low``, ``ci_high`` (percentile CI of the
-        delta at level 1 - alpha) and ``win_rate``.
-    """
-    _check_boot(n, alpha)
-    a, g = _pair(pred_a, gold, min_n=1)
-    b, _ = _pair(pred_b, gold, min_n=1)
-    delta = float(metric_fn(a, g)) - float(metric_fn(b, g))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        d = np.concatenate(
-            [
-                _on_resamples(metric_fn, a, g, i) - _on_resamples(metric_fn, b, g, i)
-                for i in _resamples(g.size, n, seed)
-            ]
-        )
-    d = d[~np.isnan(d)]
-    if d.size == 0:
-        return dict.fromkeys(("delta", "p_value", "ci_low", "ci_high", "win_rate"), math.nan)
-    better = d > 0 if higher_is_better else d < 0
-    lo, hi = np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return {
-        "delta": delta,
-        "p_value": float(1.0 - better.mean()),
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "win_rate": float(better.mean()),
-    }
+# the bootstrap computes these on whole chunks of resamples at once
+register_batched(pearson, _pearson_rows)
+register_batched(spearman, lambda p, g: _pearson_rows(_rank_rows(p), _rank_rows(g)))
+register_batched(bce, _bce_rows)
+register_batched(roc_auc, _roc_auc_rows)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -546,7 +347,7 @@ def evaluate_methods(
     Raises:
         ValueError: unknown metric, shape mismatch, or NaN/inf scores (naming the method).
     """
-    g = _as_1d(gold, "gold")
+    g = as_1d(gold, "gold")
     binary = is_binary(g)
     if metrics is None:
         names = [m for m, spec in METRICS.items() if binary or not spec.needs_binary_gold]

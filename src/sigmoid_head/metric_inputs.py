@@ -1,0 +1,47 @@
+"""Checks on the arrays the metric modules take: 1-D, finite, matching, binary, [0, 1].
+
+Shared by :mod:`sigmoid_head.metrics`, :mod:`sigmoid_head.bootstrap` and
+:mod:`sigmoid_head.word_metrics`; it depends on none of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+def as_1d(x: ArrayLike, name: str) -> FloatArray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf values")
+    return a
+
+
+def as_pair(pred: ArrayLike, gold: ArrayLike, min_n: int = 2) -> tuple[FloatArray, FloatArray]:
+    p, g = as_1d(pred, "pred"), as_1d(gold, "gold")
+    if p.shape != g.shape:
+        raise ValueError(f"pred and gold must have the same shape, got {p.shape} and {g.shape}")
+    if p.size < min_n:
+        raise ValueError(f"need at least {min_n} items, got {p.size}")
+    return p, g
+
+
+def is_binary(gold: ArrayLike) -> bool:
+    """Whether every gold value is exactly 0 or 1."""
+    g = np.asarray(gold, dtype=np.float64)
+    return bool(np.all((g == 0) | (g == 1)))
+
+
+def require_binary(g: FloatArray) -> None:
+    if not is_binary(g):
+        raise ValueError("gold must be binary (0/1) for this metric")
+
+
+def require_prob(p: FloatArray) -> None:
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise ValueError("pred must be probabilities in [0, 1] for this metric")
