@@ -256,8 +256,7 @@ def test_orientation_negates_uncertainties() -> None:
 
 @pytest.mark.integration
 def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
-    from sigmoid_head.config import TrainConfig
-    from sigmoid_head.train import train
+    from sigmoid_head.cli import main as sigmoid_head_main
 
     pairs = [
         ("Thou art my friend.", "You are my friend."),
@@ -272,20 +271,12 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps({"source": s, "target": t}) + "\n" for s, t in pairs))
     head = tmp_path / "head"
-    train(
-        TrainConfig(
-            train_file=str(data),
-            output_dir=str(head),
-            use_chat_template=True,
-            prompt_template="Rewrite in modern English: {source}",
-            max_steps=3,
-            batch_size=4,
-            lr=1e-3,
-            validation_fraction=0.0,
-            progress=False,
-            device="cpu",
-        )
-    )
+    # the head comes from the core CLI: `sigmoid-head train ...`
+    argv = ["train", "--train-file", str(data), "--output-dir", str(head), "--use-chat-template",
+            "--prompt-template", "Rewrite in modern English: {source}", "--max-steps", "3",
+            "--batch-size", "4", "--lr", "1e-3", "--validation-fraction", "0", "--no-progress",
+            "--device", "cpu"]
+    assert sigmoid_head_main(argv) == 0
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(json.dumps({"source": s, "candidate": t}) + "\n" for s, t in pairs[:5]))
     out = tmp_path / "scores.jsonl"
