@@ -5,8 +5,8 @@ Note: ``accelerate launch --cpu --num_processes 2`` starts a single process on o
 and ``torchrun`` start real gloo process groups on a CPU-only machine.
 """
 
-import shutil
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -32,19 +32,17 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-LAUNCHERS = {
-    "accelerate": ["accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines",
-                   "1", "--mixed_precision", "no", "--dynamo_backend", "no"],
-    "torchrun": ["torchrun", "--nproc_per_node", "2"],
+LAUNCHERS = {  # run through this interpreter, so no PATH lookup is needed
+    "accelerate": [sys.executable, "-m", "accelerate.commands.accelerate_cli", "launch",
+                   "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                   "--mixed_precision", "no", "--dynamo_backend", "no"],
+    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"],
 }
 
 
 @pytest.mark.parametrize(("launcher", "optimizer"), [("accelerate", "adamw"), ("torchrun", "adamw")])
 def test_two_processes_train_the_same_head_as_one(launcher, optimizer, tiny_causal_path,
                                                   tiny_pairs_jsonl, tmp_path):
-    exe = shutil.which(LAUNCHERS[launcher][0])
-    if exe is None:
-        pytest.skip(f"{launcher} not on PATH")
     script = tmp_path / "run.py"
     script.write_text(SCRIPT)
     single = train(TrainConfig(train_file=str(tiny_pairs_jsonl), output_dir=str(tmp_path / "one"),
@@ -52,7 +50,7 @@ def test_two_processes_train_the_same_head_as_one(launcher, optimizer, tiny_caus
                                max_steps=12, eval_every=6, patience=0, progress=False,
                                validation_fraction=0.1, seed=0, device="cpu",
                                negatives="token_freq+softmax", optimizer=optimizer))
-    cmd = [exe, *LAUNCHERS[launcher][1:], str(script), str(tiny_causal_path),
+    cmd = [*LAUNCHERS[launcher], str(script), str(tiny_causal_path),
            str(tiny_pairs_jsonl), str(tmp_path / "two"), "1", optimizer]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
