@@ -178,8 +178,17 @@ def _autocast(accelerator, mode: str):
     return torch.autocast(accelerator.device.type, dtype=dtype)
 
 
-def train(config: TrainConfig) -> SigmoidHeadModel:
+def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
+          caches: tuple[PositionCache | None, PositionCache | None] | None = None
+          ) -> SigmoidHeadModel:
     """Train a Sigmoid Head and save it (and its best checkpoint) under ``config.output_dir``.
+
+    Args:
+        config: every training setting.
+        model: an already loaded base model with a fresh head (default: load
+            ``config.model``); lets experiments train several heads on one loaded backbone.
+        caches: (train, validation) hidden-state caches to reuse across runs on the same
+            data and backbone (with ``cache_hidden``); filled on first use.
 
     Returns:
         The SigmoidHeadModel holding the selected head (best validation loss when
@@ -194,8 +203,9 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
         raise ValueError("sparse_adam works in a single process only (DistributedDataParallel "
                          "cannot all-reduce sparse gradients); use --optimizer adamw")
     torch.manual_seed(config.seed)
-    model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
-                                       device=str(accelerator.device))
+    if model is None:
+        model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
+                                           device=str(accelerator.device))
     model.head.sparse = config.optimizer == "sparse_adam"
     train_ex, val_ex = _load_data(config, model)
     model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
@@ -221,7 +231,7 @@ def train(config: TrainConfig) -> SigmoidHeadModel:
         state = load_checkpoint(out / "checkpoint", config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
     val_batches = _batches(config, val_ex, False, 0) if val_ex else []
-    train_cache, val_cache = _caches(config, model, collate)
+    train_cache, val_cache = caches if caches is not None else _caches(config, model, collate)
     eval_every = config.eval_every or steps_per_epoch
     save_every = config.save_every or eval_every
 
