@@ -11,6 +11,9 @@ Because a drop larger than ``epsilon`` needs ``p(i) > epsilon``, and at most
 ``floor(1 / epsilon)`` tokens can have that much mass, only the top
 ``floor(1 / epsilon) + 1`` probabilities are ever looked at (201 for the default
 ``epsilon = 0.005``), instead of a full sort or the reference package's top-1024.
+Going further, only tokens above ``epsilon`` and the first one below can matter, and
+they are found by screening blocks of the vocabulary by their maximum: the top-k then
+runs over a few gathered blocks, and only the kept values are exponentiated.
 The dominant set is always a prefix of that sorted list, so it is returned compactly
 as ``(top_ids, n_dominant)``: the set at position ``n`` is ``top_ids[n, :n_dominant[n]]``.
 """
@@ -90,10 +93,53 @@ class DominantSets:
         return hit.any(-1)
 
 
+BLOCK = 256
+"""Width of the vocabulary blocks that screen out tokens which cannot matter."""
+
+
+def _screened_topk(x: torch.Tensor, k: int, threshold: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The top ``k'`` entries per row, ``k' <= k`` just large enough to hold every entry
+    above ``threshold`` plus the next one, without a full-width top-k.
+
+    Rows are cut into blocks of :data:`BLOCK`; only the blocks whose maximum exceeds the
+    threshold, plus the best block below it, can hold those entries, so the top-k runs
+    over a few gathered blocks instead of the whole vocabulary. Exact: the returned
+    prefix equals ``torch.topk(x, k')`` up to the order of tied values.
+
+    Args:
+        x: (N, V) log-probabilities (or probabilities).
+        k: the most entries ever needed.
+        threshold: entries at or below it matter only as the first one below.
+
+    Returns:
+        values (N, k'), ids (N, k'), sorted descending.
+    """
+    n, v = x.shape
+    nb = -(-v // BLOCK)
+    if v % BLOCK:  # pad the tail block with -inf
+        x_pad = torch.full((n, nb * BLOCK), -math.inf, dtype=x.dtype, device=x.device)
+        x_pad[:, :v] = x
+    else:
+        x_pad = x
+    block_max = x_pad.view(n, nb, BLOCK).amax(-1)  # (N, nb)
+    kb = min(nb, int((block_max > threshold).sum(-1).max()) + 1)
+    blocks = torch.topk(block_max, kb, dim=-1).indices  # (N, kb) the blocks that can matter
+    cols = (blocks.unsqueeze(-1) * BLOCK + torch.arange(BLOCK, device=x.device)).flatten(1)
+    vals = x_pad.gather(1, cols)  # (N, kb * BLOCK)
+    above = int((vals > threshold).sum(-1).max())
+    k = min(k, above + 1, vals.shape[1])
+    top_vals, where = torch.topk(vals, k, dim=-1)  # (N, k')
+    return top_vals, cols.gather(1, where)
+
+
 def find_dominant(
     log_probs: torch.Tensor, config: DominantConfig | None = None, *, probs: bool = False
 ) -> DominantSets:
     """Find the dominant set of every position at once (no per-position loop).
+
+    A significant drop at sorted index ``i`` needs ``p(i) > epsilon``, so only the
+    tokens above epsilon and the next one are ranked (see :func:`_screened_topk`); the
+    full ``(N, V)`` matrix is never exponentiated, only the K kept values are.
 
     Args:
         log_probs: (..., V) log-softmax of the LM logits (or probabilities when
@@ -102,18 +148,24 @@ def find_dominant(
         probs: the input already holds probabilities.
 
     Returns:
-        DominantSets with tensors of shape (N, K), N = prod(leading dims).
+        DominantSets with tensors of shape (N, K), N = prod(leading dims), K at most
+        ``config.topk(V)`` (fewer when fewer tokens can matter).
     """
     config = config or DominantConfig()
     vocab = log_probs.shape[-1]
     flat = log_probs.reshape(-1, vocab)
-    p = flat if probs else flat.exp()  # (N, V), a new tensor: the input stays intact
     k = config.topk(vocab)
-    top_probs, top_ids = torch.topk(p, k=k, dim=-1, largest=True, sorted=True)  # (N, K)
+    if config.epsilon > 0 and flat.shape[0] > 0 and vocab > BLOCK:
+        # a margin below log(epsilon) keeps every token whose exp may round above epsilon
+        thr = config.epsilon * (1 - 1e-6) if probs else math.log(config.epsilon) - 1e-4
+        top, top_ids = _screened_topk(flat, k, thr)
+    else:
+        top, top_ids = torch.topk(flat, k=k, dim=-1, largest=True, sorted=True)  # (N, K)
+    top_probs = top if probs else top.exp()  # (N, K), exp of the kept values only
     diff = top_probs[:, :-1] - top_probs[:, 1:]  # (N, K-1)
     drop = (diff > config.p_jump * top_probs[:, :-1]) & (diff > config.epsilon)
     n = drop.shape[-1]
-    if n == 0:  # a vocabulary of one token has no drop
+    if n == 0:  # a single kept token has no drop
         n_dom = torch.zeros(flat.shape[0], dtype=torch.long, device=flat.device)
         return DominantSets(top_ids, top_probs, n_dom)
     ar = torch.arange(n, device=flat.device)
