@@ -131,3 +131,21 @@ def test_count_target_tokens_and_errors():
     with pytest.raises(ValueError, match="logits"):
         NegativeSampler(SamplerConfig("softmax"), V)(torch.zeros(2, dtype=torch.long),
                                                       torch.Generator())
+
+
+def test_softmax_two_level_draw_is_exact_across_blocks():
+    # 700 ids = two full 256-wide blocks and a padded tail block; mass spread over all
+    n, v = 30000, 700
+    logits = torch.randn(1, v, generator=torch.Generator().manual_seed(5)).repeat(n, 1)
+    targets = torch.full((n,), 300)
+    dom = torch.tensor([[10, 600, -1]]).repeat(n, 1)
+    cfg = SamplerConfig("softmax", num_negatives=1, softmax_temperature=2.0)
+    neg = NegativeSampler(cfg, v, chunk_rows=4096)(targets, torch.Generator().manual_seed(0), dom,
+                                                   logits)
+    expected = torch.softmax(logits[0] / 2.0, -1).double()
+    expected[[300, 10, 600]] = 0.0
+    assert _chi2_ok(torch.bincount(neg[:, 0], minlength=v).double(), expected)
+    shifted = NegativeSampler(cfg, v, chunk_rows=4096)(
+        targets, torch.Generator().manual_seed(0), dom, torch.log_softmax(logits, -1))
+    # a shift of the logits (log-probs instead) changes a draw only by float rounding
+    assert (neg == shifted).double().mean() > 0.999

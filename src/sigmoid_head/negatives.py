@@ -10,7 +10,8 @@ exactly sequential sampling without replacement.
 Fixed distributions ("random", "token_freq") draw from one shared (V,) distribution by
 inverse-CDF lookup, so no [positions x vocab] tensor is ever built for them. The
 "softmax" sampler uses each position's own LM distribution at a temperature (the
-logits the forward pass already made), processed in row chunks to bound memory.
+logits the forward pass already made), processed in row chunks to bound memory, with a
+two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary.
 
 A mixture such as ``"token_freq+softmax"`` draws ``k // parts`` from each part (the
 first parts take the remainder); later parts also exclude what earlier parts drew.
@@ -237,21 +238,56 @@ class NegativeSampler:
         out = []
         t = self.config.softmax_temperature
         for start in range(0, logits.shape[0], self.chunk_rows):
-            z = logits[start : start + self.chunk_rows].float()
-            ex = excluded[start : start + self.chunk_rows]
-            w = torch.softmax(z / t, dim=-1)  # (R, V)
-            hit = torch.zeros(w.shape[0], w.shape[1] + 1, dtype=torch.bool, device=w.device)
-            hit.scatter_(1, torch.where(ex >= 0, ex, w.shape[1]), True)  # padding -> spare column
-            w.masked_fill_(hit[:, :-1], 0.0)
-            cdf = torch.cumsum(w, dim=-1)  # (R, V)
-
-            def draw(rows: torch.Tensor, m: int, cdf: torch.Tensor = cdf) -> torch.Tensor:
-                c = cdf if rows.numel() == cdf.shape[0] else cdf[rows]  # (R, V)
-                u = torch.rand(rows.numel(), m, generator=gen, device=c.device) * c[:, -1:]
-                return torch.searchsorted(c, u, right=True).clamp_(max=c.shape[1] - 1)
-
-            out.append(draw_distinct(draw, ex, k, self.vocab_size, gen))
+            z = logits[start : start + self.chunk_rows].float()  # (R, V)
+            ex = excluded[start : start + self.chunk_rows]  # (R, E)
+            w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
+            r, c = (ex >= 0).nonzero(as_tuple=True)
+            w[r, ex[r, c]] = 0.0  # excluded ids get no mass
+            out.append(draw_distinct(_two_level_draw(w, gen), ex, k, self.vocab_size, gen))
         return torch.cat(out, 0)
+
+
+BLOCK = 256
+"""Vocabulary block width of the two-level softmax sampler."""
+
+
+def _two_level_draw(w: torch.Tensor, gen: torch.Generator) -> DrawFn:
+    """Exact inverse-CDF draws from per-row weights without a full-width cumsum.
+
+    The vocabulary is cut into blocks of :data:`BLOCK`. A draw first picks a block by
+    inverse CDF over the per-row block sums, then a token by inverse CDF over the
+    chosen block's weights, with the remainder of the same uniform: together exactly
+    one inverse-CDF draw over the whole row, but the only full-width work is one sum.
+
+    Args:
+        w: (R, V) non-negative weights (a row's distribution up to a constant).
+        gen: random generator.
+
+    Returns:
+        A draw function (rows (r,), m) -> (r, m) ids, -1 where rounding left a draw empty.
+    """
+    n_rows, vocab = w.shape
+    nb = -(-vocab // BLOCK)
+    if vocab % BLOCK:  # zero-weight padding of the tail block
+        w = torch.nn.functional.pad(w, (0, nb * BLOCK - vocab))
+    blocks = w.view(n_rows, nb, BLOCK)  # (R, nb, BLOCK)
+    block_cdf = blocks.sum(-1).cumsum_(-1)  # (R, nb)
+
+    def draw(rows: torch.Tensor, m: int) -> torch.Tensor:
+        bc = block_cdf if rows.numel() == n_rows else block_cdf[rows]  # (r, nb)
+        u = torch.rand(rows.numel(), m, generator=gen, device=w.device) * bc[:, -1:]  # (r, m)
+        b = torch.searchsorted(bc, u, right=True)  # (r, m) first block whose cdf exceeds u
+        full = b < nb
+        b = b.clamp_(max=nb - 1)
+        below = torch.where(b > 0, bc.gather(1, (b - 1).clamp(min=0)), 0.0)  # (r, m)
+        inner = blocks[rows.unsqueeze(1), b].cumsum_(-1)  # (r, m, BLOCK)
+        rest = (u - below).unsqueeze(-1)  # (r, m, 1) remainder inside the block
+        j = torch.searchsorted(inner, rest, right=True).squeeze(-1)  # (r, m)
+        ids = b * BLOCK + j.clamp(max=BLOCK - 1)
+        ok = full & (j < BLOCK) & (ids < vocab)
+        return torch.where(ok, ids, -1)
+
+    return draw
 
 
 SAMPLERS = {"random": "uniform over the vocabulary",
