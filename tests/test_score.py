@@ -24,7 +24,9 @@ from sigmoid_head.score import (
     score_examples,
     score_pairs,
     score_records,
+    sigmoid_scores,
 )
+from sigmoid_head.score import entropy as softmax_entropy
 
 SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
 CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]
@@ -204,3 +206,24 @@ def test_word_spans_fall_back_to_decoding(tiny_tokenizer) -> None:
     assert group_words(spelled, spans) == [[0], [1]]
     bos_first = [tiny_tokenizer.bos_token_id, *ids]  # seq2seq labels start with <s>
     assert [w.tokens for w in words_of(tiny_tokenizer, bos_first, "the dog")] == [[1], [2]]
+
+
+@pytest.mark.parametrize("which", ["causal", "seq2seq"])
+def test_sigmoid_only_scoring_equals_full_scoring(which, request) -> None:
+    model = request.getfixturevalue(which)
+    examples = _examples(model)
+    full = score_examples(model, examples, batch_size=3, progress=False)
+    only = sigmoid_scores(model, examples, batch_size=2)
+    for a, b in zip(full, only, strict=True):
+        np.testing.assert_allclose(a.sigmoid_log, b, rtol=1e-6, atol=1e-7)
+    with pytest.raises(TypeError):
+        sigmoid_scores(model.backbone, examples)
+
+
+def test_entropy_handles_masked_tokens() -> None:
+    z = torch.randn(3, 50, generator=torch.Generator().manual_seed(0))
+    z[1, :10] = -math.inf  # masked tokens: p = 0, log p = -inf
+    logp = torch.log_softmax(z, -1)
+    p = logp.exp()
+    direct = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(-1)
+    torch.testing.assert_close(softmax_entropy(logp), direct)

@@ -113,12 +113,11 @@ def position_scores(
         h, t = hidden[s : s + LOGIT_CHUNK], targets[s : s + LOGIT_CHUNK]  # (C, d), (C,)
         z = logits[s : s + LOGIT_CHUNK].float() if logits is not None else backbone.lm_logits(h)
         logp = torch.log_softmax(z, dim=-1)  # (C, V)
-        p = logp.exp()
         dom = find_dominant(logp, dominant)
         out = {
             "softmax_log": logp.gather(-1, t.unsqueeze(-1)).squeeze(-1),
             "boostedprob": boosted_prob(logp, t, dominant=dom),
-            "entropy": -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(-1),
+            "entropy": entropy(logp),
             "n_dominant": dom.n_dominant,
         }
         if head is not None:
@@ -126,6 +125,21 @@ def position_scores(
         for k, v in out.items():
             parts.setdefault(k, []).append(v)
     return {k: torch.cat(v) for k, v in parts.items()}
+
+
+def entropy(logp: torch.Tensor) -> torch.Tensor:
+    """(C,) softmax entropy in nats from (C, V) log-probabilities, as one fused dot per row.
+
+    Rows holding ``-inf`` log-probabilities (masked tokens: ``0 * -inf``) are redone
+    with the explicit ``p log p = 0 where p = 0`` rule.
+    """
+    p = logp.exp()  # (C, V)
+    ent = -torch.linalg.vecdot(p, logp)  # (C,)
+    bad = ent.isnan()
+    if bool(bad.any()):
+        pb, lb = p[bad], logp[bad]
+        ent[bad] = -torch.where(pb > 0, pb * lb, torch.zeros_like(pb)).sum(-1)
+    return ent
 
 
 def split_rows(
@@ -217,6 +231,37 @@ def score_examples(
         values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant)
         for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
             results[i] = ts
+    return results  # type: ignore[return-value]
+
+
+@torch.no_grad()
+def sigmoid_scores(
+    model: Any, examples: Sequence[dict], *, batch_size: int | None = 16,
+    max_tokens: int | None = None,
+) -> list[np.ndarray]:
+    """Sigmoid-head-only force-decoding: the body's forward pass and one gathered head row
+    per token, no LM logits at all (the cheapest quality estimate).
+
+    Args:
+        model: a SigmoidHeadModel.
+        examples: tokenized examples, as for :func:`score_examples`.
+        batch_size, max_tokens: batching.
+
+    Returns:
+        Per example, (T,) float64 log sigmoid probabilities of its scored tokens.
+    """
+    backbone, head = unpack_model(model)
+    if head is None:
+        raise TypeError("sigmoid_scores needs a SigmoidHeadModel (a Backbone has no head)")
+    collate = Collator(pad_id(backbone.tokenizer), backbone.is_encoder_decoder)
+    results: list[np.ndarray | None] = [None] * len(examples)
+    for idx in length_batches(examples, batch_size, max_tokens):
+        batch = {k: v.to(backbone.device) for k, v in collate([examples[i] for i in idx]).items()}
+        pos = backbone.positions(batch, with_logits=False)
+        logs = F.logsigmoid(head.logits(pos.hidden, pos.targets.unsqueeze(-1)).squeeze(-1).float())
+        logs, row = logs.cpu().double(), pos.row.cpu()
+        for r, i in enumerate(idx):
+            results[i] = logs[row == r].numpy()
     return results  # type: ignore[return-value]
 
 
