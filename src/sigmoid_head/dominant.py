@@ -93,7 +93,7 @@ class DominantSets:
         return hit.any(-1)
 
 
-BLOCK = 256
+BLOCK = 64
 """Width of the vocabulary blocks that screen out tokens which cannot matter."""
 
 
