@@ -32,6 +32,7 @@ def _load_recipe():
 
 
 mt = _load_recipe()
+mt_eval = sys.modules["mt_eval"]  # loaded by the recipe from beside it
 
 
 def _slice(split: str, n: int) -> list[dict]:
@@ -145,6 +146,16 @@ def test_export_reloads_and_eval_json(data_dir: Path, tmp_path: Path) -> None:
     enc = tok(["En el principio"], return_tensors="pt")
     out = model.generate(**enc, max_new_tokens=5, num_beams=1)  # (1, T)
     assert out.shape[0] == 1 and out[0, 0].item() == tok.pad_token_id
+
+    # the stand-alone evaluation script on the exported model
+    again = mt_eval.main(
+        ["--model", str(tmp_path / "model"), "--data", str(data_dir), "--out", str(tmp_path / "re")]
+        + ["--splits", "test", "dev", "--limit", "3"]
+    )
+    assert again["test"]["sources"] == 3 and "bleu" in again["dev"]["greedy"]
+    assert (tmp_path / "re" / "eval.json").is_file() and (
+        tmp_path / "re" / "dev_hyps.jsonl"
+    ).is_file()
 
 
 def test_stop_request_leaves_a_resumable_checkpoint(data_dir: Path, tmp_path: Path) -> None:

@@ -55,9 +55,11 @@ from sigmoid_head.data import (
     Collator,
     example_length,
     make_batches,
-    read_records,
     tokenize_records,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
+from mt_eval import evaluate_split, group_references, read_pairs
 
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0, 1, 2, 3
 
@@ -77,7 +79,7 @@ class MTConfig:
     data: str = _opt("data/bible", "folder with mt_{train,dev,test}.jsonl or .jsonl.gz")
     out: str = _opt("runs/mt_bible", "output folder (checkpoint/, model/, eval.json, ...)")
     minutes: float = _opt(60.0, "wall-time budget summed over reruns, evaluation included")
-    eval_minutes: float = _opt(4.0, "part of --minutes kept for export and evaluation")
+    eval_minutes: float = _opt(3.0, "part of --minutes kept for export and evaluation")
     max_steps: int | None = _opt(
         None, "stop training after this many steps (also sets the LR schedule)"
     )
@@ -153,30 +155,6 @@ class Clock:
     def elapsed(self) -> float:
         """Total seconds so far."""
         return self.before + time.monotonic() - self.start
-
-
-# ----------------------------------------------------------------------------- data
-
-
-def find_split(data_dir: str | Path, split: str) -> Path:
-    """Path of ``mt_{split}.jsonl`` or ``mt_{split}.jsonl.gz`` in ``data_dir``."""
-    for name in (f"mt_{split}.jsonl", f"mt_{split}.jsonl.gz"):
-        if (path := Path(data_dir) / name).is_file():
-            return path
-    raise FileNotFoundError(f"no mt_{split}.jsonl(.gz) in {data_dir}")
-
-
-def read_pairs(data_dir: str | Path, split: str) -> list[dict]:
-    """The ``{"source", "target"}`` records of one split."""
-    return read_records(find_split(data_dir, split))
-
-
-def group_references(records: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """Unique sources in order of first appearance, each with all of its targets."""
-    refs: dict[str, list[str]] = {}
-    for rec in records:
-        refs.setdefault(rec["source"], []).append(rec["target"])
-    return list(refs), list(refs.values())
 
 
 # ------------------------------------------------------------------------ tokenizer
@@ -507,7 +485,7 @@ class ProgressBar:
         self.bar.close()
 
 
-# ------------------------------------------------------------------- export & eval
+# --------------------------------------------------------------------------- export
 
 
 def export_model(model: MarianMTModel, tokenizer: Any, path: Path) -> None:
@@ -515,85 +493,6 @@ def export_model(model: MarianMTModel, tokenizer: Any, path: Path) -> None:
     model.generation_config = generation_config(tokenizer)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
-
-
-@torch.no_grad()
-def translate(
-    model: MarianMTModel, tokenizer: Any, sources: list[str], num_beams: int, batch_size: int
-) -> list[str]:
-    """Translate ``sources`` (length-sorted batches); at most 1.5 x source tokens + 10."""
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
-    hyps = [""] * len(sources)
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        enc = tokenizer(
-            [sources[i] for i in idx], return_tensors="pt", padding=True, truncation=True
-        ).to(device)  # input_ids (B, S)
-        out = model.generate(
-            **enc,
-            num_beams=num_beams,
-            do_sample=False,
-            max_new_tokens=int(1.5 * enc["input_ids"].shape[1]) + 10,
-        )  # (B, T)
-        for i, text in zip(idx, tokenizer.batch_decode(out, skip_special_tokens=True), strict=True):
-            hyps[i] = text.strip()
-    return hyps
-
-
-def corpus_scores(hyps: list[str], refs: list[list[str]]) -> dict[str, Any]:
-    """Corpus BLEU and chrF of ``hyps`` against all references of each source."""
-    from sacrebleu.metrics import BLEU, CHRF
-
-    width = max(len(r) for r in refs)
-    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-    bleu, chrf = BLEU(), CHRF()
-    return {
-        "bleu": round(bleu.corpus_score(hyps, streams).score, 2),
-        "chrf": round(chrf.corpus_score(hyps, streams).score, 2),
-        "bleu_signature": str(bleu.get_signature()),
-        "chrf_signature": str(chrf.get_signature()),
-    }
-
-
-def write_hyps(path: Path, sources: list[str], hyps: list[str], refs: list[list[str]]) -> None:
-    """JSONL: source, target (= the hypothesis, so the file reads as pairs), references, chrF."""
-    from sacrebleu.metrics import CHRF
-
-    chrf = CHRF()
-    with path.open("w", encoding="utf-8") as f:
-        for src, hyp, ref in zip(sources, hyps, refs, strict=True):
-            rec = {"source": src, "target": hyp, "hypothesis": hyp, "references": ref}
-            rec["chrf"] = round(chrf.sentence_score(hyp, ref).score, 2)
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-
-
-def evaluate_split(
-    cfg: MTConfig, model: MarianMTModel, tokenizer: Any, records: list[dict], split: str
-) -> dict[str, Any]:
-    """Greedy (and beam) translations of one split's unique sources, scored and saved."""
-    sources, refs = group_references(records)
-    sources, refs = sources[: cfg.eval_limit], refs[: cfg.eval_limit]
-    result: dict[str, Any] = {"sources": len(sources), "references": sum(map(len, refs))}
-    result["seconds"] = 0.0
-    for beams in [1] + ([cfg.beams] if cfg.beams > 1 else []):
-        name = "greedy" if beams == 1 else f"beam{beams}"
-        started = time.monotonic()
-        hyps = translate(model, tokenizer, sources, beams, cfg.eval_batch_size)
-        seconds = time.monotonic() - started
-        result["seconds"] = round(result["seconds"] + seconds, 1)
-        suffix = "" if beams == 1 else f"_{name}"
-        write_hyps(Path(cfg.out) / f"{split}_hyps{suffix}.jsonl", sources, hyps, refs)
-        result[name] = corpus_scores(hyps, refs) | {
-            "num_beams": beams,
-            "max_new_tokens": "1.5 * longest source in batch + 10",
-            "seconds": round(seconds, 1),
-        }
-        print(
-            f"{split} {name}: BLEU {result[name]['bleu']} chrF {result[name]['chrf']} ({seconds:.0f} s)"
-        )
-    return result
 
 
 # ------------------------------------------------------------------------------ run
@@ -658,7 +557,11 @@ def run(cfg: MTConfig) -> dict[str, Any]:
 
 def evaluate(cfg: MTConfig, model: MarianMTModel, tokenizer: Any, clock: Clock) -> dict[str, Any]:
     """Test always; dev if asked and if, at the test split's pace, it fits the budget left."""
-    report = {"test": evaluate_split(cfg, model, tokenizer, read_pairs(cfg.data, "test"), "test")}
+    opts = {"out": cfg.out, "beams": cfg.beams, "limit": cfg.eval_limit}
+    opts["batch_size"] = cfg.eval_batch_size
+    report = {
+        "test": evaluate_split(model, tokenizer, read_pairs(cfg.data, "test"), "test", **opts)
+    }
     if not cfg.eval_dev:
         return report
     dev = read_pairs(cfg.data, "dev")
@@ -666,7 +569,7 @@ def evaluate(cfg: MTConfig, model: MarianMTModel, tokenizer: Any, clock: Clock) 
     need = n_dev * report["test"]["seconds"] / max(1, report["test"]["sources"])
     left = 60.0 * cfg.minutes - clock.elapsed()
     if need <= left:
-        report["dev"] = evaluate_split(cfg, model, tokenizer, dev, "dev")
+        report["dev"] = evaluate_split(model, tokenizer, dev, "dev", **opts)
     else:
         report["dev"] = {
             "skipped": f"needs ~{need:.0f} s, {max(0.0, left):.0f} s of the budget left"
