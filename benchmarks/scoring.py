@@ -1,0 +1,60 @@
+"""Eval Other scoring throughput against the frozen forward pass, side by side.
+
+Variants over the same real examples (KJV -> WEB candidates, batches of 16):
+
+* ``body``: the frozen body alone (no LM head);
+* ``fwd_scored``: body + LM head at the scored positions (the floor of full scoring);
+* ``full_scores``: ``score_examples``: sigmoid, softmax, BoostedProb, entropy, dominant sets;
+* ``sigmoid_only``: ``sigmoid_scores``: body + one gathered head row per token.
+
+    python benchmarks/scoring.py [--quick] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import torch
+
+import common
+from sigmoid_head.data import Collator
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.score import length_batches, score_examples, sigmoid_scores
+
+
+def main() -> None:
+    args = common.parser(__doc__).parse_args()
+    if args.quick:
+        args.batches, args.repeats, args.batch_size = 2, 1, 8
+    common.setup_threads(args)
+    backbone, examples = common.load()
+    model = SigmoidHeadModel.from_base(backbone)
+    examples = examples[: args.batches * args.batch_size]
+    collate = Collator(backbone.tokenizer.pad_token_id, False)
+    batches = [collate([examples[i] for i in idx]) for idx in
+               length_batches(examples, args.batch_size)]
+    tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+
+    @torch.no_grad()
+    def forward(with_logits: bool | None):
+        for b in batches:
+            if with_logits is None:
+                backbone.final_hidden(b)
+            else:
+                backbone.positions(b, with_logits=with_logits)
+
+    variants = {
+        "body": lambda: forward(None),
+        "fwd_scored": lambda: forward(True),
+        "full_scores": lambda: score_examples(model, examples, batch_size=args.batch_size,
+                                              progress=False),
+        "sigmoid_only": lambda: sigmoid_scores(model, examples, batch_size=args.batch_size),
+    }
+    common.header(args, f"examples={len(examples)} tokens={tokens}")
+    med = {k: common.median(v) for k, v in common.interleaved(variants, args.repeats).items()}
+    print(f"\n{'variant':14s} {'tokens/s':>9s} {'vs fwd_scored':>14s} {'vs body':>9s}")
+    for name in variants:
+        print(f"{name:14s} {tokens / med[name]:9.1f} {med['fwd_scored'] / med[name]:13.3f}x "
+              f"{med['body'] / med[name]:8.3f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Training throughput and peak memory: ours vs forward-only vs the published approach.
+
+All variants process the same real micro-batches (KJV -> WEB chat examples on the
+embedded SmolLM2-135M-Instruct), interleaved and repeated in one run:
+
+* ``body``: the frozen body alone (no LM head), no_grad;
+* ``fwd_trained``: body + LM head at the trained positions only, no_grad (the floor
+  the targets are measured against);
+* ``fwd_all``: a plain Hugging Face forward, LM head at every position, no_grad;
+* ``ours_tf``: a full training step, token_freq + avoid-dominant;
+* ``ours_mixed``: a full training step, token_freq + softmax t=2 + avoid-dominant;
+* ``published_mixed``: the published approach re-implemented with its described
+  faults (inputs padded to max length, LM logits at every padded position, a
+  full-vocabulary top-1024 for dominant tokens, one [positions x vocab] distribution
+  per strategy drawn with torch.multinomial), same loss and optimizer as ours.
+
+``--memory`` runs each variant in its own child process and reports its peak RSS; the
+reference is a process holding the model, the head and its AdamW state running the
+forward-only pass.
+
+    python benchmarks/train_throughput.py [--quick] [--threads 1] [--memory]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import nullcontext
+
+import torch
+
+import common
+from sigmoid_head.data import Collator
+from sigmoid_head.dominant import DominantConfig
+from sigmoid_head.head import sigmoid_bce
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.train import StepContext, batch_loss
+
+VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_mixed", "published_mixed")
+
+
+def published_step(model: SigmoidHeadModel, opt, batch: dict, freq: torch.Tensor,
+                   gen: torch.Generator, k: int = 10) -> None:
+    """One step the published way (see the module docstring). freq: (V,) token_freq weights."""
+    bb = model.backbone
+    ids = torch.full((batch["input_ids"].shape[0], common.MAX_LENGTH), bb.tokenizer.pad_token_id)
+    width = batch["input_ids"].shape[1]
+    ids[:, :width] = batch["input_ids"]
+    mask = torch.zeros_like(ids)
+    mask[:, :width] = batch["attention_mask"]
+    labels = torch.full_like(ids, -100)
+    labels[:, :width] = batch["labels"]
+    hidden, aligned = bb.final_hidden({"input_ids": ids, "attention_mask": mask, "labels": labels})
+    with torch.no_grad():
+        probs = torch.softmax(bb.lm_logits(hidden.flatten(0, 1)), -1)  # (B * T_max, V)
+        keep = aligned.flatten() != -100
+        p, targets, h = probs[keep], aligned.flatten()[keep], hidden.flatten(0, 1)[keep]  # (N, V)
+        top_p, top_i = torch.topk(p, 1024, -1)  # full-vocabulary top-1024
+        diff = top_p[:, :-1] - top_p[:, 1:]
+        drop = (diff > 0.3 * top_p[:, :-1]) & (diff > 0.005)
+        cut = torch.where(drop, torch.arange(1023), -1).amax(-1)  # (N,)
+        dominant = torch.where(torch.arange(1024) <= cut[:, None], top_i, targets[:, None])
+        dist_f = freq.float().expand(p.shape[0], -1).clone()  # (N, V) per strategy
+        dist_f.scatter_(1, dominant, 0.0).scatter_(1, targets[:, None], 0.0)
+        neg_f = torch.multinomial(dist_f, k // 2, generator=gen)  # (N, k/2)
+        dist_s = torch.softmax(torch.log(p) / 2.0, -1)  # (N, V)
+        dist_s.scatter_(1, dominant, 0.0).scatter_(1, targets[:, None], 0.0)
+        dist_s.scatter_(1, neg_f, 0.0)
+        neg_s = torch.multinomial(dist_s, k - k // 2, generator=gen)
+    loss = sigmoid_bce(model.head, h, targets, torch.cat([neg_f, neg_s], 1)).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def build(args, n_examples=None):
+    backbone, examples = common.load(n_examples)
+    model = SigmoidHeadModel.from_base(backbone)
+    counts = count_target_tokens([e["labels"] for e in examples], model.config.vocab_size)
+    collate = Collator(backbone.tokenizer.pad_token_id, False)
+    batches = [collate([examples[i] for i in b]) for b in
+               common.fixed_batches(examples, args.batches, args.batch_size)]
+    opt = torch.optim.AdamW(model.head.parameters(), lr=1e-4, weight_decay=0.0, fused=True)
+    samplers = {s: NegativeSampler(SamplerConfig(s), model.config.vocab_size, counts)
+                for s in ("token_freq", "token_freq+softmax")}
+    return model, batches, opt, samplers, counts
+
+
+def step_fns(model, batches, opt, samplers, counts) -> dict:
+    bb = model.backbone
+
+    def ours(strategy):
+        ctx = StepContext(model, model.head, samplers[strategy], DominantConfig(), nullcontext())
+
+        def run():
+            for i, b in enumerate(batches):
+                loss, n = batch_loss(ctx, b, torch.Generator().manual_seed(i))
+                (loss / n).backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        return run
+
+    def published():
+        for i, b in enumerate(batches):
+            published_step(model, opt, b, counts, torch.Generator().manual_seed(i))
+
+    def forward(kind):
+        @torch.no_grad()
+        def run():
+            for b in batches:
+                if kind == "body":
+                    bb.final_hidden(b)
+                elif kind == "fwd_trained":
+                    bb.positions(b, with_logits=True)
+                else:
+                    bb.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"],
+                             use_cache=False)
+        return run
+
+    return {"body": forward("body"), "fwd_trained": forward("fwd_trained"),
+            "fwd_all": forward("fwd_all"), "ours_tf": ours("token_freq"),
+            "ours_mixed": ours("token_freq+softmax"), "published_mixed": published}
+
+
+def child(args) -> None:
+    """Run one variant twice in this fresh process and print its peak RSS."""
+    model, batches, opt, samplers, counts = build(args)
+    for p in model.head.parameters():  # materialise the optimizer state up front
+        p.grad = torch.zeros_like(p)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    fn = step_fns(model, batches, opt, samplers, counts)[
+        "fwd_trained" if args.child == "fwd_head_opt" else args.child]
+    import gc
+
+    gc.collect()
+    if not common.reset_peak_rss():
+        print("warning: peak RSS could not be reset; it includes model loading", flush=True)
+    fn()
+    fn()
+    print(f"PEAK {common.peak_rss_mib():.0f}", flush=True)
+
+
+def memory(args) -> None:
+    base = [sys.executable, __file__, "--batches", str(args.batches), "--batch-size",
+            str(args.batch_size), "--threads", str(args.threads)]
+    peaks = {}
+    for variant in ("fwd_head_opt", "ours_tf", "ours_mixed", "published_mixed"):
+        out = subprocess.run([*base, "--child", variant], capture_output=True, text=True, check=True)
+        peaks[variant] = float(out.stdout.split("PEAK")[-1])
+    ref = peaks["fwd_head_opt"]
+    print("\npeak RSS (MiB), each variant in a fresh process:")
+    for name, mib in peaks.items():
+        print(f"  {name:16s} {mib:8.0f}  {mib / ref:5.2f}x forward+head+optimizer state")
+
+
+def main() -> None:
+    p = common.parser(__doc__)
+    p.add_argument("--memory", action="store_true", help="also measure peak RSS per variant")
+    p.add_argument("--child", help="(internal) run one variant for --memory")
+    args = p.parse_args()
+    if args.quick:
+        args.batches, args.repeats, args.batch_size = 2, 1, 8
+    common.setup_threads(args)
+    if args.child:
+        return child(args)
+    model, batches, opt, samplers, counts = build(args)
+    tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+    positions = sum(int((b["labels"][:, 1:] != -100).sum()) for b in batches)
+    common.header(args, f"batches={len(batches)} tokens={tokens} trained_positions={positions}")
+    times = common.interleaved(step_fns(model, batches, opt, samplers, counts), args.repeats)
+    med = {k: common.median(v) for k, v in times.items()}
+    print(f"\n{'variant':16s} {'tokens/s':>9s} {'vs fwd_trained':>15s} {'vs fwd_all':>11s}")
+    for name in VARIANTS:
+        print(f"{name:16s} {tokens / med[name]:9.1f} {med['fwd_trained'] / med[name]:14.3f}x "
+              f"{med['fwd_all'] / med[name]:10.3f}x")
+    print(f"\nours_mixed is {med['published_mixed'] / med['ours_mixed']:.2f}x faster than "
+          "published_mixed end to end")
+    if args.memory:
+        memory(args)
+
+
+if __name__ == "__main__":
+    main()
