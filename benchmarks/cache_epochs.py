@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 
+import common
 import torch
 
-import common
 from sigmoid_head.cache import PositionCache
 from sigmoid_head.data import Collator
 from sigmoid_head.dominant import DominantConfig
@@ -35,7 +35,7 @@ def run_epochs(model, examples, batches, strategy, counts, epochs: int
     cache = PositionCache(bb, collate, DominantConfig())
     opt = torch.optim.AdamW(model.head.parameters(), lr=1e-4, weight_decay=0.0, fused=True)
     out = []
-    for epoch in range(epochs):
+    for _ in range(epochs):
         t0 = time.perf_counter()
         for i, mb in enumerate(batches):
             loss, n = micro_loss(ctx, mb, examples, collate, torch.Generator().manual_seed(i), cache)

@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent("""
                       use_chat_template=True, prompt_template=%r, max_length=192))
     if PartialState().is_main_process:
         print("TRAIN_SECONDS", time.perf_counter() - t0, flush=True)
-""" % common.PROMPT)
+""" % common.PROMPT)  # noqa: UP031
 
 
 def run(nproc: int, data: Path, out: Path, args) -> float:
@@ -62,7 +62,7 @@ def main() -> None:
         data = tmp / "train.jsonl.gz"
         n = 2 * args.steps * args.batch_size
         with gzip.open(common.DATA, "rt") as f, gzip.open(data, "wt") as g:
-            for _, line in zip(range(n), f):
+            for _, line in zip(range(n), f, strict=False):
                 g.write(line)
         times = {1: [], 2: []}
         for _ in range(args.repeats):

@@ -13,9 +13,9 @@ side by side in one run:
 
 from __future__ import annotations
 
+import common
 import torch
 
-import common
 from sigmoid_head.data import Collator
 from sigmoid_head.dominant import DominantConfig, boosted_prob, find_dominant
 

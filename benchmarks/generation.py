@@ -10,9 +10,9 @@ at the LM head, sigmoid/softmax/BoostedProb/entropy per token). Interleaved, rep
 
 from __future__ import annotations
 
+import common
 import torch
 
-import common
 from sigmoid_head.generate import DecodingConfig, _pad_left, generate_outputs, prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.score import length_batches
@@ -31,7 +31,7 @@ def main() -> None:
     backbone, _ = common.load(1)
     model = SigmoidHeadModel.from_base(backbone)
     with gzip.open(common.DATA, "rt") as f:
-        records = [json.loads(line) for _, line in zip(range(args.batches * args.batch_size), f)]
+        records = [json.loads(line) for _, line in zip(range(args.batches * args.batch_size), f, strict=False)]
     prompts = prompt_ids([{"source": r["source"]} for r in records], backbone.tokenizer,
                          is_encoder_decoder=False, prompt_template=common.PROMPT,
                          use_chat_template=True)

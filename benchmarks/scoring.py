@@ -12,9 +12,9 @@ Variants over the same real examples (KJV -> WEB candidates, batches of 16):
 
 from __future__ import annotations
 
+import common
 import torch
 
-import common
 from sigmoid_head.data import Collator
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.score import length_batches, score_examples, sigmoid_scores

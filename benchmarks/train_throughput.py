@@ -27,9 +27,9 @@ import subprocess
 import sys
 from contextlib import nullcontext
 
+import common
 import torch
 
-import common
 from sigmoid_head.data import Collator
 from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.head import sigmoid_bce
