@@ -185,11 +185,15 @@ def run(args: argparse.Namespace) -> None:
     from sigmoid_head.generate import DecodingConfig, generate_and_score, prompt_ids
 
     quick = args.quick
-    n_train = args.n_train or (150 if quick else 3000)
-    n_test = args.n_test or (24 if quick else 350)
-    epochs = args.epochs or (6 if quick else 8)
+    n_train = args.n_train or (120 if quick else 3000)
+    n_test = args.n_test or (20 if quick else 350)
+    epochs = args.epochs or (5 if quick else 8)
+    max_new = 48 if quick else 96
     mc = args.mc_samples if args.mc_samples is not None else (2 if quick else 10)
-    settings = SETTINGS if not args.settings else [s for s in SETTINGS if s[0] in args.settings.split(",")]
+    names = args.settings.split(",") if args.settings else [s[0] for s in SETTINGS]
+    if quick and not args.settings:  # four rows of the ablation keep the smoke run short
+        names = ["random", "token_freq", "token_freq+avoid", "softmax_t2+token_freq+avoid"]
+    settings = [s for s in SETTINGS if s[0] in names]
     out, t_start = Path(args.out), time.perf_counter()
     if args.setting == "mt" and not args.model:
         raise SystemExit("--setting mt needs --model (a Marian checkpoint from recipes/bible/train_mt.py)")
@@ -215,13 +219,13 @@ def run(args: argparse.Namespace) -> None:
     print(f"[3/4] Eval Self: greedy generation, MC entropy ({mc} samples), self-judge", flush=True)
     main_model = heads[main_name]
     gen = generate_and_score(main_model, [{"source": t["source"]} for t in test],
-                             DecodingConfig(max_new_tokens=96), progress=False, **render)
+                             DecodingConfig(max_new_tokens=max_new), progress=False, **render)
     hyps = [{"source": t["source"], "candidate": g["candidate"]} for t, g in zip(test, gen, strict=True)]
     self_scores, self_tok = score_all(backbone, heads, hyps, render)
     if mc:
         prompts = prompt_ids([{"source": t["source"]} for t in test], backbone.tokenizer,
                              is_encoder_decoder=backbone.is_encoder_decoder, **render)
-        mcs = mc_sequence_entropy(main_model, prompts, n_samples=mc, seed=args.seed, max_new_tokens=96,
+        mcs = mc_sequence_entropy(main_model, prompts, n_samples=mc, seed=args.seed, max_new_tokens=max_new,
                                   progress=False)
         self_scores["mc_softmax"] = np.array([m["mc_softmax"] for m in mcs])
         self_scores["mc_sigmoid"] = np.array([m["mc_sigmoid"] for m in mcs])
