@@ -17,7 +17,7 @@ import torch
 
 from .backbone import Backbone, Positions
 from .data import Collator
-from .dominant import DominantConfig, find_dominant
+from .dominant import DominantConfig, log_softmax_and_dominant
 
 
 @dataclass
@@ -66,7 +66,7 @@ class PositionCache:
             pos = self.backbone.positions(batch, with_logits=self.dominant is not None)
         dom = None
         if self.dominant is not None:
-            dom = find_dominant(torch.log_softmax(pos.logits, -1), self.dominant).padded_ids()
+            _, dom = log_softmax_and_dominant(pos.logits, self.dominant)  # (N, M)
         for r, i in enumerate(todo):
             sel = pos.row == r
             self.items[i] = CachedExample(

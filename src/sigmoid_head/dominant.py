@@ -203,3 +203,37 @@ def boosted_prob(
     own = log_probs.reshape(-1, vocab).gather(-1, flat_t.unsqueeze(-1)).squeeze(-1).exp()
     out = torch.where(dom.contains(flat_t), dom.mass(), own)
     return out.reshape(targets.shape)
+
+
+SLICE_ROWS = 16
+"""Rows per slice in :func:`log_softmax_and_dominant`: a (16, V) float32 slice stays in
+a core's cache across the log-softmax and the screening passes."""
+
+
+def log_softmax_and_dominant(
+    logits: torch.Tensor, config: DominantConfig | None = None, *, with_dominant: bool = True
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-softmax the logits in place and find the dominant sets, a cache-sized slice at a time.
+
+    Args:
+        logits: (N, V) float LM logits; overwritten with their log-softmax.
+        config: dominant-token rule.
+        with_dominant: also find the dominant sets.
+
+    Returns:
+        ``logits`` (now log-probabilities, (N, V)) and the dominant ids (N, M) padded
+        with -1 (M >= 1), or None without ``with_dominant``.
+    """
+    pieces = []
+    for r in range(0, logits.shape[0], SLICE_ROWS):
+        part = logits[r : r + SLICE_ROWS]  # (S, V) view
+        part.copy_(torch.log_softmax(part, -1))
+        if with_dominant:
+            pieces.append(find_dominant(part, config).padded_ids())  # (S, M_s)
+    if not with_dominant:
+        return logits, None
+    if not pieces:
+        return logits, torch.full((0, 1), -1, dtype=torch.long, device=logits.device)
+    width = max(p.shape[1] for p in pieces)
+    ids = torch.cat([torch.nn.functional.pad(p, (0, width - p.shape[1]), value=-1) for p in pieces])
+    return logits, ids

@@ -163,7 +163,7 @@ class NegativeSampler:
 
     def __init__(
         self, config: SamplerConfig, vocab_size: int, token_counts: torch.Tensor | None = None,
-        chunk_rows: int = 256,
+        chunk_rows: int = 32,
     ) -> None:
         """
         Args:

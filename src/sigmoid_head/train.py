@@ -26,7 +26,7 @@ from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import Collator, example_length, load_examples, make_batches
-from .dominant import DominantConfig, find_dominant
+from .dominant import DominantConfig, log_softmax_and_dominant
 from .head import sigmoid_bce
 from .model import SigmoidHeadModel
 from .negatives import NegativeSampler, count_target_tokens
@@ -66,9 +66,8 @@ def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Gene
     dominant_ids = None
     if pos.logits is not None:
         # one log-softmax serves both the dominant sets and (shift-invariant) softmax sampling
-        pos.logits = torch.log_softmax(pos.logits, -1)  # (N, V)
-    if cfg.avoid_dominant:
-        dominant_ids = find_dominant(pos.logits, ctx.dominant).padded_ids()
+        pos.logits, dominant_ids = log_softmax_and_dominant(  # (N, V), (N, M)
+            pos.logits, ctx.dominant, with_dominant=cfg.avoid_dominant)
     return head_loss(ctx, pos, dominant_ids, gen)
 
 
@@ -77,7 +76,8 @@ def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | Non
     """Negatives, then the summed BCE over gathered head rows, for N positions."""
     if ctx.sampler.config.needs_logits and pos.logits is None:  # cached positions
         with ctx.autocast:
-            pos.logits = torch.log_softmax(ctx.model.backbone.lm_logits(pos.hidden), -1)  # (N, V)
+            pos.logits, _ = log_softmax_and_dominant(ctx.model.backbone.lm_logits(pos.hidden),
+                                                     with_dominant=False)  # (N, V)
     negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
     loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
     return loss.sum(), int(pos.targets.numel())
