@@ -59,6 +59,21 @@ def candidates(test: list[dict], seed: int) -> list[dict]:
     return out
 
 
+def unseen_swaps(model, cands: list[dict]) -> tuple[int, int]:
+    """(word swaps whose new word has a token with zero training count, word swaps)."""
+    refs = {c["source"]: c["candidate"] for c in cands if c["kind"] == "reference"}
+    hits = total = 0
+    for c in cands:
+        if c["kind"] != "word swap":
+            continue
+        ref, new = refs[c["source"]].split(), c["candidate"].split()
+        words = [w for i, w in enumerate(new) if i >= len(ref) or w != ref[i]]
+        ids = model.tokenizer(" " + " ".join(words), add_special_tokens=False)["input_ids"]
+        total += 1
+        hits += any(float(model.token_counts[i]) == 0 for i in ids)
+    return hits, total
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
@@ -101,6 +116,9 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     rows = evaluate_methods(scores, gold, metrics=["roc_auc", "bce", "pearson"], n_boot=1000, seed=seed)
     print(format_table(rows, ["roc_auc", "bce", "pearson"], fmt="terminal"))
     paths = write_report(rows, scores, gold, out, ["roc_auc", "bce", "pearson"])
+    unseen = unseen_swaps(head_model, cands)
+    print(f"{unseen[0]} of {unseen[1]} word swaps bring in a token never seen as a training target "
+          "(token_freq never draws such rows as negatives; see --freq-smoothing)")
     minutes = (time.perf_counter() - t0) / 60
     print(f"wrote {', '.join(str(p) for p in paths.values())}; took {minutes:.1f} min")
     return rows
