@@ -40,7 +40,13 @@ from sigmoid_head.cache import PositionCache
 from sigmoid_head.score import make_examples, position_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qe_report import gold_self, qualitative_rows, write_html, write_tables  # noqa: E402
+from qe_report import (  # noqa: E402
+    gold_self,
+    qualitative_markdown,
+    qualitative_rows,
+    write_html,
+    write_tables,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM_PROMPT = "Rewrite this verse in modern English:\n{source}"
@@ -240,6 +246,8 @@ def run(args: argparse.Namespace) -> None:
             "train_history": {k: v.config.training["history"] for k, v in heads.items()}}
     write_tables(out, meta, other, labels, self_scores, gold, main_name)
     rows = qualitative_rows(backbone, cands, other_tok, main_name)
+    with (out / "results.md").open("a", encoding="utf-8") as f:
+        f.write("\n" + qualitative_markdown(rows))
     write_html(out / "tokens.html", backbone.tokenizer, cands, other_tok, main_name)
     (out / "qualitative.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
     write_jsonl(out / "eval_self_outputs.jsonl", [{**h, "refs": t["refs"], **{k: float(v[i]) for k, v in gold.items()}}

@@ -137,6 +137,18 @@ def qualitative_rows(backbone, cands: list[dict], tok: list[dict], main_name: st
     return rows
 
 
+def qualitative_markdown(rows: list[dict]) -> str:
+    """The qualitative table as Markdown (like the paper's "Example of good MT outputs")."""
+    lines = ["**Valid outputs that softmax scores low and the head scores high**", "",
+             "| input | valid output | sigmoid | softmax | weakest token: softmax / sigmoid |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        cells = [r["source"], r["candidate"], f"{r['sigmoid_score']:.2f}", f"{r['softmax_score']:.1e}",
+                 f"`{r['weak_token'].strip()}`: {r['weak_token_softmax']:.1e} / {r['weak_token_sigmoid']:.2f}"]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _colour(p: float) -> str:
     """Red (0) to green (1)."""
     p = min(max(p, 0.0), 1.0)
