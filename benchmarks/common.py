@@ -76,6 +76,31 @@ def interleaved(variants: dict[str, Callable[[], object]], repeats: int, warmup:
     return times
 
 
+def interleaved_items(variants: dict[str, Callable[[int], object]], n_items: int, repeats: int
+                      ) -> dict[str, list[float]]:
+    """Per-repeat total wall time of each variant, interleaved at the finest grain.
+
+    Each variant is a function of an item (a batch) index; for every item all variants
+    run back to back, in an order that rotates from item to item, so that they all see
+    the same load on a shared machine. One untimed warm-up pass over item 0 first.
+    """
+    names = list(variants)
+    for name in names:
+        variants[name](0)
+    totals: dict[str, list[float]] = {k: [] for k in names}
+    for rep in range(repeats):
+        acc = dict.fromkeys(names, 0.0)
+        for i in range(n_items):
+            shift = (rep * n_items + i) % len(names)
+            for name in names[shift:] + names[:shift]:
+                t0 = time.perf_counter()
+                variants[name](i)
+                acc[name] += time.perf_counter() - t0
+        for name in names:
+            totals[name].append(acc[name])
+    return totals
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
 

@@ -29,27 +29,29 @@ def main() -> None:
     model = SigmoidHeadModel.from_base(backbone)
     examples = examples[: args.batches * args.batch_size]
     collate = Collator(backbone.tokenizer.pad_token_id, False)
-    batches = [collate([examples[i] for i in idx]) for idx in
-               length_batches(examples, args.batch_size)]
+    groups = length_batches(examples, args.batch_size)
+    batches = [collate([examples[i] for i in idx]) for idx in groups]
     tokens = sum(int(b["attention_mask"].sum()) for b in batches)
 
     @torch.no_grad()
-    def forward(with_logits: bool | None):
-        for b in batches:
-            if with_logits is None:
-                backbone.final_hidden(b)
-            else:
-                backbone.positions(b, with_logits=with_logits)
+    def body(i):
+        backbone.final_hidden(batches[i])
 
-    variants = {
-        "body": lambda: forward(None),
-        "fwd_scored": lambda: forward(True),
-        "full_scores": lambda: score_examples(model, examples, batch_size=args.batch_size,
-                                              progress=False),
-        "sigmoid_only": lambda: sigmoid_scores(model, examples, batch_size=args.batch_size),
-    }
+    @torch.no_grad()
+    def fwd_scored(i):
+        backbone.positions(batches[i], with_logits=True)
+
+    def full_scores(i):
+        score_examples(model, [examples[j] for j in groups[i]], batch_size=args.batch_size,
+                       progress=False)
+
+    def sigmoid_only(i):
+        sigmoid_scores(model, [examples[j] for j in groups[i]], batch_size=args.batch_size)
+
+    variants = {"body": body, "fwd_scored": fwd_scored, "full_scores": full_scores,
+                "sigmoid_only": sigmoid_only}
     common.header(args, f"examples={len(examples)} tokens={tokens}")
-    med = {k: common.median(v) for k, v in common.interleaved(variants, args.repeats).items()}
+    med = {k: common.median(v) for k, v in common.interleaved_items(variants, len(batches), args.repeats).items()}
     print(f"\n{'variant':14s} {'tokens/s':>9s} {'vs fwd_scored':>14s} {'vs body':>9s}")
     for name in variants:
         print(f"{name:14s} {tokens / med[name]:9.1f} {med['fwd_scored'] / med[name]:13.3f}x "

@@ -88,39 +88,38 @@ def build(args, n_examples=None):
 
 
 def step_fns(model, batches, opt, samplers, counts) -> dict:
+    """Variant name -> function of a batch index (one step or one forward pass)."""
     bb = model.backbone
 
     def ours(strategy):
         ctx = StepContext(model, model.head, samplers[strategy], DominantConfig(), nullcontext())
 
-        def run():
-            for i, b in enumerate(batches):
-                loss, n = batch_loss(ctx, b, torch.Generator().manual_seed(i))
-                (loss / n).backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+        def run(i):
+            loss, n = batch_loss(ctx, batches[i], torch.Generator().manual_seed(i))
+            (loss / n).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
         return run
 
-    def published():
-        for i, b in enumerate(batches):
-            published_step(model, opt, b, counts, torch.Generator().manual_seed(i))
+    def published(i):
+        published_step(model, opt, batches[i], counts, torch.Generator().manual_seed(i))
 
-    def forward(kind):
-        @torch.no_grad()
-        def run():
-            for b in batches:
-                if kind == "body":
-                    bb.final_hidden(b)
-                elif kind == "fwd_trained":
-                    bb.positions(b, with_logits=True)
-                else:
-                    bb.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"],
-                             use_cache=False)
-        return run
+    @torch.no_grad()
+    def body(i):
+        bb.final_hidden(batches[i])
 
-    return {"body": forward("body"), "fwd_trained": forward("fwd_trained"),
-            "fwd_all": forward("fwd_all"), "ours_tf": ours("token_freq"),
-            "ours_mixed": ours("token_freq+softmax"), "published_mixed": published}
+    @torch.no_grad()
+    def fwd_trained(i):
+        bb.positions(batches[i], with_logits=True)
+
+    @torch.no_grad()
+    def fwd_all(i):
+        b = batches[i]
+        bb.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], use_cache=False)
+
+    return {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
+            "ours_tf": ours("token_freq"), "ours_mixed": ours("token_freq+softmax"),
+            "published_mixed": published}
 
 
 def child(args) -> None:
@@ -137,8 +136,9 @@ def child(args) -> None:
     gc.collect()
     if not common.reset_peak_rss():
         print("warning: peak RSS could not be reset; it includes model loading", flush=True)
-    fn()
-    fn()
+    for _ in range(2):
+        for i in range(len(batches)):
+            fn(i)
     print(f"PEAK {common.peak_rss_mib():.0f}", flush=True)
 
 
@@ -169,7 +169,8 @@ def main() -> None:
     tokens = sum(int(b["attention_mask"].sum()) for b in batches)
     positions = sum(int((b["labels"][:, 1:] != -100).sum()) for b in batches)
     common.header(args, f"batches={len(batches)} tokens={tokens} trained_positions={positions}")
-    times = common.interleaved(step_fns(model, batches, opt, samplers, counts), args.repeats)
+    times = common.interleaved_items(step_fns(model, batches, opt, samplers, counts),
+                                     len(batches), args.repeats)
     med = {k: common.median(v) for k, v in times.items()}
     print(f"\n{'variant':16s} {'tokens/s':>9s} {'vs fwd_trained':>15s} {'vs fwd_all':>11s}")
     for name in VARIANTS:
