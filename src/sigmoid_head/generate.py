@@ -36,9 +36,9 @@ from .score import (
     length_batches,
     pad_id,
     position_scores,
+    render_settings,
     score_examples,
     split_rows,
-    training_defaults,
     unpack_model,
 )
 
@@ -367,15 +367,11 @@ def generate_and_score(
     recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
     if not recs:
         raise ScoreInputError("nothing to generate from: no inputs")
-    defaults = training_defaults(model)
     prompts = prompt_ids(
         recs,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
-        prompt_template=prompt_template or defaults.get("prompt_template", "{source}\n"),
-        use_chat_template=use_chat_template
-        if use_chat_template is not None
-        else defaults.get("use_chat_template", False),
+        **render_settings(model, prompt_template, use_chat_template),
     )
     outputs = generate_outputs(
         model, prompts, decoding, batch_size=batch_size, dominant=dominant, progress=progress

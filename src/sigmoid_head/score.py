@@ -362,6 +362,17 @@ def make_examples(
     return examples
 
 
+def render_settings(model: Any, prompt_template: str | None, use_chat_template: bool | None
+                    ) -> dict[str, Any]:
+    """How causal prompts are rendered: what was asked for, else what the head was trained with."""
+    defaults = training_defaults(model)
+    return {
+        "prompt_template": prompt_template or defaults.get("prompt_template", "{source}\n"),
+        "use_chat_template": use_chat_template if use_chat_template is not None
+        else defaults.get("use_chat_template", False),
+    }
+
+
 def training_defaults(model: Any) -> dict[str, Any]:
     """prompt_template / use_chat_template / max_length the model's head was trained with."""
     training = getattr(getattr(model, "config", None), "training", None) or {}
@@ -400,16 +411,12 @@ def score_records(
     backbone, _ = unpack_model(model)
     if not records:
         raise ScoreInputError("nothing to score: no records")
-    defaults = training_defaults(model)
     examples = make_examples(
         records,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
-        prompt_template=prompt_template or defaults.get("prompt_template", "{source}\n"),
-        use_chat_template=use_chat_template
-        if use_chat_template is not None
-        else defaults.get("use_chat_template", False),
-        max_length=max_length or max(2048, defaults.get("max_length", 0)),
+        max_length=max_length or max(2048, training_defaults(model).get("max_length", 0)),
+        **render_settings(model, prompt_template, use_chat_template),
     )
     scored = score_examples(
         model,
