@@ -20,7 +20,6 @@ Per scored token, from one frozen forward pass:
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,9 +30,17 @@ import torch.nn.functional as F
 
 from .aggregate import safe_log, sequence_record
 from .backbone import Backbone
-from .data import IGNORE_INDEX, Collator, example_length, make_batches, tokenize_records
+from .data import Collator, example_length, make_batches
 from .dominant import DominantConfig, boosted_prob, find_dominant
 from .head import SigmoidHead
+from .inputs import (  # noqa: F401  (re-exported: the public scoring API)
+    ScoreInputError,
+    candidate_text,
+    make_examples,
+    render_settings,
+    to_data_record,
+    training_defaults,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -45,10 +52,6 @@ STATS_ROWS = 16
 """Rows per softmax-statistics slice: a (16, V) float32 slice fits a core's cache, so the
 several passes over it (log-softmax, screening, entropy) do not each go to memory
 (2.3x faster than whole-chunk passes on this CPU)."""
-
-
-class ScoreInputError(ValueError):
-    """Scoring inputs are malformed (counts differ, empty candidate, ...)."""
 
 
 @dataclass
@@ -120,14 +123,16 @@ def position_scores(
             out = F.logsigmoid(head.logits(h, t.unsqueeze(-1)).squeeze(-1).float())  # (C,)
             parts.setdefault("sigmoid_log", []).append(out)
         for r in range(0, z.shape[0], STATS_ROWS):  # (STATS_ROWS, V) slices stay in cache
-            for k, v in _softmax_stats(z[r : r + STATS_ROWS], t[r : r + STATS_ROWS],
-                                       dominant).items():
+            for k, v in _softmax_stats(
+                z[r : r + STATS_ROWS], t[r : r + STATS_ROWS], dominant
+            ).items():
                 parts.setdefault(k, []).append(v)
     return {k: torch.cat(v) for k, v in parts.items()}
 
 
-def _softmax_stats(z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
-                   ) -> dict[str, torch.Tensor]:
+def _softmax_stats(
+    z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
+) -> dict[str, torch.Tensor]:
     """softmax_log, boostedprob, entropy, n_dominant (each (R,)) from logits z (R, V)."""
     logp = torch.log_softmax(z, dim=-1)  # (R, V)
     dom = find_dominant(logp, dominant)
@@ -248,7 +253,10 @@ def score_examples(
 
 @torch.no_grad()
 def sigmoid_scores(
-    model: Any, examples: Sequence[dict], *, batch_size: int | None = 16,
+    model: Any,
+    examples: Sequence[dict],
+    *,
+    batch_size: int | None = 16,
     max_tokens: int | None = None,
 ) -> list[np.ndarray]:
     """Sigmoid-head-only force-decoding: the body's forward pass and one gathered head row
@@ -278,106 +286,6 @@ def sigmoid_scores(
 
 
 # ------------------------------------------------------------------ inputs -> examples
-
-
-def _candidate(rec: dict, k: int) -> str:
-    cand = rec.get("candidate", rec.get("target"))
-    if not isinstance(cand, str):
-        raise ScoreInputError(f"record {k + 1}: needs a string 'candidate', has keys {sorted(rec)}")
-    if not cand.strip():
-        raise ScoreInputError(f"record {k + 1}: the candidate is empty")
-    return cand
-
-
-def to_data_record(rec: dict, k: int) -> dict:
-    """A {source, candidate} / {messages, candidate} record as a data.py training record."""
-    if not isinstance(rec, dict):
-        raise ScoreInputError(f"record {k + 1}: expected a dict, got {type(rec).__name__}")
-    cand = _candidate(rec, k)
-    if "messages" in rec:
-        msgs = rec["messages"]
-        if not isinstance(msgs, list) or not msgs:
-            raise ScoreInputError(f"record {k + 1}: 'messages' must be a non-empty list")
-        if isinstance(msgs[-1], dict) and msgs[-1].get("role") == "assistant":
-            raise ScoreInputError(
-                f"record {k + 1}: 'messages' must not end with an assistant "
-                "turn; the candidate is the assistant's answer"
-            )
-        return {"messages": [*msgs, {"role": "assistant", "content": cand}]}
-    if not isinstance(rec.get("source"), str):
-        raise ScoreInputError(f"record {k + 1}: needs a string 'source' or a 'messages' list")
-    return {"source": rec["source"], "target": cand}
-
-
-def _last_span_only(labels: list[int]) -> list[int]:
-    """Keep only the last contiguous run of labels (the candidate turn of a chat)."""
-    end = max(i for i, t in enumerate(labels) if t != IGNORE_INDEX) + 1
-    start = end
-    while start > 0 and labels[start - 1] != IGNORE_INDEX:
-        start -= 1
-    return [IGNORE_INDEX] * start + labels[start:end] + [IGNORE_INDEX] * (len(labels) - end)
-
-
-def make_examples(
-    records: Sequence[dict],
-    tokenizer: Any,
-    *,
-    is_encoder_decoder: bool,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
-    max_length: int = 2048,
-) -> list[dict]:
-    """Tokenize scoring records exactly as training data is tokenized.
-
-    Only the candidate is scored: for chats, earlier assistant turns are unmasked.
-
-    Raises:
-        ScoreInputError: a malformed record, or one with nothing left to score.
-    """
-    data = [to_data_record(r, k) for k, r in enumerate(records)]
-    examples = []
-    for k, rec in enumerate(data):  # one at a time so that a dropped record can be named
-        try:
-            ex, stats = tokenize_records(
-                [rec],
-                tokenizer,
-                is_encoder_decoder=is_encoder_decoder,
-                prompt_template=prompt_template,
-                max_length=max_length,
-                use_chat_template=use_chat_template,
-                source_name="<inputs>",
-                line_numbers=[k + 1],
-            )
-        except ValueError as err:
-            raise ScoreInputError(str(err)) from err
-        if not ex:
-            raise ScoreInputError(
-                f"record {k + 1}: nothing left to score after truncation at max_length={max_length}"
-            )
-        if stats.truncated:
-            warnings.warn(f"record {k + 1} truncated at max_length={max_length}", stacklevel=2)
-        if "messages" in rec:
-            ex[0]["labels"] = _last_span_only(ex[0]["labels"])
-        examples.append(ex[0])
-    return examples
-
-
-def render_settings(model: Any, prompt_template: str | None, use_chat_template: bool | None
-                    ) -> dict[str, Any]:
-    """How causal prompts are rendered: what was asked for, else what the head was trained with."""
-    defaults = training_defaults(model)
-    return {
-        "prompt_template": prompt_template or defaults.get("prompt_template", "{source}\n"),
-        "use_chat_template": use_chat_template if use_chat_template is not None
-        else defaults.get("use_chat_template", False),
-    }
-
-
-def training_defaults(model: Any) -> dict[str, Any]:
-    """prompt_template / use_chat_template / max_length the model's head was trained with."""
-    training = getattr(getattr(model, "config", None), "training", None) or {}
-    keys = ("prompt_template", "use_chat_template", "max_length")
-    return {k: training[k] for k in keys if k in training}
 
 
 def score_records(
@@ -427,7 +335,7 @@ def score_records(
         progress=progress,
     )
     return [
-        sequence_record(ts, backbone.tokenizer, _candidate(r, 0), with_tokens)
+        sequence_record(ts, backbone.tokenizer, candidate_text(r, 0), with_tokens)
         for ts, r in zip(scored, records, strict=True)
     ]
 
