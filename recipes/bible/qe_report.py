@@ -62,11 +62,16 @@ def gold_self(hyps: list[str], refs: list[list[str]]) -> dict[str, np.ndarray]:
 
 def quality(name: str, values: np.ndarray) -> np.ndarray:
     """Scores oriented as quality: products from log-scores, negated entropy."""
-    if name == "entropy":
+    if name in ("entropy", "length"):
         return -values
     if name.startswith(("sigmoid", "softmax", "boostedprob")):
         return np.exp(values)
     return values
+
+
+def _is_product(method: str) -> bool:
+    """Rows of the paper's tables: sequence products and the baselines (not @mean, not length)."""
+    return not method.endswith("@mean") and method != "length"
 
 
 def _cell(fn, pred, gold) -> tuple[float, float, float]:
@@ -94,20 +99,28 @@ def _table(title: str, cols: list[str], rows: dict[str, list[tuple]], lower_bett
 
 def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_scores: dict,
                  gold: dict, main_name: str) -> None:
-    """Eval Other (Pearson, BCE, ROC-AUC) and Eval Self (Pearson vs chrF and MiniLM) tables + plots."""
+    """Eval Other (Pearson, BCE, ROC-AUC) and Eval Self (Pearson vs chrF and MiniLM) tables + plots.
+
+    Two tables per evaluation: sequence products (the paper's scores) with the baselines,
+    and length-normalised scores (``@mean``: geometric mean of the token scores) beside the
+    mean entropy and the candidate length, which tell whether a score only tracks length.
+    """
     q_other = {m: quality(m, v) for m, v in other.items()}
     rows_o = {m: [_cell(pearson, v, labels),
-                  _cell(bce, np.clip(v, 0, 1), labels) if m != "entropy" else None,
+                  _cell(bce, np.clip(v, 0, 1), labels) if m not in ("entropy", "length") else None,
                   _cell(roc_auc, v, labels)] for m, v in q_other.items()}
     q_self = {m: quality(m, v) for m, v in self_scores.items()}
     rows_s = {m: [_cell(pearson, v, gold["chrf"]), _cell(pearson, v, gold["minilm"])] for m, v in q_self.items()}
     text = [f"Setting `{meta['setting']}`, model `{meta['model']}`, {meta['n_train']} training pairs, "
             f"{meta['n_test']} held-out verses, main head `{main_name}`"
-            f"{' (QUICK RUN: tiny sizes, not a result)' if meta['quick'] else ''}.\n",
-            _table("Eval Other (force-decoded references = 1, hard negatives = 0)",
-                   ["Pearson ↑", "BCE ↓", "ROC-AUC ↑"], rows_o, {1}),
-            _table("Eval Self (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
-                   ["Pearson vs chrF ↑", "Pearson vs MiniLM ↑"], rows_s, set())]
+            f"{' (QUICK RUN: tiny sizes, not a result)' if meta['quick'] else ''}.\n"]
+    o_cols, s_cols = ["Pearson ↑", "BCE ↓", "ROC-AUC ↑"], ["Pearson vs chrF ↑", "Pearson vs MiniLM ↑"]
+    for kind, keep in (("sequence products", _is_product), ("length-normalised: geometric mean per token",
+                                                           lambda m: not _is_product(m) or m == "entropy")):
+        text += [_table(f"Eval Other, {kind} (force-decoded references = 1, hard negatives = 0)", o_cols,
+                        {m: r for m, r in rows_o.items() if keep(m)}, {1}),
+                 _table(f"Eval Self, {kind} (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
+                        s_cols, {m: r for m, r in rows_s.items() if keep(m)}, set())]
     (out / "results.md").write_text("\n".join(text))
     (out / "scores_other.json").write_text(json.dumps({k: v.tolist() for k, v in q_other.items()}))
     (out / "scores_self.json").write_text(json.dumps({k: v.tolist() for k, v in q_self.items()}))

@@ -1,0 +1,83 @@
+"""The Bible experiment recipe: candidates, one-pass scoring of every method, tables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sigmoid_head.backbone import load_backbone
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.score import score_records
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "recipes" / "bible"))
+import experiments  # noqa: E402
+import qe_report  # noqa: E402
+
+TEST = [
+    {"source": "el perro come el pan", "refs": ["the dog eats the bread", "the hound eats bread"]},
+    {"source": "la casa grande", "refs": ["the big house", "the large house"]},
+    {"source": "una mujer lee", "refs": ["a woman reads", "a woman is reading"]},
+]
+
+
+def test_other_candidates_labels_and_swaps() -> None:
+    cands = experiments.other_candidates(TEST, seed=0)
+    refs = [c for c in cands if c["kind"] == "reference"]
+    assert [c["candidate"] for c in refs] == [r for t in TEST for r in t["refs"]]
+    assert all(c["label"] == 1 for c in refs)
+    nxt = [c for c in cands if c["kind"] == "next verse"]
+    assert [c["candidate"] for c in nxt] == [TEST[1]["refs"][0], TEST[2]["refs"][0], TEST[0]["refs"][0]]
+    for c in cands:
+        if c["kind"] == "word swap":
+            assert c["label"] == 0
+            ref = next(t["refs"][0] for t in TEST if t["source"] == c["source"])
+            diff = [(a, b) for a, b in zip(ref.split(), c["candidate"].split(), strict=True) if a != b]
+            assert len(diff) == 1  # exactly one word replaced
+
+
+@pytest.fixture(scope="module")
+def scored(tiny_causal_path):
+    backbone = load_backbone(str(tiny_causal_path), device="cpu")
+    model = SigmoidHeadModel.from_base(backbone)
+    with torch.no_grad():
+        model.head.weight.add_(0.2 * torch.randn(model.head.weight.shape, generator=torch.Generator().manual_seed(3)))
+    records = experiments.other_candidates(TEST, seed=0)
+    render = {"prompt_template": "{source}\n", "use_chat_template": False}
+    seq, details = experiments.score_all(backbone, {"x": model}, records, render, batch=2)
+    ref = score_records(model, records, progress=False, batch_size=3, **render)
+    return seq, details, ref
+
+
+def test_score_all_matches_score_records(scored) -> None:
+    seq, details, ref = scored
+    for ours, theirs in (("softmax", "softmax_logprob"), ("sigmoid:x", "sigmoid_logprob"),
+                         ("softmax@mean", "softmax_mean_log"), ("sigmoid:x@mean", "sigmoid_mean_log"),
+                         ("entropy", "entropy_mean"), ("length", "n_tokens")):
+        np.testing.assert_allclose(seq[ours], [r[theirs] for r in ref], rtol=1e-4, atol=1e-4, err_msg=ours)
+    assert [len(d["ids"]) for d in details] == [r["n_tokens"] for r in ref]
+
+
+def test_tables_split_products_and_length_normalised(tmp_path, scored) -> None:
+    seq, _, _ = scored
+    labels = np.array([c["label"] for c in experiments.other_candidates(TEST, seed=0)], dtype=float)
+    gold = {"chrf": np.exp(seq["softmax@mean"]), "minilm": -seq["length"]}  # a perfect and a length gold
+    meta = {"setting": "llm", "model": "tiny", "n_train": 1, "n_test": 3, "quick": True}
+    qe_report.write_tables(tmp_path, meta, seq, labels, dict(seq), gold, "x")
+    text = (tmp_path / "results.md").read_text()
+    blocks = text.split("**Eval ")[1:]
+    assert len(blocks) == 4
+    products, normalised = blocks[:2], blocks[2:]
+    for b in products:
+        assert "| softmax |" in b and "| sigmoid:x |" in b and "@mean" not in b and "| length |" not in b
+    for b in normalised:
+        assert "| softmax@mean |" in b and "| length |" in b and "| entropy |" in b and "| softmax |" not in b
+    # the gold that IS softmax@mean gives Pearson 1, in bold; the length gold is tracked by "length"
+    self_norm = normalised[1]
+    assert "| softmax@mean | **1.000 [1.000, 1.000]** |" in self_norm
+    assert "| length | " in self_norm and self_norm.split("| length | ")[1].split(" | ")[1].startswith("**1.000")
+    # BCE is not defined for an uncertainty or a length
+    assert "| length | " in normalised[0] and " – |" in normalised[0].split("| length |")[1].split("\n")[0]
