@@ -141,6 +141,10 @@ def train_heads(backbone, config_kw: dict, settings: list[tuple], out: Path) -> 
     return heads
 
 
+def _elapsed(t0: float) -> str:
+    return f"{(time.perf_counter() - t0) / 60:.1f} min"
+
+
 def pad_id(backbone) -> int:
     tok = backbone.tokenizer
     return tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -236,22 +240,23 @@ def run(args: argparse.Namespace) -> None:
     if args.setting == "mt" and "softmax_t2+token_freq+avoid" in heads:
         main_name = "softmax_t2+token_freq+avoid"  # the paper's best setting for small MT models
 
-    print("[2/4] Eval Other: force-decoding references and hard negatives", flush=True)
+    print(f"[2/4] Eval Other: force-decoding references and hard negatives ({_elapsed(t_start)})", flush=True)
     cands = other_candidates(test, args.seed)
     other, other_tok = score_all(backbone, heads, cands, render)
     labels = np.array([c["label"] for c in cands], dtype=float)
 
-    print(f"[3/4] Eval Self: greedy generation, MC entropy ({mc} samples), self-judge", flush=True)
+    print(f"[3/4] Eval Self: greedy generation, MC entropy ({mc} samples), self-judge ({_elapsed(t_start)})",
+          flush=True)
     main_model = heads[main_name]
     gen = generate_and_score(main_model, [{"source": t["source"]} for t in test],
-                             DecodingConfig(max_new_tokens=max_new), progress=False, **render)
+                             DecodingConfig(max_new_tokens=max_new), progress=True, **render)
     hyps = [{"source": t["source"], "candidate": g["candidate"]} for t, g in zip(test, gen, strict=True)]
     self_scores, self_tok = score_all(backbone, heads, hyps, render)
     if mc:
         prompts = prompt_ids([{"source": t["source"]} for t in test], backbone.tokenizer,
                              is_encoder_decoder=backbone.is_encoder_decoder, **render)
         mcs = mc_sequence_entropy(main_model, prompts, n_samples=mc, seed=args.seed, max_new_tokens=max_new,
-                                  progress=False)
+                                  progress=True)
         self_scores["mc_softmax"] = np.array([m["mc_softmax"] for m in mcs])
         self_scores["mc_sigmoid"] = np.array([m["mc_sigmoid"] for m in mcs])
     if not backbone.is_encoder_decoder:  # an MT model trained from scratch cannot follow a prompt
@@ -259,7 +264,7 @@ def run(args: argparse.Namespace) -> None:
                                                         [h["candidate"] for h in hyps]))
     gold = gold_self([h["candidate"] for h in hyps], [t["refs"] for t in test])
 
-    print("[4/4] tables, plots, HTML", flush=True)
+    print(f"[4/4] tables, plots, HTML ({_elapsed(t_start)})", flush=True)
     meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "n_train": n_train,
             "n_test": len(test), "epochs": epochs, "mc_samples": mc, "main_head": main_name, "quick": quick,
             "train_history": {k: v.config.training["history"] for k, v in heads.items()}}
