@@ -81,3 +81,19 @@ def test_tables_split_products_and_length_normalised(tmp_path, scored) -> None:
     assert "| length | " in self_norm and self_norm.split("| length | ")[1].split(" | ")[1].startswith("**1.000")
     # BCE is not defined for an uncertainty or a length
     assert "| length | " in normalised[0] and " – |" in normalised[0].split("| length |")[1].split("\n")[0]
+
+
+def test_by_kind_table_separates_negative_kinds() -> None:
+    cands = experiments.other_candidates(TEST, seed=0)
+    kinds = [c["kind"] for c in cands]
+    assert set(kinds) == {"reference", "next verse", "word swap"}
+    # a score that puts every next verse below every reference, every word swap above them
+    score = {"reference": 0.5, "next verse": 0.1, "word swap": 0.9}
+    table = qe_report.by_kind_table({"m": [score[k] for k in kinds], "length": [0.0] * len(kinds)}, cands)
+    n_swap = kinds.count("word swap")
+    assert f"ROC-AUC of 6 references against 3 next verse, {n_swap} word swap" in table
+    row = next(line for line in table.splitlines() if line.startswith("| m |"))
+    assert row.split(" | ")[1].startswith("**1.000") and row.split(" | ")[2].startswith("**0.000")
+    assert "| length |" not in table  # a length is not a quality score
+    with pytest.raises(SystemExit, match="2 scores but"):
+        qe_report.by_kind_table({"m": [0.0, 1.0]}, cands)

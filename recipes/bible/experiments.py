@@ -41,6 +41,7 @@ from sigmoid_head.score import make_examples, position_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from qe_report import (  # noqa: E402
+    by_kind_table,
     gold_self,
     qualitative_markdown,
     qualitative_rows,
@@ -265,7 +266,8 @@ def run(args: argparse.Namespace) -> None:
     gold = gold_self([h["candidate"] for h in hyps], [t["refs"] for t in test])
 
     print(f"[4/4] tables, plots, HTML ({_elapsed(t_start)})", flush=True)
-    meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "n_train": n_train,
+    meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "data": args.data,
+            "seed": args.seed, "n_train": n_train,
             "n_test": len(test), "epochs": epochs, "mc_samples": mc, "main_head": main_name, "quick": quick,
             "train_history": {k: v.config.training["history"] for k, v in heads.items()}}
     write_tables(out, meta, other, labels, self_scores, gold, main_name)
@@ -278,6 +280,9 @@ def run(args: argparse.Namespace) -> None:
                                                  for i, (h, t) in enumerate(zip(hyps, test, strict=True))])
     meta["wall_s"] = round(time.perf_counter() - t_start, 1)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    by_kind = by_kind_table({k: v.tolist() for k, v in other.items()}, cands)
+    with (out / "results.md").open("a", encoding="utf-8") as f:
+        f.write("\n" + by_kind)
     print(f"done in {meta['wall_s'] / 60:.1f} min; results in {out}")
 
 

@@ -74,7 +74,7 @@ def _is_product(method: str) -> bool:
     return not method.endswith("@mean") and method != "length"
 
 
-def _cell(fn, pred, gold) -> tuple[float, float, float]:
+def cell_ci(fn, pred, gold) -> tuple[float, float, float]:
     return bootstrap_ci(fn, pred, gold, n=1000, seed=0)
 
 
@@ -82,7 +82,7 @@ def _fmt(v: tuple[float, float, float]) -> str:
     return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
 
 
-def _table(title: str, cols: list[str], rows: dict[str, list[tuple]], lower_better: set[int]) -> str:
+def markdown_table(title: str, cols: list[str], rows: dict[str, list[tuple]], lower_better: set[int]) -> str:
     """Markdown with the best value per column in bold."""
     best = {}
     for j in range(len(cols)):
@@ -106,20 +106,20 @@ def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_sc
     mean entropy and the candidate length, which tell whether a score only tracks length.
     """
     q_other = {m: quality(m, v) for m, v in other.items()}
-    rows_o = {m: [_cell(pearson, v, labels),
-                  _cell(bce, np.clip(v, 0, 1), labels) if m not in ("entropy", "length") else None,
-                  _cell(roc_auc, v, labels)] for m, v in q_other.items()}
+    rows_o = {m: [cell_ci(pearson, v, labels),
+                  cell_ci(bce, np.clip(v, 0, 1), labels) if m not in ("entropy", "length") else None,
+                  cell_ci(roc_auc, v, labels)] for m, v in q_other.items()}
     q_self = {m: quality(m, v) for m, v in self_scores.items()}
-    rows_s = {m: [_cell(pearson, v, gold["chrf"]), _cell(pearson, v, gold["minilm"])] for m, v in q_self.items()}
+    rows_s = {m: [cell_ci(pearson, v, gold["chrf"]), cell_ci(pearson, v, gold["minilm"])] for m, v in q_self.items()}
     text = [f"Setting `{meta['setting']}`, model `{meta['model']}`, {meta['n_train']} training pairs, "
             f"{meta['n_test']} held-out verses, main head `{main_name}`"
             f"{' (QUICK RUN: tiny sizes, not a result)' if meta['quick'] else ''}.\n"]
     o_cols, s_cols = ["Pearson ↑", "BCE ↓", "ROC-AUC ↑"], ["Pearson vs chrF ↑", "Pearson vs MiniLM ↑"]
     for kind, keep in (("sequence products", _is_product), ("length-normalised: geometric mean per token",
                                                            lambda m: not _is_product(m) or m == "entropy")):
-        text += [_table(f"Eval Other, {kind} (force-decoded references = 1, hard negatives = 0)", o_cols,
+        text += [markdown_table(f"Eval Other, {kind} (force-decoded references = 1, hard negatives = 0)", o_cols,
                         {m: r for m, r in rows_o.items() if keep(m)}, {1}),
-                 _table(f"Eval Self, {kind} (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
+                 markdown_table(f"Eval Self, {kind} (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
                         s_cols, {m: r for m, r in rows_s.items() if keep(m)}, set())]
     (out / "results.md").write_text("\n".join(text))
     (out / "scores_other.json").write_text(json.dumps({k: v.tolist() for k, v in q_other.items()}))
@@ -130,6 +130,27 @@ def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_sc
     panels = {label: q_other[m] for m, label in FIGURE if m in q_other}
     if panels:
         scatter_plots(panels, labels, out / "scatter_eval_other.png", title="Eval Other: label vs predicted")
+
+
+def by_kind_table(scores: dict[str, list[float]], cands: list[dict]) -> str:
+    """Markdown: one ROC-AUC column per negative kind (references are the positives)."""
+    kinds = sorted({c["kind"] for c in cands if c["label"] == 0})
+    ref = np.array([c["kind"] == "reference" for c in cands])
+    rows = {}
+    for method, values in scores.items():
+        if method == "length":
+            continue
+        v = np.asarray(values)
+        if len(v) != len(cands):
+            raise SystemExit(f"{method}: {len(v)} scores but {len(cands)} candidates; wrong --data or --seed?")
+        cells = []
+        for kind in kinds:
+            keep = ref | np.array([c["kind"] == kind for c in cands])
+            cells.append(cell_ci(roc_auc, v[keep], ref[keep].astype(float)))
+        rows[method] = cells
+    counts = ", ".join(f"{sum(c['kind'] == k for c in cands)} {k}" for k in kinds)
+    title = f"Eval Other by negative kind: ROC-AUC of {int(ref.sum())} references against {counts}"
+    return markdown_table(title, [f"{k} ↑" for k in kinds], rows, set())
 
 
 def qualitative_rows(backbone, cands: list[dict], tok: list[dict], main_name: str, n: int = 6) -> list[dict]:
