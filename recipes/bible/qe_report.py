@@ -119,7 +119,7 @@ def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_sc
                                                            lambda m: not _is_product(m) or m == "entropy")):
         text += [markdown_table(f"Eval Other, {kind} (force-decoded references = 1, hard negatives = 0)", o_cols,
                         {m: r for m, r in rows_o.items() if keep(m)}, {1}),
-                 markdown_table(f"Eval Self, {kind} (greedy outputs; pseudo gold: chrF vs both references, MiniLM cosine)",
+                 markdown_table(f"Eval Self, {kind} (greedy outputs; pseudo gold: chrF against the references, best MiniLM cosine)",
                         s_cols, {m: r for m, r in rows_s.items() if keep(m)}, set())]
     (out / "results.md").write_text("\n".join(text))
     (out / "scores_other.json").write_text(json.dumps({k: v.tolist() for k, v in q_other.items()}))

@@ -16,6 +16,6 @@ if [[ "${1:-}" == "--quick" ]]; then
 else
   "$PY" recipes/bible/build_data.py --out data/bible --install
   "$PY" recipes/bible/train_mt.py --data data/bible --out runs/mt --minutes 60
-  "$PY" recipes/bible/experiments.py --setting mt --model runs/mt/model --data data/bible --out runs/mt_heads
-  "$PY" recipes/bible/experiments.py --setting llm --data data/bible --out runs/llm
+  "$PY" recipes/bible/experiments.py --setting mt --model runs/mt/model --data data/bible --out runs/mt_heads --extended
+  "$PY" recipes/bible/experiments.py --setting llm --data data/bible --out runs/llm --extended
 fi
