@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from sigmoid_head import cli_score
-from sigmoid_head.evaluation import evaluate_scores, orient
+from sigmoid_head.evaluation import add_geomeans, evaluate_scores, orient, read_score_columns
 from sigmoid_head.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
+from sigmoid_head.metrics import pearson
 from sigmoid_head.model import SigmoidHeadModel
 
 SOURCES = ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"]
@@ -198,6 +199,9 @@ def _fake_scores(path: Path, n: int = 40) -> np.ndarray:
                         "sigmoid": p,
                         "softmax": p / 2,
                         "boostedprob": p / 1.5,
+                        "sigmoid_mean_log": float(np.log(p)) / 3,
+                        "softmax_mean_log": float(np.log(p / 2)) / 3,
+                        "boostedprob_mean_log": float(np.log(p / 1.5)) / 3,
                         "entropy_mean": 1 - p,
                         "n_tokens": 3,
                         "tokens": [],
@@ -242,6 +246,17 @@ def test_evaluate_writes_the_report(tmp_path, capsys) -> None:
     by = {r["method"]: r for r in rows}
     assert by["-entropy_mean"]["roc_auc"] == pytest.approx(by["sigmoid"]["roc_auc"])
     assert "bce" in by["sigmoid"]
+    # length-normalised probabilities come with every score file, BCE included
+    raw, labels = read_score_columns(scores), np.array([float(g > 0.5) for g in gold])
+    for x in ("sigmoid", "softmax", "boostedprob"):
+        assert by[f"{x}_geomean"]["pearson"] == pytest.approx(pearson(np.exp(raw[f"{x}_mean_log"]), labels))
+        assert "bce" in by[f"{x}_geomean"]
+
+
+def test_add_geomeans_never_overwrites() -> None:
+    cols = add_geomeans({"softmax_mean_log": np.log([0.5, 0.25]), "sigmoid_geomean": np.array([9.0, 9.0])})
+    assert cols["softmax_geomean"].tolist() == pytest.approx([0.5, 0.25])
+    assert cols["sigmoid_geomean"].tolist() == [9.0, 9.0]
 
 
 def test_orientation_negates_uncertainties() -> None:

@@ -5,7 +5,9 @@ is computed: uncertainties listed in :data:`UNCERTAINTIES` (mean token entropy) 
 negated and shown as ``-<name>``. Probability-valued scores (``sigmoid``,
 ``softmax``, ``boostedprob`` products, ``self_judge``) stay as they are, so BCE/ECE
 apply to them; log-valued ones (``*_logprob``, ``*_mean_log``, ``mc_*``) get the
-rank/correlation metrics only.
+rank/correlation metrics only. Each ``<x>_mean_log`` column also yields ``<x>_geomean``
+(its exponential: the geometric mean of the token probabilities), a length-normalised
+probability: docs/results.md shows it is a much stronger softmax baseline than the product.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ DEFAULT_METHODS = (
     "sigmoid",
     "softmax",
     "boostedprob",
+    "sigmoid_geomean",
+    "softmax_geomean",
+    "boostedprob_geomean",
     "entropy_mean",
     "mc_softmax",
     "mc_sigmoid",
@@ -53,6 +58,17 @@ def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
             out[key] = np.asarray(vals, dtype=np.float64)
     return out
+
+
+def add_geomeans(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Add ``<x>_geomean = exp(<x>_mean_log)`` for every ``<x>_mean_log`` column (in place).
+
+    The geometric mean of the token probabilities lies in [0, 1] like the product, so BCE
+    applies, but it does not fall with length. Existing columns are never overwritten.
+    """
+    for key in [k for k in columns if k.endswith("_mean_log")]:
+        columns.setdefault(f"{key[: -len('_mean_log')]}_geomean", np.exp(columns[key]))
+    return columns
 
 
 def read_gold(path: str | Path, field: str | None = None) -> np.ndarray:
@@ -128,7 +144,7 @@ def evaluate_scores(
     from .metrics import evaluate_methods
     from .report import format_table, write_report
 
-    cols = dict(scores) if isinstance(scores, dict) else read_score_columns(scores)
+    cols = add_geomeans(dict(scores) if isinstance(scores, dict) else read_score_columns(scores))
     g = (
         np.asarray(gold, dtype=np.float64)
         if isinstance(gold, np.ndarray | list)
