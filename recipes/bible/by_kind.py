@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import other_candidates, task_data  # noqa: E402
+from experiments import held_out_items, other_candidates  # noqa: E402
 from qe_report import by_kind_table  # noqa: E402
 
 
@@ -38,8 +37,7 @@ def main() -> None:
         raise SystemExit("this run's meta.json does not name its data folder: pass --data")
     data = Path(args.data or meta["data"])
     seed = args.seed if args.seed is not None else meta.get("seed", 0)
-    with tempfile.TemporaryDirectory() as tmp:
-        _, _, test = task_data(setting, data, Path(tmp), 0, 0, meta["n_test"], seed)
+    test = held_out_items(setting, data, meta["n_test"])
     if len(test) != meta["n_test"]:
         raise SystemExit(f"{data} gives {len(test)} test verses, the run had {meta['n_test']}; pass --data")
     cands = other_candidates(test, seed)

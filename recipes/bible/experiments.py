@@ -87,18 +87,21 @@ def find(data: Path, stem: str) -> Path:
 def task_data(setting: str, data: Path, out: Path, n_train: int, n_dev: int, n_test: int,
               seed: int) -> tuple[Path, Path, list[dict]]:
     """Training/dev files for the task, and test items {source, refs} (short verses)."""
-    pairs, stem = ("mt", "mt") if setting == "mt" else ("para", "para")
+    stem = "mt" if setting == "mt" else "para"
     train_recs = [r for r in read_jsonl(find(data, f"{stem}_train")) if len(r["target"].split()) <= 40]
     random.Random(seed).shuffle(train_recs)
     dev = read_jsonl(find(data, f"{stem}_dev"))[:n_dev]
-    verses = [v for v in read_jsonl(find(data, "test")) if len(v["web"].split()) <= 40][:n_test]
-    if pairs == "mt":
-        test = [{"id": v["id"], "source": v["es"], "refs": [v["kjv"], v["web"]]} for v in verses]
-    else:
-        test = [{"id": v["id"], "source": v["kjv"], "refs": [v["web"]]} for v in verses]
     out.mkdir(parents=True, exist_ok=True)
     return (write_jsonl(out / "train.jsonl", train_recs[:n_train]),
-            write_jsonl(out / "dev.jsonl", dev), test)
+            write_jsonl(out / "dev.jsonl", dev), held_out_items(setting, data, n_test))
+
+
+def held_out_items(setting: str, data: Path, n_test: int) -> list[dict]:
+    """The first ``n_test`` held-out verses of at most 40 words, as {id, source, refs}."""
+    verses = [v for v in read_jsonl(find(data, "test")) if len(v["web"].split()) <= 40][:n_test]
+    if setting == "mt":
+        return [{"id": v["id"], "source": v["es"], "refs": [v["kjv"], v["web"]]} for v in verses]
+    return [{"id": v["id"], "source": v["kjv"], "refs": [v["web"]]} for v in verses]
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
