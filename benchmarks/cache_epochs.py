@@ -17,12 +17,12 @@ from contextlib import nullcontext
 import common
 import torch
 
-from sigmoid_head.cache import PositionCache
-from sigmoid_head.data import Collator
+from sigmoid_head.data.tokenize import Collator
 from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
-from sigmoid_head.train import StepContext, micro_loss
+from sigmoid_head.training.cache import PositionCache
+from sigmoid_head.training.loop import StepContext, micro_loss
 
 
 def run_epochs(model, examples, batches, strategy, counts, epochs: int

@@ -43,7 +43,7 @@ def setup_threads(args: argparse.Namespace) -> None:
 def load(n_examples: int | None = None):
     """(backbone, examples): the embedded model and tokenized KJV -> WEB chat examples."""
     from sigmoid_head import load_backbone
-    from sigmoid_head.data import load_examples
+    from sigmoid_head.data.tokenize import load_examples
 
     backbone = load_backbone(None, device="cpu")
     examples = load_examples(DATA, backbone.tokenizer, is_encoder_decoder=False,
@@ -55,7 +55,7 @@ def load(n_examples: int | None = None):
 def fixed_batches(examples: list[dict], n_batches: int, batch_size: int, seed: int = 0
                   ) -> list[list[int]]:
     """The first ``n_batches`` length-bucketed training micro-batches (as train.py builds them)."""
-    from sigmoid_head.data import example_length, make_batches
+    from sigmoid_head.data.tokenize import example_length, make_batches
 
     lengths = [example_length(e) for e in examples]
     return make_batches(lengths, batch_size=batch_size, shuffle=True, seed=seed)[:n_batches]

@@ -24,8 +24,8 @@ import common
 
 SCRIPT = textwrap.dedent("""
     import sys, time, torch
-    from sigmoid_head.config import TrainConfig
-    from sigmoid_head.train import train
+    from sigmoid_head.training.config import TrainConfig
+    from sigmoid_head.training.loop import train
     from accelerate import PartialState
     data, out, accum, steps, bs, threads = sys.argv[1:7]
     if int(threads):

@@ -2,7 +2,7 @@
 
 Greedy decoding of KJV verses (chat template) with the embedded SmolLM2-135M, batches
 of prompts padded on the left; ``plain`` calls Hugging Face ``generate`` only,
-``scored`` is :func:`sigmoid_head.generate.generate_outputs` (hidden states captured
+``scored`` is :func:`sigmoid_head.scoring.generate.generate_outputs` (hidden states captured
 at the LM head, sigmoid/softmax/BoostedProb/entropy per token). Interleaved, repeated.
 
     python benchmarks/generation.py [--quick] [--threads 1] [--new-tokens 32]
@@ -13,9 +13,9 @@ from __future__ import annotations
 import common
 import torch
 
-from sigmoid_head.generate import DecodingConfig, _pad_left, generate_outputs, prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.score import length_batches
+from sigmoid_head.scoring.force_decode import length_batches
+from sigmoid_head.scoring.generate import DecodingConfig, _pad_left, generate_outputs, prompt_ids
 
 
 def main() -> None:

@@ -15,12 +15,12 @@ import common
 import torch
 from torch.profiler import profile
 
-from sigmoid_head.data import Collator
+from sigmoid_head.data.tokenize import Collator
 from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
-from sigmoid_head.score import score_examples
-from sigmoid_head.train import StepContext, batch_loss
+from sigmoid_head.scoring.force_decode import score_examples
+from sigmoid_head.training.loop import StepContext, batch_loss
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import common
 import torch
 
-from sigmoid_head.data import Collator
+from sigmoid_head.data.tokenize import Collator
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.score import length_batches, score_examples, sigmoid_scores
+from sigmoid_head.scoring.force_decode import length_batches, score_examples, sigmoid_scores
 
 
 def main() -> None:

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
-from sigmoid_head.baselines import (
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.baselines import (
     COMET_HINT,
     comet_kiwi,
     judge_prompts,
@@ -19,8 +20,7 @@ from sigmoid_head.baselines import (
     self_judge,
     yes_no_ids,
 )
-from sigmoid_head.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import torch
 
 from sigmoid_head.backbone import load_backbone
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.score import score_records
+from sigmoid_head.scoring.force_decode import score_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "recipes" / "bible"))
 import experiments  # noqa: E402

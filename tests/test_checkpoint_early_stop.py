@@ -2,8 +2,8 @@
 
 import json
 
-from sigmoid_head.config import TrainConfig
-from sigmoid_head.train import train
+from sigmoid_head.training.config import TrainConfig
+from sigmoid_head.training.loop import train
 
 
 def test_early_stopping_keeps_the_best_head(tiny_causal_path, tiny_pairs_jsonl, tmp_path):

@@ -1,4 +1,4 @@
-"""Tests for sigmoid_head.data: formats, label masks, truncation, batching, collation."""
+"""Tests for sigmoid_head.data.tokenize: formats, label masks, truncation, batching, collation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head.data import (
+from sigmoid_head.data.tokenize import (
     IGNORE_INDEX,
     Collator,
     DataError,

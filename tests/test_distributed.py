@@ -13,13 +13,13 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from sigmoid_head.config import TrainConfig
-from sigmoid_head.train import train
+from sigmoid_head.training.config import TrainConfig
+from sigmoid_head.training.loop import train
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from sigmoid_head.config import TrainConfig
-    from sigmoid_head.train import train
+    from sigmoid_head.training.config import TrainConfig
+    from sigmoid_head.training.loop import train
     from accelerate import PartialState
     model, data, out, accum, opt = sys.argv[1:6]
     train(TrainConfig(train_file=data, output_dir=out, model=model, lr=3e-2, batch_size=8,

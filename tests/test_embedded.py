@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head import embedded
-from sigmoid_head.embedded import (
+from sigmoid_head.embedded import default_model as embedded
+from sigmoid_head.embedded.default_model import (
     DEFAULT_MODEL_NAME,
     EmbeddedModelError,
     cache_dir,

@@ -9,14 +9,14 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
-from sigmoid_head.generate import (
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.generate import (
     DecodingConfig,
     force_decode,
     generate_and_score,
     generate_outputs,
     prompt_ids,
 )
-from sigmoid_head.model import SigmoidHeadModel
 
 SOURCES = [
     {"source": "el perro come"},

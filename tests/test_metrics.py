@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sigmoid_head.metrics import (
+from sigmoid_head.evaluation.metrics import (
     METRICS,
     bce,
     bootstrap_ci,

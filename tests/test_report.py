@@ -9,8 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-from sigmoid_head.metrics import evaluate_methods
-from sigmoid_head.report import format_table, reliability_plot, scatter_plots, write_report
+from sigmoid_head.evaluation.metrics import evaluate_methods
+from sigmoid_head.evaluation.report import (
+    format_table,
+    reliability_plot,
+    scatter_plots,
+    write_report,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

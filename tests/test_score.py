@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.aggregate import (
+from sigmoid_head.backbone import load_backbone
+from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.aggregate import (
     group_words,
     sequence_scores,
     token_spans,
     word_scores,
     words_of,
 )
-from sigmoid_head.backbone import load_backbone
-from sigmoid_head.data import Collator
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.score import (
+from sigmoid_head.scoring.force_decode import (
     ScoreInputError,
     make_examples,
     score_examples,
@@ -26,7 +26,7 @@ from sigmoid_head.score import (
     score_records,
     sigmoid_scores,
 )
-from sigmoid_head.score import entropy as softmax_entropy
+from sigmoid_head.scoring.force_decode import entropy as softmax_entropy
 
 SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
 CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]

@@ -8,8 +8,8 @@ import torch
 from safetensors.torch import load_file
 
 from sigmoid_head.backbone import load_backbone
-from sigmoid_head.config import TrainConfig
-from sigmoid_head.train import train
+from sigmoid_head.training.config import TrainConfig
+from sigmoid_head.training.loop import train
 
 
 def _config(model_path, data, out, **kw):
@@ -65,7 +65,7 @@ def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_js
 
 def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
                                                        monkeypatch):
-    train_module = importlib.import_module("sigmoid_head.train")  # the module, not the function
+    train_module = importlib.import_module("sigmoid_head.training.loop")  # the module, not the function
 
     kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
     full = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))

@@ -35,9 +35,9 @@ import numpy as np
 import torch
 
 from sigmoid_head import SigmoidHeadModel, TrainConfig, load_backbone, train
-from sigmoid_head.batching import Collator
-from sigmoid_head.cache import PositionCache
-from sigmoid_head.score import make_examples, position_scores
+from sigmoid_head.data.batching import Collator
+from sigmoid_head.scoring.force_decode import make_examples, position_scores
+from sigmoid_head.training.cache import PositionCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from qe_report import (  # noqa: E402
@@ -209,8 +209,8 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from sigmoid_head.baselines import mc_sequence_entropy, self_judge
-    from sigmoid_head.generate import DecodingConfig, generate_and_score, prompt_ids
+    from sigmoid_head.scoring.baselines import mc_sequence_entropy, self_judge
+    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score, prompt_ids
 
     quick = args.quick
     n_train = args.n_train or (120 if quick else 3000)

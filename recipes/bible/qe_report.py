@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sigmoid_head.bootstrap import bootstrap_ci
-from sigmoid_head.metrics import bce, pearson, roc_auc
-from sigmoid_head.report import scatter_plots
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci
+from sigmoid_head.evaluation.metrics import bce, pearson, roc_auc
+from sigmoid_head.evaluation.report import scatter_plots
 
 # the paper's figure "Ground-truth versus predicted quality scores": six panels
 FIGURE = [("softmax", "Softmax head (baseline)"), ("sigmoid:random", "Sigmoid, NS: random"),

@@ -50,7 +50,7 @@ from tokenizers.trainers import BpeTrainer
 from tqdm.auto import tqdm
 from transformers import GenerationConfig, MarianConfig, MarianMTModel, PreTrainedTokenizerFast
 
-from sigmoid_head.data import (
+from sigmoid_head.data.tokenize import (
     IGNORE_INDEX,
     Collator,
     example_length,
@@ -317,7 +317,7 @@ def train_step(
 class BatchStream:
     """Token-budget batches of example indices, epoch after epoch, from a saved position.
 
-    Each epoch's order comes from :func:`sigmoid_head.data.make_batches` (length buckets,
+    Each epoch's order comes from :func:`sigmoid_head.data.tokenize.make_batches` (length buckets,
     shuffled by ``seed`` and epoch), so ``(epoch, batch_index)`` pins down the position.
     """
 

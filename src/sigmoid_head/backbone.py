@@ -194,7 +194,7 @@ def load_backbone(
     """
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from .embedded import DEFAULT_MODEL_NAME, resolve_model_name
+    from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
     path = resolve_model_name(name_or_path)
     torch_dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype

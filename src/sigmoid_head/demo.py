@@ -89,11 +89,11 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     """
     import numpy as np
 
-    from .config import TrainConfig
-    from .metrics import evaluate_methods
-    from .report import format_table, write_report
-    from .score import score_records
-    from .train import train
+    from .evaluation.metrics import evaluate_methods
+    from .evaluation.report import format_table, write_report
+    from .scoring.force_decode import score_records
+    from .training.config import TrainConfig
+    from .training.loop import train
 
     out, data, t0 = Path(out_dir), sample_dir(), time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import __version__
+from ._version import __version__
 
 CONFIG_NAME = "head_config.json"
 WEIGHTS_NAME = "head.safetensors"

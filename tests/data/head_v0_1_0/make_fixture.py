@@ -34,7 +34,7 @@ def main() -> None:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from sigmoid_head import TrainConfig, train
-    from sigmoid_head.score import score_records
+    from sigmoid_head.scoring.force_decode import score_records
 
     os.chdir(HERE)  # relative paths only in the saved config
     base = Path("base")

@@ -21,15 +21,15 @@ from pathlib import Path
 
 import torch
 
-from .backbone import DTYPES, Positions
+from ..backbone import DTYPES, Positions
+from ..data.tokenize import Collator, example_length, load_examples, make_batches
+from ..dominant import DominantConfig, log_softmax_and_dominant
+from ..head import sigmoid_bce
+from ..model import SigmoidHeadModel
+from ..negatives import NegativeSampler, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import Collator, example_length, load_examples, make_batches
-from .dominant import DominantConfig, log_softmax_and_dominant
-from .head import sigmoid_bce
-from .model import SigmoidHeadModel
-from .negatives import NegativeSampler, count_target_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -327,7 +327,7 @@ def _record(config: TrainConfig, state: TrainState) -> dict:
 def _finish(config: TrainConfig, state: TrainState, model: SigmoidHeadModel, accelerator
             ) -> SigmoidHeadModel:
     """Select the best head (or the last) and write it to output_dir."""
-    from .head import load_head_files
+    from ..head import load_head_files
 
     best = Path(config.output_dir) / "best"
     if state.best_step is not None and best.is_dir():

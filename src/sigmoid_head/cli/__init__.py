@@ -16,8 +16,8 @@ import types
 import typing
 from collections.abc import Callable
 
-from . import __version__
-from .config import TrainConfig
+from .._version import __version__
+from ..training.config import TrainConfig
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -65,7 +65,7 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type,
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .train import train
+    from ..training.loop import train
 
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
@@ -101,11 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     """Subcommands defined in other modules (scoring, evaluation, demo)."""
     found = []
-    for name in ("cli_score", "demo"):
+    for name in ("sigmoid_head.cli.scoring", "sigmoid_head.demo"):
         try:
-            module = __import__(f"{__package__}.{name}", fromlist=["register"])
+            module = __import__(name, fromlist=["register"])
         except ModuleNotFoundError as err:  # that part of the package is not there
-            if err.name != f"{__package__}.{name}":
+            if err.name != name:
                 raise
             continue
         if hasattr(module, "register"):

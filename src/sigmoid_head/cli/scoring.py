@@ -163,12 +163,12 @@ def _read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
 
 def _load_model(args: argparse.Namespace) -> Any:
     if args.head:
-        from .model import SigmoidHeadModel
+        from ..model import SigmoidHeadModel
 
         return SigmoidHeadModel.from_pretrained(
             args.head, args.model, dtype=args.dtype, device=args.device
         )
-    from .backbone import load_backbone
+    from ..backbone import load_backbone
 
     return load_backbone(args.model, dtype=args.dtype, device=args.device)
 
@@ -187,7 +187,7 @@ def _add_baselines(
     model: Any, inputs: list[dict], rows: list[dict], args: argparse.Namespace, per_input: int = 1
 ) -> None:
     """Add self-judge / CometKiwi / MC columns to the output rows in place."""
-    from .baselines import JUDGE_TEMPLATE, comet_kiwi, mc_sequence_entropy, self_judge
+    from ..scoring.baselines import JUDGE_TEMPLATE, comet_kiwi, mc_sequence_entropy, self_judge
 
     sources = [_source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]
@@ -205,8 +205,8 @@ def _add_baselines(
         for r, v in zip(rows, comet_kiwi(sources, cands, args.comet_model), strict=True):
             r["comet_kiwi"] = v
     if getattr(args, "mc_samples", 0):
-        from .generate import prompt_ids
-        from .score import training_defaults, unpack_model
+        from ..scoring.force_decode import training_defaults, unpack_model
+        from ..scoring.generate import prompt_ids
 
         backbone, _ = unpack_model(model)
         d = training_defaults(model)
@@ -263,7 +263,7 @@ def _write(rows: list[dict], path: str | None) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
-    from .score import ScoreInputError, score_records
+    from ..scoring.force_decode import ScoreInputError, score_records
 
     inputs = _read_inputs(args, need_candidates=True)
     model = _load_model(args)
@@ -296,7 +296,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_generate(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
-    from .generate import DecodingConfig, generate_and_score
+    from ..scoring.generate import DecodingConfig, generate_and_score
 
     inputs = _read_inputs(args, need_candidates=False)
     model = _load_model(args)
@@ -330,7 +330,7 @@ def _split(value: str | None) -> list[str] | None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """``sigmoid-head evaluate``: metrics table (and report files with --out-dir)."""
-    from .evaluation import evaluate_scores
+    from ..evaluation.evaluate import evaluate_scores
 
     try:
         _, table = evaluate_scores(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .baselines import read_external_scores
+from ..scoring.baselines import read_external_scores
 
 UNCERTAINTIES = {"entropy_mean": -1.0}
 """Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from .dominant import CUT_MODES, DominantConfig
-from .negatives import SamplerConfig
+from ..dominant import CUT_MODES, DominantConfig
+from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .force_decode import ScoreInputError, pad_id, unpack_model
 from .generate import DecodingConfig, generate_outputs
-from .score import ScoreInputError, pad_id, unpack_model
 
 JUDGE_TEMPLATE = (
     "Here is a request and a response to it.\n\nRequest:\n{source}\n\nResponse:\n{candidate}"

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .data import IGNORE_INDEX, tokenize_records
+from .tokenize import IGNORE_INDEX, tokenize_records
 
 
 class ScoreInputError(ValueError):

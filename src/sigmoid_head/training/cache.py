@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .backbone import Backbone, Positions
-from .data import Collator
-from .dominant import DominantConfig, log_softmax_and_dominant
+from ..backbone import Backbone, Positions
+from ..data.tokenize import Collator
+from ..dominant import DominantConfig, log_softmax_and_dominant
 
 
 @dataclass

@@ -26,11 +26,11 @@ from typing import Any
 
 import torch
 
+from ..backbone import Backbone
+from ..data.tokenize import IGNORE_INDEX, tokenize_records
+from ..dominant import DominantConfig
 from .aggregate import sequence_record
-from .backbone import Backbone
-from .data import IGNORE_INDEX, tokenize_records
-from .dominant import DominantConfig
-from .score import (
+from .force_decode import (
     ScoreInputError,
     TokenScores,
     length_batches,

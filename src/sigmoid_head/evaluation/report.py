@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sigmoid_head.metrics import METRICS, calibration_bins, ece, is_binary, pearson
+from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
+from ..head import SigmoidHead
 from .config import TrainConfig
-from .head import SigmoidHead
 
 STATE_NAME = "trainer_state.json"
 

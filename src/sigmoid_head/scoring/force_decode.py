@@ -28,12 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .aggregate import safe_log, sequence_record
-from .backbone import Backbone
-from .data import Collator, example_length, make_batches
-from .dominant import DominantConfig, boosted_prob, find_dominant
-from .head import SigmoidHead
-from .inputs import (  # noqa: F401  (re-exported: the public scoring API)
+from ..backbone import Backbone
+from ..data.prompts import (  # noqa: F401  (re-exported: the public scoring API)
     ScoreInputError,
     candidate_text,
     make_examples,
@@ -41,6 +37,10 @@ from .inputs import (  # noqa: F401  (re-exported: the public scoring API)
     to_data_record,
     training_defaults,
 )
+from ..data.tokenize import Collator, example_length, make_batches
+from ..dominant import DominantConfig, boosted_prob, find_dominant
+from ..head import SigmoidHead
+from .aggregate import safe_log, sequence_record
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .score import TokenScores
+    from .force_decode import TokenScores
 
 WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
     "product": lambda p: float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))),
