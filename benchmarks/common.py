@@ -55,7 +55,7 @@ def load(n_examples: int | None = None):
 def fixed_batches(examples: list[dict], n_batches: int, batch_size: int, seed: int = 0
                   ) -> list[list[int]]:
     """The first ``n_batches`` length-bucketed training micro-batches (as train.py builds them)."""
-    from sigmoid_head.data.tokenize import example_length, make_batches
+    from sigmoid_head.data.batching import example_length, make_batches
 
     lengths = [example_length(e) for e in examples]
     return make_batches(lengths, batch_size=batch_size, shuffle=True, seed=seed)[:n_batches]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import common
 import torch
 
-from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.data.batching import Collator
 from sigmoid_head.dominant import DominantConfig, boosted_prob, find_dominant
 
 

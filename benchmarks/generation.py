@@ -13,9 +13,11 @@ from __future__ import annotations
 import common
 import torch
 
+from sigmoid_head.data.batching import pad_with_mask
+from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import length_batches
-from sigmoid_head.scoring.generate import DecodingConfig, _pad_left, generate_outputs, prompt_ids
+from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
 
 
 def main() -> None:
@@ -45,7 +47,7 @@ def main() -> None:
     def plain():
         seqs = []
         for idx in groups:
-            ids, mask = _pad_left([prompts[i] for i in idx], pid)
+            ids, mask = pad_with_mask([prompts[i] for i in idx], pid, "left")
             out = backbone.model.generate(input_ids=ids, attention_mask=mask, pad_token_id=pid,
                                           **cfg.generate_kwargs())
             seqs += [row[ids.shape[1]:].tolist() for row in out]

@@ -15,7 +15,7 @@ import common
 import torch
 from torch.profiler import profile
 
-from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.data.batching import Collator
 from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens

@@ -5,7 +5,7 @@ Variants over the same real examples (KJV -> WEB candidates, batches of 16):
 * ``body``: the frozen body alone (no LM head);
 * ``fwd_scored``: body + LM head at the scored positions (the floor of full scoring);
 * ``full_scores``: ``score_examples``: sigmoid, softmax, BoostedProb, entropy, dominant sets;
-* ``sigmoid_only``: ``sigmoid_scores``: body + one gathered head row per token.
+* ``sigmoid_only``: ``score_examples(sigmoid_only=True)``: body + one gathered head row per token.
 
     python benchmarks/scoring.py [--quick] [--threads 1]
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 import common
 import torch
 
-from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.data.batching import Collator
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.scoring.force_decode import length_batches, score_examples, sigmoid_scores
+from sigmoid_head.scoring.force_decode import length_batches, score_examples
 
 
 def main() -> None:
@@ -46,7 +46,8 @@ def main() -> None:
                        progress=False)
 
     def sigmoid_only(i):
-        sigmoid_scores(model, [examples[j] for j in groups[i]], batch_size=args.batch_size)
+        score_examples(model, [examples[j] for j in groups[i]], batch_size=args.batch_size,
+                       sigmoid_only=True, progress=False)
 
     variants = {"body": body, "fwd_scored": fwd_scored, "full_scores": full_scores,
                 "sigmoid_only": sigmoid_only}

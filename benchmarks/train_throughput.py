@@ -30,7 +30,7 @@ from contextlib import nullcontext
 import common
 import torch
 
-from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.data.batching import Collator
 from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.head import sigmoid_bce
 from sigmoid_head.model import SigmoidHeadModel

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
-from sigmoid_head.data.tokenize import Collator, tokenize_records
+from sigmoid_head.data.batching import Collator
+from sigmoid_head.data.tokenize import tokenize_records
 
 PAIRS = [{"source": "el perro come pan", "target": "the dog eats bread"},
          {"source": "la casa", "target": "the house is big and red"}]

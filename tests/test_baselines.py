@@ -10,17 +10,18 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
+from sigmoid_head.data.prompts import prompt_ids
+from sigmoid_head.evaluation.readers import read_external_scores
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.baselines import (
     COMET_HINT,
     comet_kiwi,
     judge_prompts,
     mc_sequence_entropy,
-    read_external_scores,
     self_judge,
     yes_no_ids,
 )
-from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
+from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,12 @@ import numpy as np
 import pytest
 
 from sigmoid_head.cli import scoring as cli_score
-from sigmoid_head.evaluation.evaluate import (
-    add_geomeans,
-    evaluate_scores,
-    orient,
-    read_score_columns,
-)
+from sigmoid_head.data.prompts import prompt_ids
+from sigmoid_head.evaluation.evaluate import add_geomeans, evaluate_scores, orient
 from sigmoid_head.evaluation.metrics import pearson
+from sigmoid_head.evaluation.readers import read_score_columns
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs, prompt_ids
+from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
 
 SOURCES = ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"]
 CANDS = ["the dog eats the bread", "the home", "the boy reads a book", "a woman", "a car"]

@@ -10,18 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head.data.tokenize import (
-    IGNORE_INDEX,
-    Collator,
-    DataError,
-    TruncationStats,
-    detect_task,
-    example_length,
-    load_examples,
-    make_batches,
-    read_records,
-    tokenize_records,
-)
+from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
+from sigmoid_head.data.records import DataError, detect_task, read_records
+from sigmoid_head.data.tokenize import TruncationStats, load_examples, tokenize_records
 
 
 def ids(tok, text: str) -> list[int]:

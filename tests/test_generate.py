@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
+from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import (
     DecodingConfig,
     force_decode,
     generate_and_score,
     generate_outputs,
-    prompt_ids,
 )
 
 SOURCES = [

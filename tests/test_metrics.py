@@ -8,23 +8,20 @@ import warnings
 import numpy as np
 import pytest
 
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
 from sigmoid_head.evaluation.metrics import (
     METRICS,
     bce,
-    bootstrap_ci,
     calibration_bins,
     ece,
     evaluate_methods,
     kendall,
-    paired_bootstrap,
     pearson,
     prr,
     roc_auc,
     spearman,
-    tags_to_binary,
-    word_bce,
-    word_f1,
 )
+from sigmoid_head.evaluation.word_metrics import tags_to_binary, word_bce, word_f1
 
 stats = pytest.importorskip("scipy.stats")
 skm = pytest.importorskip("sklearn.metrics")

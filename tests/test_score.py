@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from sigmoid_head.backbone import load_backbone
-from sigmoid_head.data.tokenize import Collator
+from sigmoid_head.data.batching import Collator
+from sigmoid_head.data.prompts import ScoreInputError, make_examples
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.aggregate import (
     group_words,
@@ -18,15 +19,8 @@ from sigmoid_head.scoring.aggregate import (
     word_scores,
     words_of,
 )
-from sigmoid_head.scoring.force_decode import (
-    ScoreInputError,
-    make_examples,
-    score_examples,
-    score_pairs,
-    score_records,
-    sigmoid_scores,
-)
-from sigmoid_head.scoring.force_decode import entropy as softmax_entropy
+from sigmoid_head.scoring.force_decode import score_examples, score_pairs, score_records
+from sigmoid_head.scoring.token_scores import entropy as softmax_entropy
 
 SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
 CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]
@@ -213,11 +207,12 @@ def test_sigmoid_only_scoring_equals_full_scoring(which, request) -> None:
     model = request.getfixturevalue(which)
     examples = _examples(model)
     full = score_examples(model, examples, batch_size=3, progress=False)
-    only = sigmoid_scores(model, examples, batch_size=2)
+    only = score_examples(model, examples, batch_size=2, sigmoid_only=True, progress=False)
     for a, b in zip(full, only, strict=True):
-        np.testing.assert_allclose(a.sigmoid_log, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a.sigmoid_log, b.sigmoid_log, rtol=1e-6, atol=1e-7)
+        assert b.softmax_log is None and b.entropy is None
     with pytest.raises(TypeError):
-        sigmoid_scores(model.backbone, examples)
+        score_examples(model.backbone, examples, sigmoid_only=True)
 
 
 def test_entropy_handles_masked_tokens() -> None:

@@ -24,7 +24,6 @@ each token by each method's score are written beside them.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import sys
@@ -35,8 +34,10 @@ import numpy as np
 import torch
 
 from sigmoid_head import SigmoidHeadModel, TrainConfig, load_backbone, train
-from sigmoid_head.data.batching import Collator
-from sigmoid_head.scoring.force_decode import make_examples, position_scores
+from sigmoid_head.data.batching import Collator, pad_id
+from sigmoid_head.data.prompts import make_examples
+from sigmoid_head.data.records import read_jsonl
+from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.training.cache import PositionCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,12 +70,6 @@ EXTENDED = {
     "token_freq_pow0.5_smooth1+avoid": {"freq_smoothing": 1.0, "freq_power": 0.5},
 }
 SETTINGS += [(name, "token_freq", True, 1.0) for name in EXTENDED]
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def find(data: Path, stem: str) -> Path:
@@ -135,7 +130,7 @@ def train_heads(backbone, config_kw: dict, settings: list[tuple], out: Path) -> 
                              softmax_temperature=temp, **EXTENDED.get(name, {}), **config_kw)
         fresh = SigmoidHeadModel.from_base(backbone)
         if caches is None:  # dominant sets are cached once for every setting
-            collate = Collator(pad_id(backbone), backbone.is_encoder_decoder)
+            collate = Collator(pad_id(backbone.tokenizer), backbone.is_encoder_decoder)
             caches = (PositionCache(backbone, collate, config.dominant_config()),
                       PositionCache(backbone, collate, config.dominant_config()))
         heads[name] = train(config, model=fresh, caches=caches)
@@ -149,15 +144,12 @@ def _elapsed(t0: float) -> str:
     return f"{(time.perf_counter() - t0) / 60:.1f} min"
 
 
-def pad_id(backbone) -> int:
-    tok = backbone.tokenizer
-    return tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-
-
-@torch.no_grad()
 def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict], render: dict,
               batch: int = 16) -> tuple[dict[str, np.ndarray], list[dict]]:
     """Sequence log-scores of every method for every record, from ONE forward pass.
+
+    Scores through the library's one scoring path (``score_examples``, every head at once,
+    batches in input order); only the per-sequence sums and means are made here.
 
     Returns:
         method -> (R,) sequence log-probabilities (sigmoid heads as ``sigmoid:<setting>``;
@@ -166,26 +158,23 @@ def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict],
     """
     examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
                              **render)
-    cache = PositionCache(backbone, Collator(pad_id(backbone), backbone.is_encoder_decoder), None)
+    scored = score_examples(backbone, examples, batch_size=batch, sort_by_length=False,
+                            heads={name: hm.head for name, hm in heads.items()}, progress=False)
     seq: dict[str, list[float]] = {}
     details = []
-    for s in range(0, len(examples), batch):
-        idx = list(range(s, min(s + batch, len(examples))))
-        cache.fill(idx, examples, torch.autocast("cpu", enabled=False))
-        for i in idx:
-            item = cache.items.pop(i)  # keep memory flat
-            h, t = item.hidden.to(backbone.device, backbone.dtype), item.targets.to(backbone.device)
-            base = position_scores(backbone, None, h, t)
-            tok = {"softmax": base["softmax_log"], "boostedprob": base["boostedprob"].clamp_min(1e-12).log(),
-                   "entropy": base["entropy"]}
-            for name, hm in heads.items():
-                tok[f"sigmoid:{name}"] = torch.nn.functional.logsigmoid(hm.head.logits(h, t[:, None])[:, 0].float())
-            for k, v in tok.items():  # products (the paper) and length-normalised geometric means
-                seq.setdefault(k, []).append(float(v.mean() if k == "entropy" else v.sum()))
-                if k != "entropy":
-                    seq.setdefault(f"{k}@mean", []).append(float(v.mean()))
-            seq.setdefault("length", []).append(float(len(t)))
-            details.append({"ids": t.tolist(), **{k: v.tolist() for k, v in tok.items()}})
+    for ts in scored:
+        # back to the float32 values position_scores computed (the float64 copies are exact)
+        tok = {"softmax": torch.from_numpy(ts.softmax_log).float(),
+               "boostedprob": torch.from_numpy(ts.boostedprob).float().clamp_min(1e-12).log(),
+               "entropy": torch.from_numpy(ts.entropy).float()}
+        for name in heads:
+            tok[f"sigmoid:{name}"] = torch.from_numpy(ts.heads[name]).float()
+        for k, v in tok.items():  # products (the paper) and length-normalised geometric means
+            seq.setdefault(k, []).append(float(v.mean() if k == "entropy" else v.sum()))
+            if k != "entropy":
+                seq.setdefault(f"{k}@mean", []).append(float(v.mean()))
+        seq.setdefault("length", []).append(float(len(ts.ids)))
+        details.append({"ids": ts.ids.tolist(), **{k: v.tolist() for k, v in tok.items()}})
     return {k: np.array(v) for k, v in seq.items()}, details
 
 
@@ -209,8 +198,9 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from sigmoid_head.data.prompts import prompt_ids
     from sigmoid_head.scoring.baselines import mc_sequence_entropy, self_judge
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score, prompt_ids
+    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
 
     quick = args.quick
     n_train = args.n_train or (120 if quick else 3000)

@@ -28,7 +28,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 
-from sigmoid_head.data.tokenize import read_records
+from sigmoid_head.data.records import read_records
 
 # ----------------------------------------------------------------------------- data
 

@@ -50,13 +50,8 @@ from tokenizers.trainers import BpeTrainer
 from tqdm.auto import tqdm
 from transformers import GenerationConfig, MarianConfig, MarianMTModel, PreTrainedTokenizerFast
 
-from sigmoid_head.data.tokenize import (
-    IGNORE_INDEX,
-    Collator,
-    example_length,
-    make_batches,
-    tokenize_records,
-)
+from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
+from sigmoid_head.data.tokenize import tokenize_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
 from mt_eval import evaluate_split, group_references, read_pairs

@@ -10,11 +10,15 @@ position of the batch.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from .data.batching import IGNORE_INDEX
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +28,25 @@ DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfl
 
 class _StopForward(Exception):
     """Raised by the capture hook once the LM head's input is known."""
+
+
+@contextlib.contextmanager
+def on_head_input(model: nn.Module, callback: Callable[[torch.Tensor], None]) -> Iterator[None]:
+    """Call ``callback(h)`` with the LM head's input (B, T, d) on every forward of ``model``.
+
+    A forward pre-hook on ``get_output_embeddings()``: the one place the output layer is
+    hooked (the training/scoring capture here, the generation-time capture in
+    :mod:`sigmoid_head.scoring.generate`). The callback may raise to stop the forward.
+    """
+
+    def hook(_module: nn.Module, args: tuple) -> None:
+        callback(args[0])
+
+    handle = model.get_output_embeddings().register_forward_pre_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
 
 
 @dataclass
@@ -108,12 +131,12 @@ class Backbone:
         Returns:
             hidden: (B, T, d) for causal models or (B, L, d) for encoder-decoder models.
             labels: the label tensor aligned with ``hidden`` (shifted for causal models:
-                hidden[:, t] predicts labels[:, t]), -100 where nothing is predicted.
+                hidden[:, t] predicts labels[:, t]), IGNORE_INDEX where nothing is predicted.
         """
         captured: dict[str, torch.Tensor] = {}
 
-        def hook(_module: nn.Module, args: tuple) -> None:
-            captured["h"] = args[0]
+        def stop(h: torch.Tensor) -> None:
+            captured["h"] = h
             raise _StopForward
 
         labels = batch["labels"]
@@ -123,21 +146,19 @@ class Backbone:
             kwargs["decoder_input_ids"] = self.decoder_inputs(labels)
             aligned = labels
         else:
-            aligned = torch.full_like(labels, -100)
+            aligned = torch.full_like(labels, IGNORE_INDEX)
             aligned[:, :-1] = labels[:, 1:]
-        handle = self.model.get_output_embeddings().register_forward_pre_hook(hook)
         try:
-            self.model(**kwargs)
+            with on_head_input(self.model, stop):
+                self.model(**kwargs)
         except _StopForward:
             pass
-        finally:
-            handle.remove()
         if "h" not in captured:
             raise RuntimeError("the model's forward never reached its output layer")
         return captured["h"], aligned
 
     def decoder_inputs(self, labels: torch.Tensor) -> torch.Tensor:
-        """Teacher-forcing decoder inputs for labels (B, L): shifted right, -100 -> pad."""
+        """Teacher-forcing decoder inputs for labels (B, L): shifted right, IGNORE_INDEX -> pad."""
         prepare = getattr(self.model, "prepare_decoder_input_ids_from_labels", None)
         if prepare is not None:
             return prepare(labels=labels)
@@ -145,7 +166,7 @@ class Backbone:
         start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else cfg.pad_token_id
         out = labels.new_full(labels.shape, start)
         out[:, 1:] = labels[:, :-1]
-        return out.masked_fill(out == -100, cfg.pad_token_id)
+        return out.masked_fill(out == IGNORE_INDEX, cfg.pad_token_id)
 
     @torch.no_grad()
     def positions(self, batch: dict[str, torch.Tensor], with_logits: bool = True) -> Positions:
@@ -156,10 +177,10 @@ class Backbone:
             with_logits: also compute the LM logits at these positions.
 
         Returns:
-            Positions with N = number of labels != -100.
+            Positions with N = number of labels != IGNORE_INDEX.
         """
         hidden, aligned = self.final_hidden(batch)
-        row, col = (aligned != -100).nonzero(as_tuple=True)  # (N,), (N,)
+        row, col = (aligned != IGNORE_INDEX).nonzero(as_tuple=True)  # (N,), (N,)
         h = hidden[row, col]  # (N, d)
         out = Positions(hidden=h, targets=aligned[row, col], row=row, col=col)
         if not self.is_encoder_decoder:

@@ -12,7 +12,6 @@ score is compared with those labels (ROC-AUC, BCE, Pearson, with bootstrap CIs).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import time
@@ -30,11 +29,6 @@ def sample_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("data/bible_sample not found: run the demo from a source checkout")
-
-
-def read_gz(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def short(records: list[dict], max_words: int) -> list[dict]:
@@ -89,6 +83,7 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     """
     import numpy as np
 
+    from .data.records import read_jsonl
     from .evaluation.metrics import evaluate_methods
     from .evaluation.report import format_table, write_report
     from .scoring.force_decode import score_records
@@ -97,14 +92,14 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
 
     out, data, t0 = Path(out_dir), sample_dir(), time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    train_recs = short(read_gz(data / "para_train.jsonl.gz"), 40)
+    train_recs = short(read_jsonl(data / "para_train.jsonl.gz"), 40)
     random.Random(seed).shuffle(train_recs)
-    test = short(read_gz(data / "para_test.jsonl.gz"), 40)[:n_test]
+    test = short(read_jsonl(data / "para_test.jsonl.gz"), 40)[:n_test]
     print(f"[1/3] training a Sigmoid Head on {min(n_train, len(train_recs))} verse pairs "
           f"(SmolLM2-135M-Instruct, token_freq negatives, dominant tokens avoided)", flush=True)
     config = TrainConfig(
         train_file=str(write_jsonl(out / "train.jsonl", train_recs[:n_train])),
-        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_gz(data / "para_dev.jsonl.gz"), 40)[:64])),
+        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[:64])),
         output_dir=str(out / "head"), model=model, use_chat_template=True, prompt_template=PROMPT,
         max_length=192, batch_size=16, epochs=epochs, lr=lr, eval_every=50, patience=3,
         cache_hidden=True, seed=seed, freq_smoothing=freq_smoothing,

@@ -113,24 +113,3 @@ class SigmoidHeadModel:
             self.config.training = training
         extra = {"token_counts": self.token_counts} if self.token_counts is not None else None
         return save_head_files(directory, self.config, self.head, extra)
-
-    @torch.no_grad()
-    def token_scores(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Sigmoid-head probability of every labelled token of a batch.
-
-        Args:
-            batch: collated batch (input_ids, attention_mask, labels).
-
-        Returns:
-            probs: (B, L) sigmoid probability of labels[b, l] (NaN where nothing is scored).
-            valid: (B, L) bool, the scored positions (labels != -100, and never position 0
-                of a causal model, which no position predicts).
-        """
-        batch = {k: v.to(self.backbone.device) for k, v in batch.items()}
-        pos = self.backbone.positions(batch, with_logits=False)
-        labels = batch["labels"]
-        probs = torch.full(labels.shape, float("nan"), device=labels.device)
-        probs[pos.row, pos.col] = self.head.token_probs(pos.hidden, pos.targets)
-        valid = torch.zeros(labels.shape, dtype=torch.bool, device=labels.device)
-        valid[pos.row, pos.col] = True
-        return probs, valid

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..data.records import read_jsonl, read_lines
+
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
@@ -121,41 +123,22 @@ def register(subparsers: Any) -> None:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _lines(path: str) -> list[str]:
-    text = Path(path).read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [ln.rstrip("\r") for ln in lines]
-
-
-def _jsonl(path: str) -> list[dict]:
-    rows = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise SystemExit(f"{path}:{n}: bad JSON ({err.msg})") from err
-    return rows
-
-
 def _read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
     if args.input:
         if args.sources or getattr(args, "candidates", None):
             raise SystemExit("give either --input or -s/-t, not both")
-        return _jsonl(args.input)
+        return read_jsonl(args.input)
     if not args.sources:
         raise SystemExit(
             "give --input FILE.jsonl or -s SOURCES.txt"
             + (" -t CANDIDATES.txt" if need_candidates else "")
         )
-    sources = _lines(args.sources)
+    sources = read_lines(args.sources)
     if not need_candidates:
         return [{"source": s} for s in sources]
     if not args.candidates:
         raise SystemExit("-s needs -t CANDIDATES.txt")
-    cands = _lines(args.candidates)
+    cands = read_lines(args.candidates)
     if len(sources) != len(cands):
         raise SystemExit(f"{len(sources)} sources but {len(cands)} candidates")
     return [{"source": s, "candidate": c} for s, c in zip(sources, cands, strict=True)]
@@ -205,19 +188,15 @@ def _add_baselines(
         for r, v in zip(rows, comet_kiwi(sources, cands, args.comet_model), strict=True):
             r["comet_kiwi"] = v
     if getattr(args, "mc_samples", 0):
-        from ..scoring.force_decode import training_defaults, unpack_model
-        from ..scoring.generate import prompt_ids
+        from ..data.prompts import prompt_ids, render_settings
+        from ..scoring.token_scores import unpack_model
 
         backbone, _ = unpack_model(model)
-        d = training_defaults(model)
         prompts = prompt_ids(
             inputs,
             backbone.tokenizer,
             is_encoder_decoder=backbone.is_encoder_decoder,
-            prompt_template=args.prompt_template or d.get("prompt_template", "{source}\n"),
-            use_chat_template=args.chat
-            if args.chat is not None
-            else d.get("use_chat_template", False),
+            **render_settings(model, args.prompt_template, args.chat),
         )
         mc = mc_sequence_entropy(
             model,
@@ -263,7 +242,8 @@ def _write(rows: list[dict], path: str | None) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
-    from ..scoring.force_decode import ScoreInputError, score_records
+    from ..data.prompts import ScoreInputError
+    from ..scoring.force_decode import score_records
 
     inputs = _read_inputs(args, need_candidates=True)
     model = _load_model(args)

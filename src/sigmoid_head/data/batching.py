@@ -7,6 +7,8 @@ Examples are the dicts built by :mod:`sigmoid_head.data` (``{"input_ids", "label
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -92,20 +94,34 @@ def make_batches(
 # ----------------------------------------------------------------------- collating
 
 
-def _pad(seqs: list[list[int]], value: int, side: str) -> torch.Tensor:
+def pad_id(tokenizer: Any) -> int:
+    """The id that pads inputs: the tokenizer's pad id, else its eos id."""
+    pid = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    if pid is None:
+        raise ValueError("the tokenizer has neither a pad nor an eos token")
+    return int(pid)
+
+
+def pad(seqs: Sequence[Sequence[int]], value: int, side: str = "right") -> torch.Tensor:
     """Pad ``seqs`` to the longest one; returns a ``(B, T)`` long tensor."""
     width = max(len(s) for s in seqs)
     fill = [[value] * (width - len(s)) for s in seqs]
-    rows = [s + f if side == "right" else f + s for s, f in zip(seqs, fill, strict=True)]
+    rows = [list(s) + f if side == "right" else f + list(s) for s, f in zip(seqs, fill, strict=True)]
     return torch.tensor(rows, dtype=torch.long)
+
+
+def pad_with_mask(seqs: Sequence[Sequence[int]], value: int, side: str = "right"
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)``, each ``(B, T)``, of ``seqs`` padded on ``side``."""
+    return pad(seqs, value, side), pad([[1] * len(s) for s in seqs], 0, side)
 
 
 class Collator:
     """Dynamic padding: pads each batch to its longest example, never to max_length.
 
     Causal: ``input_ids`` (B, T) padded with the pad id, ``attention_mask`` (B, T),
-    ``labels`` (B, T) padded with -100. Seq2seq: ``input_ids`` (B, S),
-    ``attention_mask`` (B, S), ``labels`` (B, L) padded with -100 on the right (the
+    ``labels`` (B, T) padded with :data:`IGNORE_INDEX`. Seq2seq: ``input_ids`` (B, S),
+    ``attention_mask`` (B, S), ``labels`` (B, L) padded with :data:`IGNORE_INDEX` on the right (the
     model builds ``decoder_input_ids`` from them).
 
     Args:
@@ -132,7 +148,7 @@ class Collator:
         labels = [list(ex["labels"]) for ex in examples]
         side = self.padding_side
         return {
-            "input_ids": _pad(ids, self.pad_token_id, side),
-            "attention_mask": _pad([[1] * len(s) for s in ids], 0, side),
-            "labels": _pad(labels, IGNORE_INDEX, "right" if self.is_encoder_decoder else side),
+            "input_ids": pad(ids, self.pad_token_id, side),
+            "attention_mask": pad([[1] * len(s) for s in ids], 0, side),
+            "labels": pad(labels, IGNORE_INDEX, "right" if self.is_encoder_decoder else side),
         }

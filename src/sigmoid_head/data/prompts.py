@@ -1,7 +1,11 @@
-"""Scoring inputs: records -> tokenized examples, rendered exactly as training data is.
+"""Prompt rendering for scoring and generation: records -> ids, exactly as training data is.
 
-Also where the prompt settings come from when the caller gives none: what the head was
-trained with (its saved training config).
+One renderer, :func:`render_record`, turns a ``{source}`` / ``{messages}`` record and a
+candidate into a training-style example with :func:`sigmoid_head.data.tokenize.tokenize_records`;
+:func:`make_examples` (force-decoding a candidate) and :func:`prompt_ids` (the ids a model
+generates from: the same rendering with an empty candidate, cut before the first scored
+token) both go through it. :func:`render_settings` says which prompt settings apply when
+the caller gives none: what the head was trained with (its saved training config).
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .tokenize import IGNORE_INDEX, tokenize_records
+from .batching import IGNORE_INDEX
+from .tokenize import tokenize_records
 
 
 class ScoreInputError(ValueError):
@@ -26,11 +31,14 @@ def candidate_text(rec: dict, k: int) -> str:
     return cand
 
 
-def to_data_record(rec: dict, k: int) -> dict:
-    """A {source, candidate} / {messages, candidate} record as a data.py training record."""
+def to_data_record(rec: dict, k: int, candidate: str | None = None) -> dict:
+    """A {source, candidate} / {messages, candidate} record as a training-data record.
+
+    ``candidate`` overrides the record's own (generation renders an empty one).
+    """
     if not isinstance(rec, dict):
         raise ScoreInputError(f"record {k + 1}: expected a dict, got {type(rec).__name__}")
-    cand = candidate_text(rec, k)
+    cand = candidate_text(rec, k) if candidate is None else candidate
     if "messages" in rec:
         msgs = rec["messages"]
         if not isinstance(msgs, list) or not msgs:
@@ -44,6 +52,39 @@ def to_data_record(rec: dict, k: int) -> dict:
     if not isinstance(rec.get("source"), str):
         raise ScoreInputError(f"record {k + 1}: needs a string 'source' or a 'messages' list")
     return {"source": rec["source"], "target": cand}
+
+
+def render_record(
+    rec: dict,
+    k: int,
+    tokenizer: Any,
+    *,
+    is_encoder_decoder: bool,
+    prompt_template: str,
+    use_chat_template: bool,
+    max_length: int,
+    candidate: str | None = None,
+) -> tuple[list[dict], Any]:
+    """Tokenize record ``k`` (with ``candidate``, default its own) as training data is.
+
+    Returns:
+        The examples (zero or one) and the truncation counts of ``tokenize_records``.
+    """
+    try:
+        return tokenize_records(
+            [to_data_record(rec, k, candidate)],
+            tokenizer,
+            is_encoder_decoder=is_encoder_decoder,
+            prompt_template=prompt_template,
+            max_length=max_length,
+            use_chat_template=use_chat_template,
+            source_name="<inputs>",
+            line_numbers=[k + 1],
+        )
+    except ScoreInputError:
+        raise
+    except ValueError as err:
+        raise ScoreInputError(str(err)) from err
 
 
 def _last_span_only(labels: list[int]) -> list[int]:
@@ -71,22 +112,11 @@ def make_examples(
     Raises:
         ScoreInputError: a malformed record, or one with nothing left to score.
     """
-    data = [to_data_record(r, k) for k, r in enumerate(records)]
     examples = []
-    for k, rec in enumerate(data):  # one at a time so that a dropped record can be named
-        try:
-            ex, stats = tokenize_records(
-                [rec],
-                tokenizer,
-                is_encoder_decoder=is_encoder_decoder,
-                prompt_template=prompt_template,
-                max_length=max_length,
-                use_chat_template=use_chat_template,
-                source_name="<inputs>",
-                line_numbers=[k + 1],
-            )
-        except ValueError as err:
-            raise ScoreInputError(str(err)) from err
+    for k, rec in enumerate(records):  # one at a time so that a dropped record can be named
+        ex, stats = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
+                                  prompt_template=prompt_template,
+                                  use_chat_template=use_chat_template, max_length=max_length)
         if not ex:
             raise ScoreInputError(
                 f"record {k + 1}: nothing left to score after truncation at max_length={max_length}"
@@ -97,6 +127,39 @@ def make_examples(
             ex[0]["labels"] = _last_span_only(ex[0]["labels"])
         examples.append(ex[0])
     return examples
+
+
+def prompt_ids(
+    records: Sequence[dict],
+    tokenizer: Any,
+    *,
+    is_encoder_decoder: bool,
+    prompt_template: str = "{source}\n",
+    use_chat_template: bool = False,
+    max_length: int = 2048,
+) -> list[list[int]]:
+    """The ids a model generates from, rendered as :func:`make_examples` renders them.
+
+    Args:
+        records: ``{"source"}`` or ``{"messages"}`` (ending with a user turn) dicts.
+
+    Returns:
+        One id list per record: the encoder input (seq2seq) or everything before the
+        first trained token (causal: BOS + prompt, or the chat up to the assistant's
+        generation prompt), keeping the last ``max_length`` ids (the first for seq2seq).
+    """
+    out = []
+    for k, rec in enumerate(records):
+        if isinstance(rec, dict) and "messages" not in rec and not isinstance(rec.get("source"), str):
+            raise ScoreInputError(f"record {k + 1}: needs a string 'source' or 'messages'")
+        ex, _ = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
+                              prompt_template=prompt_template,
+                              use_chat_template=use_chat_template, max_length=10**9, candidate="")
+        ids, labels = ex[0]["input_ids"], ex[0]["labels"]
+        if not is_encoder_decoder:
+            ids = ids[: next(i for i, t in enumerate(labels) if t != IGNORE_INDEX)]
+        out.append(ids[-max_length:] if not is_encoder_decoder else ids[:max_length])
+    return out
 
 
 def render_settings(

@@ -1,8 +1,4 @@
-"""Training data: file formats and tokenization with label masks.
-
-Record kinds, told apart by their keys (:func:`detect_task`): ``pairs``
-``{"source", "target"}`` (or a 2-column TSV line), ``chat`` ``{"messages": [{"role",
-"content"}, ...]}``, and ``text`` ``{"text"}`` (a ``.txt`` line or 1-column TSV line).
+"""Training data: records (:mod:`.records`) -> tokenized examples with label masks.
 
 Examples are dicts ``{"input_ids": list[int], "labels": list[int], "is_seq2seq": bool}``.
 Causal examples follow the Hugging Face convention: ``labels`` is aligned with
@@ -16,14 +12,11 @@ generation prompt, up to and including the last special token among them (the
 end-of-turn token, e.g. ``<|im_end|>``). Whitespace after that token (ChatML's trailing
 newline) is never trained; a template with no special token there trains all of them.
 
-Batching and collation (:func:`make_batches`, :func:`example_length`, :class:`Collator`)
-live in :mod:`sigmoid_head.batching` and are re-exported here, as is :data:`IGNORE_INDEX`.
+Batching and collation live in :mod:`.batching`, the record readers in :mod:`.records`.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import warnings
 from collections.abc import Sequence
@@ -32,21 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from .batching import IGNORE_INDEX
-from .batching import Collator as Collator
-from .batching import example_length as example_length
-from .batching import make_batches as make_batches
+from .records import (
+    _TASK_KEYS,
+    TASKS,
+    DataError,
+    _check_record,
+    detect_task,
+    read_records_with_lines,
+)
 
 logger = logging.getLogger(__name__)
-
-TASKS = ("pairs", "chat", "text")
-FORMATS = ("auto", "jsonl", "tsv", "txt")
-_TASK_KEYS = {"pairs": ("source", "target"), "chat": ("messages",), "text": ("text",)}
-_MSG_KEYS = ("role", "content")
-_EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".tsv": "tsv", ".txt": "txt"}
-
-
-class DataError(ValueError):
-    """A data file or record is malformed or does not fit the model kind."""
 
 
 @dataclass
@@ -64,114 +52,6 @@ class TruncationStats:
     dropped: int = 0
 
 
-# --------------------------------------------------------------------------- reading
-
-
-def _check_record(rec: Any) -> str | None:
-    """Say what is wrong with a parsed record, or return ``None`` if it is fine."""
-    if not isinstance(rec, dict):
-        return f"expected a JSON object, got {type(rec).__name__}"
-    if "messages" in rec:
-        msgs = rec["messages"]
-        if not isinstance(msgs, list) or not msgs:
-            return "'messages' must be a non-empty list"
-        for j, m in enumerate(msgs):
-            if not isinstance(m, dict) or not all(isinstance(m.get(k), str) for k in _MSG_KEYS):
-                return f"message {j} must be an object with string 'role' and 'content'"
-        return None
-    keys = _TASK_KEYS["pairs"] if "source" in rec or "target" in rec else ("text",)
-    if keys == ("text",) and "text" not in rec:
-        return f"record needs 'source'/'target', 'messages' or 'text' keys, has {sorted(rec)}"
-    for key in keys:
-        if key not in rec:
-            return f"missing key '{key}'"
-        if not isinstance(rec[key], str):
-            return f"'{key}' must be a string, got {type(rec[key]).__name__}"
-    return None
-
-
-def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | None]:
-    """Parse one non-blank line into a record; also return a problem or ``None``."""
-    if fmt == "txt":
-        return {"text": line}, None
-    if fmt == "tsv":
-        cols = line.split("\t")
-        if len(cols) not in (1, 2) or (n_cols is not None and len(cols) != n_cols):
-            want = n_cols or "1 or 2"
-            return None, f"expected {want} tab-separated columns, got {len(cols)}"
-        if len(cols) == 1:
-            return {"text": cols[0]}, None
-        return {"source": cols[0], "target": cols[1]}, None
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as err:
-        return None, f"bad JSON ({err.msg} at column {err.colno})"
-    return rec, _check_record(rec)
-
-
-def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[dict], list[int]]:
-    """Like :func:`read_records`, also returning each record's 1-based line number."""
-    path = Path(path)
-    gzipped = path.suffix.lower() == ".gz"
-    suffix = Path(path.stem).suffix.lower() if gzipped else path.suffix.lower()
-    if fmt not in FORMATS:
-        raise DataError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    if fmt == "auto" and suffix not in _EXTENSIONS:
-        raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
-    fmt = _EXTENSIONS[suffix] if fmt == "auto" else fmt
-    if not path.is_file():
-        raise FileNotFoundError(f"data file not found: {path}")
-    try:
-        raw = gzip.decompress(path.read_bytes()) if gzipped else path.read_bytes()
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not valid UTF-8 ({err})") from err
-    records: list[dict] = []
-    lines: list[int] = []
-    n_cols = None
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        line = raw.strip() if fmt == "txt" else raw.rstrip("\r")
-        if not line.strip():
-            continue
-        rec, problem = _parse_line(line, fmt, n_cols)
-        if problem:
-            raise DataError(f"{path}:{lineno}: {problem}")
-        n_cols = len(rec) if fmt == "tsv" else None
-        records.append(rec)
-        lines.append(lineno)
-    if not records:
-        raise DataError(f"{path}: file is empty")
-    return records, lines
-
-
-def read_records(path: str | Path, fmt: str = "auto") -> list[dict]:
-    """Read records from a JSONL, TSV or plain text file.
-
-    Args:
-        path: ``.jsonl``/``.json``: one JSON object per line. ``.tsv``: ``source<TAB>target``
-            per line (pairs) or one column (text). ``.txt``: one document per line.
-            Blank lines are skipped. Any of them may be gzipped (``.jsonl.gz``, ...).
-        fmt: ``"auto"`` (by extension), ``"jsonl"``, ``"tsv"`` or ``"txt"``.
-
-    Returns:
-        One record dict per non-blank line.
-
-    Raises:
-        DataError: For an empty file or a malformed line; the message names the file
-            and the 1-based line number (``path:line: what is wrong``).
-    """
-    return read_records_with_lines(path, fmt)[0]
-
-
-def detect_task(record: dict) -> str:
-    """Tell a record's kind: ``"pairs"``, ``"chat"`` or ``"text"``; else raise DataError."""
-    for task in ("pairs", "chat", "text"):
-        if all(key in record for key in _TASK_KEYS[task]):
-            return task
-    raise DataError(f"cannot tell the task of a record with keys {sorted(record)}")
-
-
-# ---------------------------------------------------------------------- tokenizing
 
 
 @dataclass(frozen=True)
@@ -205,9 +85,9 @@ def _eos_id(tokenizer: Any) -> int:
     return int(tokenizer.eos_token_id)
 
 
-def _special_ids(tokenizer: Any) -> set[int]:
+def special_ids(tokenizer: Any) -> set[int]:
     """Ids of special tokens, including added ones such as ``<|im_end|>``/``<|eot_id|>``."""
-    ids = set(getattr(tokenizer, "all_special_ids", []))
+    ids = set(getattr(tokenizer, "all_special_ids", []) or [])
     added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
     return ids | {i for i, tok in added.items() if getattr(tok, "special", False)}
 
@@ -232,7 +112,7 @@ def _chat_example(tokenizer: Any, messages: list[dict], where: str) -> tuple[lis
         )
     input_ids = _render_ids(tokenizer, messages, False, where)
     labels = [IGNORE_INDEX] * len(input_ids)
-    specials = _special_ids(tokenizer)
+    specials = special_ids(tokenizer)
     for i, msg in enumerate(messages):
         if msg["role"] != "assistant":
             continue

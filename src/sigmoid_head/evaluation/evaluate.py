@@ -12,19 +12,16 @@ probability: docs/results.md shows it is a much stronger softmax baseline than t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..scoring.baselines import read_external_scores
+from .readers import read_external_scores, read_gold, read_score_columns
 
 UNCERTAINTIES = {"entropy_mean": -1.0}
 """Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""
-NOT_METHODS = {"n_tokens", "dominant_mean", "finished", "index", "input_index"}
-"""Numeric columns that are not quality scores (still selectable by name)."""
 DEFAULT_METHODS = (
     "sigmoid",
     "softmax",
@@ -38,26 +35,6 @@ DEFAULT_METHODS = (
     "self_judge",
 )
 """Methods evaluated when none are named (those present), plus every extra column."""
-GOLD_FIELDS = ("gold", "score", "label", "quality", "human", "da", "mqm")
-
-
-def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
-    """Numeric columns of a score JSONL (as written by ``sigmoid-head score/generate``).
-
-    Lists (``tokens``, ``words``), strings and booleans are skipped; a column must be
-    numeric on every row.
-    """
-    rows = [
-        json.loads(ln) for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip()
-    ]
-    if not rows:
-        raise ValueError(f"{path}: no rows")
-    out: dict[str, np.ndarray] = {}
-    for key in rows[0]:
-        vals = [r.get(key) for r in rows]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
-            out[key] = np.asarray(vals, dtype=np.float64)
-    return out
 
 
 def add_geomeans(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -69,27 +46,6 @@ def add_geomeans(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     for key in [k for k in columns if k.endswith("_mean_log")]:
         columns.setdefault(f"{key[: -len('_mean_log')]}_geomean", np.exp(columns[key]))
     return columns
-
-
-def read_gold(path: str | Path, field: str | None = None) -> np.ndarray:
-    """(N,) gold quality from ``.txt`` (one number per line), ``.jsonl`` or ``.csv``/``.tsv``.
-
-    Args:
-        path: the gold file.
-        field: JSONL field / CSV column; default the first of :data:`GOLD_FIELDS`
-            present, or the only numeric column.
-    """
-    cols = read_external_scores(path)
-    if field is not None:
-        if field not in cols:
-            raise ValueError(f"{path}: no numeric gold field {field!r}; have {sorted(cols)}")
-        return cols[field]
-    if len(cols) == 1:
-        return next(iter(cols.values()))
-    for name in GOLD_FIELDS:
-        if name in cols:
-            return cols[name]
-    raise ValueError(f"{path}: several numeric columns {sorted(cols)}; name one with --gold-field")
 
 
 def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, np.ndarray]:

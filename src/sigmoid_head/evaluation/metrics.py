@@ -6,8 +6,8 @@ better. Gold arrays are human or pseudo-gold quality (real-valued) or binary lab
 
 Only numpy is needed. The correlations, ROC-AUC and log loss match scipy / scikit-learn
 to floating-point precision (see ``tests/test_metrics.py``). The bootstrap lives in
-:mod:`sigmoid_head.bootstrap`, the word-level metrics in :mod:`sigmoid_head.word_metrics`
-and the input checks in :mod:`sigmoid_head.metric_inputs`; all are re-exported here.
+:mod:`.bootstrap`, the word-level metrics (built on these) in :mod:`.word_metrics` and
+the input checks in :mod:`.metric_inputs`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .bootstrap import bootstrap_ci, register_batched
-from .bootstrap import paired_bootstrap as paired_bootstrap
 from .metric_inputs import (
     FloatArray,
     IntArray,
@@ -31,11 +30,6 @@ from .metric_inputs import (
     require_binary,
     require_prob,
 )
-from .word_metrics import tags_to_binary as tags_to_binary
-from .word_metrics import word_bce as word_bce
-from .word_metrics import word_f1 as word_f1
-
-MetricFn = Callable[[ArrayLike, ArrayLike], float]
 
 
 # ----------------------------------------------------------------------------- ranks

@@ -1,7 +1,7 @@
 """Word-level quality estimation metrics (WMT word-level QE): OK/BAD tags, BCE and F1.
 
 Per-word probabilities are probabilities of the word being OK. Arguments may be flat
-or a list of per-sentence lists. :mod:`sigmoid_head.metrics` re-exports these functions.
+or a list of per-sentence lists. BCE is :func:`.metrics.bce`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .metric_inputs import FloatArray, IntArray, as_1d, require_prob
+from .metrics import bce
 
 
 def _flatten(x: Any) -> list[Any]:
@@ -53,8 +54,6 @@ def _word_pair(pred_prob: Any, tags: Any) -> tuple[FloatArray, IntArray]:
 
 def word_bce(pred_prob: Any, ok_bad_tags: Any, eps: float = 1e-7) -> float:
     """BCE of per-word probabilities of being OK against OK (1) / BAD (0) tags."""
-    from .metrics import bce  # lazily: metrics re-exports this module
-
     p, t = _word_pair(pred_prob, ok_bad_tags)
     return bce(p, t, eps)
 

@@ -23,27 +23,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .force_decode import TokenScores
+from ..data.tokenize import special_ids
+from .token_scores import TokenScores
 
 WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
     "product": lambda p: float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))),
     "min": lambda p: float(np.min(p)),
 }
 """How a word's token probabilities (T_w,) become one word score."""
-
-TINY = 1e-45
-"""Floor of a probability before taking its log (the smallest float32 subnormal)."""
-
-
-def safe_log(p: np.ndarray) -> np.ndarray:
-    """(T,) natural log of probabilities, with 0 floored to :data:`TINY`."""
-    return np.log(np.maximum(np.asarray(p, dtype=np.float64), TINY))
-
 
 def sequence_scores(name: str, log_probs: np.ndarray) -> dict[str, float]:
     """The four sequence scores of one method from its token log-probabilities.
@@ -78,12 +69,6 @@ class Word:
 
     text: str
     tokens: list[int]
-
-
-def _special_ids(tokenizer: Any) -> set[int]:
-    ids = set(getattr(tokenizer, "all_special_ids", []) or [])
-    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    return ids | {i for i, tok in added.items() if getattr(tok, "special", False)}
 
 
 def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
@@ -159,7 +144,7 @@ def words_of(tokenizer: Any, ids: Sequence[int], text: str | None = None) -> lis
     Returns:
         Words whose ``tokens`` index into ``ids``.
     """
-    specials = _special_ids(tokenizer)
+    specials = special_ids(tokenizer)
     keep = [i for i, t in enumerate(ids) if int(t) not in specials]
     if not keep:
         return []
@@ -205,19 +190,21 @@ def sequence_record(
     logs = ts.log_probs()
     for name, lp in logs.items():
         rec.update(sequence_scores(name, lp))
-    rec["entropy_mean"] = float(np.mean(ts.entropy))
-    rec["dominant_mean"] = float(np.mean(ts.n_dominant))
+    if ts.entropy is not None:
+        rec["entropy_mean"] = float(np.mean(ts.entropy))
+        rec["dominant_mean"] = float(np.mean(ts.n_dominant))
     rec["n_tokens"] = int(ts.ids.size)
     if with_tokens:
         probs = {k: np.exp(v) for k, v in logs.items()}
-        probs["boostedprob"] = ts.boostedprob
+        if ts.boostedprob is not None:
+            probs["boostedprob"] = ts.boostedprob
         pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])
         rec["tokens"] = [
             {
                 "token": piece,
                 **{k: float(v[i]) for k, v in probs.items()},
-                "entropy": float(ts.entropy[i]),
-                "n_dominant": int(ts.n_dominant[i]),
+                **({} if ts.entropy is None else {"entropy": float(ts.entropy[i]),
+                                                  "n_dominant": int(ts.n_dominant[i])}),
             }
             for i, piece in enumerate(pieces)
         ]

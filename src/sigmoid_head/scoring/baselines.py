@@ -1,4 +1,4 @@
-"""QE baselines beyond the per-token ones of score.py (softmax, BoostedProb, entropy).
+"""QE baselines beyond the per-token ones of :mod:`.token_scores` (softmax, BoostedProb, entropy).
 
 * Monte Carlo sequence entropy (Malinin & Gales 2021; Kuhn et al. 2023): sample n
   outputs per input at temperature 1 and estimate ``H = -mean_s log P(y_s | x)``, with
@@ -7,14 +7,12 @@
 * LLM self-judge: ask the model whether an output is correct and read
   ``P(yes) / (P(yes) + P(no))`` off its next-token distribution.
 * Supervised QE (CometKiwi): needs a checkpoint and the ``unbabel-comet`` package, so
-  scores computed elsewhere can be merged by row instead (:func:`read_external_scores`).
+  scores computed elsewhere can be merged by row instead
+  (:func:`sigmoid_head.evaluation.readers.read_external_scores`).
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .force_decode import ScoreInputError, pad_id, unpack_model
+from ..data.batching import pad_id, pad_with_mask
+from ..data.prompts import ScoreInputError
 from .generate import DecodingConfig, generate_outputs
+from .token_scores import unpack_model
 
 JUDGE_TEMPLATE = (
     "Here is a request and a response to it.\n\nRequest:\n{source}\n\nResponse:\n{candidate}"
@@ -161,11 +161,7 @@ def next_token_log_probs(
     pid, rows = pad_id(backbone.tokenizer), []
     for s in range(0, len(prompts), batch_size):
         chunk = [list(p) for p in prompts[s : s + batch_size]]
-        width = max(map(len, chunk))
-        ids = torch.tensor([p + [pid] * (width - len(p)) for p in chunk], device=backbone.device)
-        mask = torch.tensor(
-            [[1] * len(p) + [0] * (width - len(p)) for p in chunk], device=backbone.device
-        )
+        ids, mask = (t.to(backbone.device) for t in pad_with_mask(chunk, pid, "right"))
         labels = ids[:, :1] if backbone.is_encoder_decoder else ids  # only the shape matters
         hidden, _ = backbone.final_hidden(
             {"input_ids": ids, "attention_mask": mask, "labels": labels}
@@ -209,58 +205,6 @@ def self_judge(
 
 
 # ------------------------------------------------------------------ external / supervised QE
-
-
-def _numeric(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def read_external_scores(
-    path: str | Path, fields: Sequence[str] | None = None, prefix: str = ""
-) -> dict[str, np.ndarray]:
-    """Score columns computed elsewhere (e.g. CometKiwi), one row per item.
-
-    Args:
-        path: ``.jsonl`` (numeric fields of each object), ``.csv``/``.tsv`` (numeric
-            columns, with a header) or ``.txt`` (one number per line; the column is named
-            after the file's stem).
-        fields: keep only these columns (default: every column numeric on every row).
-        prefix: prepended to every column name.
-
-    Returns:
-        Column name -> (N,) float array.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    if suffix == ".txt":
-        rows = [{path.stem: ln.strip()} for ln in lines]
-    elif suffix in (".csv", ".tsv"):
-        rows = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
-    elif suffix in (".jsonl", ".json"):
-        rows = [json.loads(ln) for ln in lines]
-    else:
-        raise ValueError(f"{path}: use .jsonl, .csv, .tsv or .txt")
-    if not rows:
-        raise ValueError(f"{path}: no rows")
-    names = list(fields) if fields else [k for k in rows[0] if _numeric(rows[0][k]) is not None]
-    out = {}
-    for name in names:
-        vals = [_numeric(r.get(name)) for r in rows]
-        if any(v is None for v in vals):
-            if fields:
-                raise ValueError(f"{path}: column {name!r} is missing or not numeric in some row")
-            continue
-        out[prefix + name] = np.asarray(vals, dtype=np.float64)
-    if not out:
-        raise ValueError(f"{path}: no numeric column found")
-    return out
 
 
 def comet_kiwi(

@@ -26,21 +26,13 @@ from typing import Any
 
 import torch
 
-from ..backbone import Backbone
-from ..data.tokenize import IGNORE_INDEX, tokenize_records
+from ..backbone import Backbone, on_head_input
+from ..data.batching import IGNORE_INDEX, pad_id, pad_with_mask
+from ..data.prompts import ScoreInputError, prompt_ids, render_settings
 from ..dominant import DominantConfig
 from .aggregate import sequence_record
-from .force_decode import (
-    ScoreInputError,
-    TokenScores,
-    length_batches,
-    pad_id,
-    position_scores,
-    render_settings,
-    score_examples,
-    split_rows,
-    unpack_model,
-)
+from .force_decode import length_batches, score_examples
+from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
 
 @dataclass
@@ -105,53 +97,6 @@ class Generated:
     scores: TokenScores | None = None
 
 
-# ----------------------------------------------------------------------------- prompts
-
-
-def prompt_ids(
-    records: Sequence[dict],
-    tokenizer: Any,
-    *,
-    is_encoder_decoder: bool,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
-    max_length: int = 2048,
-) -> list[list[int]]:
-    """The ids a model generates from, tokenized as data.py tokenizes training data.
-
-    Args:
-        records: ``{"source"}`` or ``{"messages"}`` (ending with a user turn) dicts.
-
-    Returns:
-        One id list per record: the encoder input (seq2seq) or everything before the
-        first trained token (causal: BOS + prompt, or the chat up to the assistant's
-        generation prompt).
-    """
-    out = []
-    for k, rec in enumerate(records):
-        if "messages" in rec:
-            data = {"messages": [*rec["messages"], {"role": "assistant", "content": ""}]}
-        elif isinstance(rec.get("source"), str):
-            data = {"source": rec["source"], "target": ""}
-        else:
-            raise ScoreInputError(f"record {k + 1}: needs a string 'source' or 'messages'")
-        ex, _ = tokenize_records(
-            [data],
-            tokenizer,
-            is_encoder_decoder=is_encoder_decoder,
-            prompt_template=prompt_template,
-            max_length=10**9,
-            use_chat_template=use_chat_template,
-            source_name="<inputs>",
-            line_numbers=[k + 1],
-        )
-        ids, labels = ex[0]["input_ids"], ex[0]["labels"]
-        if not is_encoder_decoder:
-            ids = ids[: next(i for i, t in enumerate(labels) if t != IGNORE_INDEX)]
-        out.append(ids[-max_length:] if not is_encoder_decoder else ids[:max_length])
-    return out
-
-
 # ----------------------------------------------------------------------------- generation
 
 
@@ -159,15 +104,8 @@ def prompt_ids(
 def capture_last_hidden(model: torch.nn.Module) -> Iterator[list[torch.Tensor]]:
     """Record the LM head's input at the last position on every forward call: (B, d) each."""
     steps: list[torch.Tensor] = []
-
-    def hook(_module: torch.nn.Module, args: tuple) -> None:
-        steps.append(args[0][:, -1, :].detach())
-
-    handle = model.get_output_embeddings().register_forward_pre_hook(hook)
-    try:
+    with on_head_input(model, lambda h: steps.append(h[:, -1, :].detach())):
         yield steps
-    finally:
-        handle.remove()
 
 
 def _eos_ids(backbone: Backbone, cfg: DecodingConfig) -> set[int]:
@@ -182,20 +120,6 @@ def _cut(row: list[int], eos: set[int]) -> tuple[list[int], bool]:
         if t in eos:
             return row[: i + 1], True
     return row, False
-
-
-def _pad_left(seqs: list[list[int]], value: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(map(len, seqs))
-    ids = torch.tensor([[value] * (width - len(s)) + s for s in seqs])
-    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs])
-    return ids, mask
-
-
-def _pad_right(seqs: list[list[int]], value: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(map(len, seqs))
-    ids = torch.tensor([s + [value] * (width - len(s)) for s in seqs])
-    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-    return ids, mask
 
 
 @torch.no_grad()
@@ -214,7 +138,7 @@ def _generate_batch(
     """
     seq2seq = backbone.is_encoder_decoder
     pid = pad_id(backbone.tokenizer)
-    ids, mask = (_pad_right if seq2seq else _pad_left)(prompts, pid)
+    ids, mask = pad_with_mask(prompts, pid, "right" if seq2seq else "left")
     with capture_last_hidden(backbone.model) as steps:
         out = backbone.model.generate(
             input_ids=ids.to(backbone.device),
@@ -235,18 +159,6 @@ def _generate_batch(
         backbone, head, hidden.flatten(0, 1), gen.flatten(), logits.flatten(0, 1), dominant
     )
     return gen, split_rows(values, gen.flatten(), rows, gen.shape[0])
-
-
-def _trim(ts: TokenScores, n: int) -> TokenScores:
-    sl = slice(0, n)
-    return TokenScores(
-        ids=ts.ids[sl],
-        softmax_log=ts.softmax_log[sl],
-        boostedprob=ts.boostedprob[sl],
-        entropy=ts.entropy[sl],
-        n_dominant=ts.n_dominant[sl],
-        sigmoid_log=None if ts.sigmoid_log is None else ts.sigmoid_log[sl],
-    )
 
 
 def force_decode(
@@ -324,7 +236,7 @@ def generate_outputs(
             for r, row in enumerate(gen.tolist()):
                 i = idx[r // cfg.num_return_sequences]
                 out, finished = _cut(row, eos)
-                ts = _trim(scores[r], len(out)) if scores is not None else None
+                ts = scores[r].trimmed(len(out)) if scores is not None else None
                 results.append(Generated(i, list(prompts[i]), out, finished, ts))
     results.sort(key=lambda g: g.input_index)  # stable: keeps sample order within an input
     todo = [g for g in results if g.scores is None]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from ..backbone import Backbone, Positions
-from ..data.tokenize import Collator
+from ..data.batching import Collator
 from ..dominant import DominantConfig, log_softmax_and_dominant
 
 

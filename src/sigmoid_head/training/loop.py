@@ -22,7 +22,8 @@ from pathlib import Path
 import torch
 
 from ..backbone import DTYPES, Positions
-from ..data.tokenize import Collator, example_length, load_examples, make_batches
+from ..data.batching import IGNORE_INDEX, Collator, example_length, make_batches
+from ..data.tokenize import load_examples
 from ..dominant import DominantConfig, log_softmax_and_dominant
 from ..head import sigmoid_bce
 from ..model import SigmoidHeadModel
@@ -111,7 +112,7 @@ def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], c
 def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
     """How many positions of an example are trained (a causal model never predicts token 0)."""
     labels = example["labels"] if is_encoder_decoder else example["labels"][1:]
-    return sum(1 for t in labels if t != -100)
+    return sum(1 for t in labels if t != IGNORE_INDEX)
 
 
 def make_optimizer(config: TrainConfig, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:

@@ -1,0 +1,181 @@
+"""Data files: JSONL, TSV and plain text records, read one way.
+
+Record kinds, told apart by their keys (:func:`detect_task`): ``pairs``
+``{"source", "target"}`` (or a 2-column TSV line), ``chat`` ``{"messages": [{"role",
+"content"}, ...]}``, and ``text`` ``{"text"}`` (a ``.txt`` line or 1-column TSV line).
+
+:func:`read_text` is the one place a text file is read: UTF-8 (a leading byte-order mark
+is dropped), gunzipped when it ends in ``.gz``. Lines are split at ``"\n"`` only (a
+trailing ``"\r"`` is dropped), never with ``str.splitlines``, which also splits inside
+JSON strings at U+2028 and other Unicode line breaks. :func:`read_jsonl` and
+:func:`read_records` are built on it; this module needs neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+TASKS = ("pairs", "chat", "text")
+FORMATS = ("auto", "jsonl", "tsv", "txt")
+_TASK_KEYS = {"pairs": ("source", "target"), "chat": ("messages",), "text": ("text",)}
+_MSG_KEYS = ("role", "content")
+_EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".tsv": "tsv", ".txt": "txt"}
+
+class DataError(ValueError):
+    """A data file or record is malformed or does not fit the model kind."""
+
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file (``.gz``: gunzipped first), without a leading BOM.
+
+    Raises:
+        FileNotFoundError: no such file.
+        DataError: the bytes are not valid UTF-8.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    raw = path.read_bytes()
+    try:
+        text = (gzip.decompress(raw) if path.suffix.lower() == ".gz" else raw).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not valid UTF-8 ({err})") from err
+    return text.removeprefix("\ufeff")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of a text split at ``"\n"`` only, each without a trailing ``"\r"``.
+
+    A final newline does not make an extra empty line.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln.removesuffix("\r") for ln in lines]
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """Every line of a text file (see :func:`read_text` and :func:`split_lines`)."""
+    return split_lines(read_text(path))
+
+
+def read_jsonl(path: str | Path) -> list[Any]:
+    """One parsed JSON value per non-blank line of a ``.jsonl`` (or ``.jsonl.gz``) file.
+
+    Raises:
+        DataError: a line is not valid JSON (the message names the file and the line).
+    """
+    rows = []
+    for lineno, line in enumerate(split_lines(read_text(path)), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{lineno}: bad JSON ({err.msg} at column {err.colno})") from err
+    return rows
+
+
+
+def _check_record(rec: Any) -> str | None:
+    """Say what is wrong with a parsed record, or return ``None`` if it is fine."""
+    if not isinstance(rec, dict):
+        return f"expected a JSON object, got {type(rec).__name__}"
+    if "messages" in rec:
+        msgs = rec["messages"]
+        if not isinstance(msgs, list) or not msgs:
+            return "'messages' must be a non-empty list"
+        for j, m in enumerate(msgs):
+            if not isinstance(m, dict) or not all(isinstance(m.get(k), str) for k in _MSG_KEYS):
+                return f"message {j} must be an object with string 'role' and 'content'"
+        return None
+    keys = _TASK_KEYS["pairs"] if "source" in rec or "target" in rec else ("text",)
+    if keys == ("text",) and "text" not in rec:
+        return f"record needs 'source'/'target', 'messages' or 'text' keys, has {sorted(rec)}"
+    for key in keys:
+        if key not in rec:
+            return f"missing key '{key}'"
+        if not isinstance(rec[key], str):
+            return f"'{key}' must be a string, got {type(rec[key]).__name__}"
+    return None
+
+
+def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | None]:
+    """Parse one non-blank line into a record; also return a problem or ``None``."""
+    if fmt == "txt":
+        return {"text": line}, None
+    if fmt == "tsv":
+        cols = line.split("\t")
+        if len(cols) not in (1, 2) or (n_cols is not None and len(cols) != n_cols):
+            want = n_cols or "1 or 2"
+            return None, f"expected {want} tab-separated columns, got {len(cols)}"
+        if len(cols) == 1:
+            return {"text": cols[0]}, None
+        return {"source": cols[0], "target": cols[1]}, None
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as err:
+        return None, f"bad JSON ({err.msg} at column {err.colno})"
+    return rec, _check_record(rec)
+
+
+def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[dict], list[int]]:
+    """Like :func:`read_records`, also returning each record's 1-based line number."""
+    path = Path(path)
+    gzipped = path.suffix.lower() == ".gz"
+    suffix = Path(path.stem).suffix.lower() if gzipped else path.suffix.lower()
+    if fmt not in FORMATS:
+        raise DataError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    if fmt == "auto" and suffix not in _EXTENSIONS:
+        raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
+    fmt = _EXTENSIONS[suffix] if fmt == "auto" else fmt
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
+    text = read_text(path)
+    records: list[dict] = []
+    lines: list[int] = []
+    n_cols = None
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip() if fmt == "txt" else raw.rstrip("\r")
+        if not line.strip():
+            continue
+        rec, problem = _parse_line(line, fmt, n_cols)
+        if problem:
+            raise DataError(f"{path}:{lineno}: {problem}")
+        n_cols = len(rec) if fmt == "tsv" else None
+        records.append(rec)
+        lines.append(lineno)
+    if not records:
+        raise DataError(f"{path}: file is empty")
+    return records, lines
+
+
+def read_records(path: str | Path, fmt: str = "auto") -> list[dict]:
+    """Read records from a JSONL, TSV or plain text file.
+
+    Args:
+        path: ``.jsonl``/``.json``: one JSON object per line. ``.tsv``: ``source<TAB>target``
+            per line (pairs) or one column (text). ``.txt``: one document per line.
+            Blank lines are skipped. Any of them may be gzipped (``.jsonl.gz``, ...).
+        fmt: ``"auto"`` (by extension), ``"jsonl"``, ``"tsv"`` or ``"txt"``.
+
+    Returns:
+        One record dict per non-blank line.
+
+    Raises:
+        DataError: For an empty file or a malformed line; the message names the file
+            and the 1-based line number (``path:line: what is wrong``).
+    """
+    return read_records_with_lines(path, fmt)[0]
+
+
+def detect_task(record: dict) -> str:
+    """Tell a record's kind: ``"pairs"``, ``"chat"`` or ``"text"``; else raise DataError."""
+    for task in ("pairs", "chat", "text"):
+        if all(key in record for key in _TASK_KEYS[task]):
+            return task
+    raise DataError(f"cannot tell the task of a record with keys {sorted(record)}")
