@@ -7,7 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from sigmoid_head.head import HeadMismatchError, SigmoidHead, fingerprint, sigmoid_bce
+from sigmoid_head.head import HeadMismatchError, SigmoidHead, sigmoid_bce
+from sigmoid_head.head_io import fingerprint
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import score_examples
 

@@ -1,21 +1,84 @@
-"""sigmoid-head: a sigmoid unembedding head for quality estimation on frozen language models."""
+"""sigmoid-head: a sigmoid unembedding head for quality estimation on frozen language models.
+
+The public API, importable from here (each name is imported on first use, so that
+``import sigmoid_head`` and the torch-free parts, such as ``sigmoid-head evaluate``, stay
+light):
+
+* :class:`SigmoidHeadModel`, :class:`SigmoidHead`, :class:`HeadConfig`, :func:`load_backbone`;
+* training: :class:`TrainConfig`, :func:`train`;
+* scoring: :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
+  :class:`DecodingConfig`;
+* evaluation: :func:`evaluate_scores`;
+* the method's pieces: :func:`find_dominant`, :func:`boosted_prob`.
+
+Package layout (each layer imports only from the layers above it in this list):
+
+* ``_version``, ``embedded/`` (the offline default model), ``data/`` (records, tokenization,
+  batching, prompt rendering);
+* the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``dominant``,
+  ``negatives``, ``backbone``, ``model``;
+* the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only);
+* ``demo`` and ``cli/`` on top.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .backbone import load_backbone
-from .dominant import boosted_prob, find_dominant
-from .head import HeadConfig, SigmoidHead
-from .model import SigmoidHeadModel
-from .training.config import TrainConfig
-from .training.loop import train
+
+_EXPORTS = {
+    "SigmoidHeadModel": "model",
+    "SigmoidHead": "head",
+    "HeadConfig": "head_io",
+    "load_backbone": "backbone",
+    "TrainConfig": "training.config",
+    "train": "training.loop",
+    "score_records": "scoring.force_decode",
+    "generate_and_score": "scoring.generate",
+    "DecodingConfig": "scoring.generate",
+    "evaluate_scores": "evaluation.evaluate",
+    "find_dominant": "dominant",
+    "boosted_prob": "dominant",
+}
 
 __all__ = [
     "__version__",
+    "DecodingConfig",
     "HeadConfig",
     "SigmoidHead",
     "SigmoidHeadModel",
     "TrainConfig",
     "boosted_prob",
+    "evaluate_scores",
     "find_dominant",
+    "generate_and_score",
     "load_backbone",
+    "score_records",
     "train",
 ]
+
+if TYPE_CHECKING:
+    from .backbone import load_backbone
+    from .dominant import boosted_prob, find_dominant
+    from .evaluation.evaluate import evaluate_scores
+    from .head import SigmoidHead
+    from .head_io import HeadConfig
+    from .model import SigmoidHeadModel
+    from .scoring.force_decode import score_records
+    from .scoring.generate import DecodingConfig, generate_and_score
+    from .training.config import TrainConfig
+    from .training.loop import train
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sigmoid_head' has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

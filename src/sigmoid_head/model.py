@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from .backbone import Backbone, load_backbone
-from .head import (
-    HeadConfig,
-    HeadMismatchError,
-    SigmoidHead,
-    fingerprint,
-    load_head_files,
-    save_head_files,
-)
+from .head import HeadMismatchError, SigmoidHead
+from .head_io import HeadConfig, fingerprint, load_head_files, save_head_files
 
 
 def check_compatible(config: HeadConfig, backbone: Backbone) -> None:
@@ -108,8 +103,25 @@ class SigmoidHeadModel:
         return cls(backbone, head.to(backbone.device), config, state.get("token_counts"))
 
     def save_pretrained(self, directory: str | Path, training: dict | None = None) -> Path:
-        """Write head_config.json and head.safetensors (with token counts when known)."""
-        if training is not None:
-            self.config.training = training
+        """Write head_config.json and head.safetensors (with token counts when known).
+
+        Args:
+            directory: where to write (created if needed).
+            training: the training record to save in the config; ``self.config`` itself
+                is left unchanged.
+        """
+        config = self.config if training is None else replace(self.config, training=training)
         extra = {"token_counts": self.token_counts} if self.token_counts is not None else None
-        return save_head_files(directory, self.config, self.head, extra)
+        return save_head_files(directory, config, self.head, extra)
+
+    def to(self, device: str | torch.device) -> SigmoidHeadModel:
+        """Move the backbone and the head to ``device`` (in place); returns self."""
+        self.backbone.model.to(device)
+        self.head.to(device)
+        return self
+
+    def eval(self) -> SigmoidHeadModel:
+        """Put the backbone and the head in eval mode; returns self."""
+        self.backbone.model.eval()
+        self.head.eval()
+        return self

@@ -16,7 +16,7 @@ import math
 import random
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -327,14 +327,17 @@ def _record(config: TrainConfig, state: TrainState) -> dict:
 
 def _finish(config: TrainConfig, state: TrainState, model: SigmoidHeadModel, accelerator
             ) -> SigmoidHeadModel:
-    """Select the best head (or the last) and write it to output_dir."""
-    from ..head import load_head_files
+    """Select the best head (or the last) and write it to output_dir.
 
+    The best head is read back with :meth:`SigmoidHeadModel.from_pretrained` onto the same
+    backbone: the same load path (and fingerprint check) users go through.
+    """
     best = Path(config.output_dir) / "best"
     if state.best_step is not None and best.is_dir():
-        _, saved = load_head_files(best)
-        model.head.load_saved_state({k: v.to(model.head.weight.device) for k, v in saved.items()})
+        saved = SigmoidHeadModel.from_pretrained(best, model.backbone)
+        model.head.load_saved_state(saved.head.state_for_saving())
+    model.config = replace(model.config, training=_record(config, state))
     if accelerator.is_main_process:
-        model.save_pretrained(config.output_dir, training=_record(config, state))
+        model.save_pretrained(config.output_dir)
     accelerator.wait_for_everyone()
     return model
