@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sigmoid_head.cli import scoring as cli_score
+from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.evaluation.evaluate import add_geomeans, evaluate_scores, orient
 from sigmoid_head.evaluation.metrics import pearson
@@ -42,7 +42,7 @@ def _rows(path: Path) -> list[dict]:
 
 def test_score_with_head_from_text_files(head_dir, texts, tmp_path, capsys) -> None:
     out = tmp_path / "scores.jsonl"
-    code = cli_score.main(
+    code = cli_main(
         [
             "score",
             "-s",
@@ -77,7 +77,7 @@ def test_score_jsonl_chat_with_tokens_without_head(tiny_causal_path, tmp_path) -
     ]
     inp.write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = tmp_path / "out.jsonl"
-    cli_score.main(
+    cli_main(
         [
             "score",
             "--input",
@@ -99,15 +99,16 @@ def test_score_jsonl_chat_with_tokens_without_head(tiny_causal_path, tmp_path) -
     assert [t["token"] for t in rows[1]["tokens"]] == ["the", "Ġhouse", "<|im_end|>"]
 
 
-def test_score_input_errors(head_dir, texts, tmp_path) -> None:
+def test_score_input_errors(head_dir, texts, tmp_path, capsys) -> None:
     short = tmp_path / "short.txt"
     short.write_text("only one\n")
-    with pytest.raises(SystemExit, match="5 sources but 1 candidates"):
-        cli_score.main(["score", "-s", str(texts[0]), "-t", str(short), "--head", str(head_dir)])
+    code = cli_main(["score", "-s", str(texts[0]), "-t", str(short), "--head", str(head_dir)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err == "sigmoid-head score: error: 5 sources but 1 candidates\n"
     empty = tmp_path / "empty.txt"
     empty.write_text("a\n\nc\nd\ne\n")
-    with pytest.raises(SystemExit, match="record 2: the candidate is empty"):
-        cli_score.main(
+    assert cli_main(
             [
                 "score",
                 "-s",
@@ -120,12 +121,13 @@ def test_score_input_errors(head_dir, texts, tmp_path) -> None:
                 "--device",
                 "cpu",
             ]
-        )
+        ) == 2
+    assert "sigmoid-head score: error: record 2: the candidate is empty" in capsys.readouterr().err
 
 
 def test_generate_seq2seq_with_mc_and_judge(tiny_seq2seq_path, texts, tmp_path) -> None:
     out = tmp_path / "gen.jsonl"
-    cli_score.main(
+    cli_main(
         [
             "generate",
             "-s",
@@ -151,7 +153,7 @@ def test_generate_seq2seq_with_mc_and_judge(tiny_seq2seq_path, texts, tmp_path) 
 
 def test_generate_then_score_the_outputs_again(head_dir, texts, tmp_path) -> None:
     gen = tmp_path / "gen.jsonl"
-    cli_score.main(
+    cli_main(
         [
             "generate",
             "-s",
@@ -171,7 +173,7 @@ def test_generate_then_score_the_outputs_again(head_dir, texts, tmp_path) -> Non
     rows = _rows(gen)
     assert all(r["n_tokens"] <= 3 for r in rows) and "sigmoid" in rows[0]
     again = tmp_path / "again.jsonl"
-    cli_score.main(
+    cli_main(
         [
             "score",
             "--input",
@@ -220,7 +222,7 @@ def test_evaluate_writes_the_report(tmp_path, capsys) -> None:
     (tmp_path / "gold.txt").write_text("\n".join(map(str, gold)) + "\n")
     (tmp_path / "kiwi.jsonl").write_text("".join(json.dumps({"kiwi": g}) + "\n" for g in gold))
     out = tmp_path / "report"
-    cli_score.main(
+    cli_main(
         [
             "evaluate",
             "--scores",
@@ -298,7 +300,7 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     inp.write_text("".join(json.dumps({"source": s, "candidate": t}) + "\n" for s, t in pairs[:5]))
     out = tmp_path / "scores.jsonl"
     assert (
-        cli_score.main(
+        cli_main(
             [
                 "score",
                 "--input",
@@ -322,7 +324,7 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     src = tmp_path / "src.txt"
     src.write_text("".join(s + "\n" for s, _ in pairs[:2]))
     assert (
-        cli_score.main(
+        cli_main(
             [
                 "generate",
                 "-s",

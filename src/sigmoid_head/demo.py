@@ -11,7 +11,6 @@ score is compared with those labels (ROC-AUC, BCE, Pearson, with bootstrap CIs).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import time
@@ -123,25 +122,3 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     minutes = (time.perf_counter() - t0) / 60
     print(f"wrote {', '.join(str(p) for p in paths.values())}; took {minutes:.1f} min")
     return rows
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    run_demo(args.out_dir, n_train=args.n_train, n_test=args.n_test, epochs=args.epochs, lr=args.lr,
-             seed=args.seed, model=args.model, freq_smoothing=args.freq_smoothing)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="train a head on SmolLM2 and compare it with softmax and BoostedProb",
-                       description=__doc__)
-    p.add_argument("--out-dir", default="demo-output", help="where results go (default: demo-output)")
-    p.add_argument("--n-train", type=int, default=600, help="training verse pairs (default: 600)")
-    p.add_argument("--n-test", type=int, default=100, help="held-out verses to score (default: 100)")
-    p.add_argument("--epochs", type=float, default=12.0,
-                   help="training epochs; after the first they run from the hidden-state cache (default: 12)")
-    p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: 1e-3)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
-    p.add_argument("--model", default=None, help="base model (default: the embedded SmolLM2)")
-    p.add_argument("--freq-smoothing", type=float, default=0.0,
-                   help="added to every token count of the token_freq sampler (default: 0, the paper)")
-    p.set_defaults(func=cmd_demo)

@@ -1,84 +1,52 @@
-"""The ``sigmoid-head`` command: argument parsing in front of plain functions.
+"""The ``sigmoid-head`` command: an explicit command table in front of the library.
 
-``sigmoid-head train`` takes one option per TrainConfig field, with the field's
-docstring as help text, so the CLI and the Python API cannot drift apart.
+Each command is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
+and ``run(args) -> int``, a thin call into the library. Only the module of the command
+being run is imported (``sigmoid-head evaluate`` never loads torch).
+
+One error convention for every command: a user error (a ``ValueError`` such as a
+malformed input, or a missing file) prints ``sigmoid-head <command>: error: <message>``
+on one line of stderr and exits with code 2, without a traceback; argparse's own usage
+errors exit with code 2 too.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import logging
 import sys
-import types
-import typing
-from collections.abc import Callable
+from importlib import import_module
+from types import ModuleType
 
 from .._version import __version__
-from ..training.config import TrainConfig
+
+COMMANDS: dict[str, str] = {
+    "train": "train a Sigmoid Head on a frozen model",
+    "score": "Eval Other: score given outputs (force-decoding)",
+    "generate": "Eval Self: generate, then score the outputs",
+    "evaluate": "correlate QE scores with gold quality",
+    "demo": "train a head on SmolLM2 and compare it with softmax and BoostedProb",
+}
+"""Command name -> one-line help; the command's code is the module ``cli/<name>.py``."""
 
 
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring written under each field of a dataclass."""
-    tree = ast.parse(inspect.getsource(cls))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
-                and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
-            docs[node.target.id] = " ".join(nxt.value.value.split())  # type: ignore[attr-defined]
-    return docs
+class UsageError(ValueError):
+    """The command line asks for something impossible (reported as a one-line error)."""
 
 
-def _optional(kind: Callable) -> Callable[[str], object]:
-    def parse(text: str) -> object:
-        return None if text.lower() in ("", "none", "null") else kind(text)
-
-    parse.__name__ = kind.__name__
-    return parse
+def command_module(name: str) -> ModuleType:
+    """The module implementing command ``name`` (see :data:`COMMANDS`)."""
+    return import_module(f"{__name__}.{name}")
 
 
-def add_dataclass_options(parser: argparse.ArgumentParser, cls: type,
-                          positional: tuple[str, ...] = ()) -> None:
-    """One option per dataclass field: --snake-case-name, typed, with the field's doc."""
-    docs = field_docs(cls)
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        hint, doc = hints[f.name], docs.get(f.name, "")
-        args = typing.get_args(hint)
-        is_optional = (typing.get_origin(hint) in (typing.Union, types.UnionType)
-                       and type(None) in args)
-        base = next((a for a in args if a is not type(None)), hint) if is_optional else hint
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        flag = "--" + f.name.replace("_", "-")
-        if base is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=f"{doc} (default: {f.default})")
-            continue
-        kind = _optional(base) if is_optional else base
-        default = None if required else f.default
-        shown = "required" if required else f"default: {default}"
-        parser.add_argument(flag, dest=f.name, type=kind, default=default, required=required,
-                            metavar=f.name.upper(), help=f"{doc} ({shown})")
+def _chosen(argv: list[str]) -> str | None:
+    """The command named on the command line (the first non-option argument), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from ..training.loop import train
-
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
-    config = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
-    model = train(config)
-    hist = model.config.training.get("history", [])
-    if hist:
-        print(f"validation loss {hist[0]['val_loss']:.4f} -> best "
-              f"{model.config.training['best_val_loss']:.4f} (step {model.config.training['best_step']})")
-    print(f"head saved to {config.output_dir}")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; the options of a command are added only when it is the one chosen
+    (every command with ``argv=None``)."""
     parser = argparse.ArgumentParser(
         prog="sigmoid-head",
         description="Train and use a Sigmoid Head: a quality-estimation head on a frozen language model.",
@@ -86,44 +54,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sigmoid-head {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    train = sub.add_parser(
-        "train", help="train a Sigmoid Head on a frozen model",
-        description="Train a Sigmoid Head on a frozen model's own training data. Rerun the same "
-        "command after an interruption to continue from the last checkpoint.",
-    )
-    add_dataclass_options(train, TrainConfig)
-    train.set_defaults(func=cmd_train)
-    for register in _extra_commands():
-        register(sub)
+    chosen = None if argv is None else _chosen(argv)
+    for name, help_text in COMMANDS.items():
+        if argv is not None and name != chosen:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
+        module = command_module(name)
+        p = sub.add_parser(name, help=help_text, description=module.DESCRIPTION)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
     return parser
 
 
-def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    """Subcommands defined in other modules (scoring, evaluation, demo)."""
-    found = []
-    for name in ("sigmoid_head.cli.scoring", "sigmoid_head.demo"):
-        try:
-            module = __import__(name, fromlist=["register"])
-        except ModuleNotFoundError as err:  # that part of the package is not there
-            if err.name != name:
-                raise
-            continue
-        if hasattr(module, "register"):
-            found.append(module.register)
-    return found
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; returns its exit code (2 for a user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as err:
-        print(f"sigmoid-head {args.command}: error: {err}", file=sys.stderr)
+        message = " ".join(str(err).split()) or type(err).__name__
+        print(f"sigmoid-head {args.command}: error: {message}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,28 @@
+"""``sigmoid-head demo``: parses the options and calls :func:`sigmoid_head.demo.run_demo`."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import demo
+
+DESCRIPTION = demo.__doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out-dir", default="demo-output", help="where results go (default: demo-output)")
+    p.add_argument("--n-train", type=int, default=600, help="training verse pairs (default: 600)")
+    p.add_argument("--n-test", type=int, default=100, help="held-out verses to score (default: 100)")
+    p.add_argument("--epochs", type=float, default=12.0,
+                   help="training epochs; after the first they run from the hidden-state cache (default: 12)")
+    p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: 1e-3)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--model", default=None, help="base model (default: the embedded SmolLM2)")
+    p.add_argument("--freq-smoothing", type=float, default=0.0,
+                   help="added to every token count of the token_freq sampler (default: 0, the paper)")
+
+
+def run(args: argparse.Namespace) -> int:
+    demo.run_demo(args.out_dir, n_train=args.n_train, n_test=args.n_test, epochs=args.epochs, lr=args.lr,
+             seed=args.seed, model=args.model, freq_smoothing=args.freq_smoothing)
+    return 0

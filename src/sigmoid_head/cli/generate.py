@@ -1,0 +1,65 @@
+"""``sigmoid-head generate``: Eval Self: generate with the original model and score the outputs.
+
+Parses the options and calls :func:`sigmoid_head.scoring.generate.generate_and_score`,
+then the optional baselines (:mod:`sigmoid_head.scoring.baselines`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import (
+    add_baseline_args,
+    add_baselines,
+    add_model_args,
+    load_model,
+    read_inputs,
+    summary,
+    write_rows,
+)
+
+DESCRIPTION = "Generate with the original model and score it."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-s", "--sources", help="sources, one per line")
+    p.add_argument("--input", help=".jsonl with {source} or {messages}")
+    add_model_args(p)
+    g = p.add_argument_group("decoding")
+    g.add_argument("--num-beams", type=int, default=1)
+    g.add_argument("--do-sample", action="store_true")
+    g.add_argument("--temperature", type=float, default=1.0)
+    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--max-new-tokens", type=int, default=128)
+    g.add_argument("--seed", type=int, default=0)
+    add_baseline_args(p, mc=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``sigmoid-head generate``: Eval Self."""
+    from ..scoring.generate import DecodingConfig, generate_and_score
+
+    inputs = read_inputs(args, need_candidates=False)
+    model = load_model(args)
+    decoding = DecodingConfig(
+        max_new_tokens=args.max_new_tokens,
+        num_beams=args.num_beams,
+        do_sample=args.do_sample,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=args.seed,
+    )
+    rows = generate_and_score(
+        model,
+        inputs,
+        decoding,
+        prompt_template=args.prompt_template,
+        use_chat_template=args.chat,
+        batch_size=args.batch_size,
+        with_tokens=args.with_tokens,
+        progress=not args.quiet,
+    )
+    add_baselines(model, inputs, rows, args)
+    write_rows(rows, args.to_json)
+    print(summary(rows))
+    return 0

@@ -1,0 +1,59 @@
+"""Command-line options generated from dataclass fields: one ``--option`` per field.
+
+The help text of each option is the docstring written under the field, so a setting is
+documented once, in its dataclass, and the CLI and the Python API cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import types
+import typing
+from collections.abc import Callable
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field of a dataclass."""
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
+                and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+            docs[node.target.id] = " ".join(nxt.value.value.split())  # type: ignore[attr-defined]
+    return docs
+
+
+def _optional(kind: Callable) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        return None if text.lower() in ("", "none", "null") else kind(text)
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def add_dataclass_options(parser: argparse.ArgumentParser, cls: type,
+                          positional: tuple[str, ...] = ()) -> None:
+    """One option per dataclass field: --snake-case-name, typed, with the field's doc."""
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        hint, doc = hints[f.name], docs.get(f.name, "")
+        args = typing.get_args(hint)
+        is_optional = (typing.get_origin(hint) in (typing.Union, types.UnionType)
+                       and type(None) in args)
+        base = next((a for a in args if a is not type(None)), hint) if is_optional else hint
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        flag = "--" + f.name.replace("_", "-")
+        if base is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+                                help=f"{doc} (default: {f.default})")
+            continue
+        kind = _optional(base) if is_optional else base
+        default = None if required else f.default
+        shown = "required" if required else f"default: {default}"
+        parser.add_argument(flag, dest=f.name, type=kind, default=default, required=required,
+                            metavar=f.name.upper(), help=f"{doc} ({shown})")

@@ -1,0 +1,60 @@
+"""``sigmoid-head score``: Eval Other, COMET-style (``-s sources -t candidates``).
+
+Parses the options and calls :func:`sigmoid_head.scoring.force_decode.score_records`,
+then the optional baselines (:mod:`sigmoid_head.scoring.baselines`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import (
+    add_baseline_args,
+    add_baselines,
+    add_model_args,
+    load_model,
+    read_inputs,
+    summary,
+    write_rows,
+)
+
+DESCRIPTION = "Score candidates given their sources, COMET-style."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-s", "--sources", help="sources, one per line")
+    p.add_argument("-t", "--candidates", help="candidates, one per line")
+    p.add_argument("--input", help=".jsonl with {source, candidate} or {messages, candidate}")
+    p.add_argument("--max-tokens", type=int, help="batch by padded tokens instead of sequences")
+    add_model_args(p)
+    add_baseline_args(p, mc=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``sigmoid-head score``: Eval Other."""
+    from ..scoring.force_decode import score_records
+
+    inputs = read_inputs(args, need_candidates=True)
+    model = load_model(args)
+    scores = score_records(
+        model,
+        inputs,
+        prompt_template=args.prompt_template,
+        use_chat_template=args.chat,
+        batch_size=args.batch_size,
+        max_tokens=args.max_tokens,
+        with_tokens=args.with_tokens,
+        progress=not args.quiet,
+    )
+    keep = ("source", "messages", "candidate", "target")
+    rows = [
+        {**{k: rec[k] for k in keep if k in rec}, **s}
+        for rec, s in zip(inputs, scores, strict=True)
+    ]
+    for r in rows:
+        if "candidate" not in r:
+            r["candidate"] = r.pop("target")
+    add_baselines(model, inputs, rows, args)
+    write_rows(rows, args.to_json)
+    print(summary(rows))
+    return 0
