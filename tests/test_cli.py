@@ -44,7 +44,8 @@ def test_command_help(command: str) -> None:
 def test_train_help_comes_from_the_config_docstrings() -> None:
     out = " ".join(run("train", "--help").stdout.split())
     assert "--lr LR Peak learning rate (cosine decay after warmup)" in out
-    assert "--negatives NEGATIVES Negative sampler(s)" in out
+    assert '--negatives NEGATIVES Sampler name, or several joined with "+"' in out
+    assert "--dominant-cut DOMINANT_CUT Which significant drop ends the set" in out
 
 
 def _pairs(path: Path) -> tuple[Path, Path]:

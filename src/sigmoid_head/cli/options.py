@@ -35,25 +35,29 @@ def _optional(kind: Callable) -> Callable[[str], object]:
     return parse
 
 
-def add_dataclass_options(parser: argparse.ArgumentParser, cls: type,
-                          positional: tuple[str, ...] = ()) -> None:
-    """One option per dataclass field: --snake-case-name, typed, with the field's doc."""
+def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type,
+                          names: dict[str, str] | None = None) -> None:
+    """One option per dataclass field: --snake-case-name, typed, with the field's doc.
+
+    ``names`` renames fields (field -> option name, e.g. ``strategy`` -> ``negatives``).
+    """
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         hint, doc = hints[f.name], docs.get(f.name, "")
+        name = (names or {}).get(f.name, f.name)
         args = typing.get_args(hint)
         is_optional = (typing.get_origin(hint) in (typing.Union, types.UnionType)
                        and type(None) in args)
         base = next((a for a in args if a is not type(None)), hint) if is_optional else hint
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        flag = "--" + f.name.replace("_", "-")
+        flag = "--" + name.replace("_", "-")
         if base is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=f.default,
                                 help=f"{doc} (default: {f.default})")
             continue
         kind = _optional(base) if is_optional else base
         default = None if required else f.default
         shown = "required" if required else f"default: {default}"
-        parser.add_argument(flag, dest=f.name, type=kind, default=default, required=required,
-                            metavar=f.name.upper(), help=f"{doc} ({shown})")
+        parser.add_argument(flag, dest=name, type=kind, default=default, required=required,
+                            metavar=name.upper(), help=f"{doc} ({shown})")

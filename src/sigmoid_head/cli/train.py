@@ -6,23 +6,28 @@ The options and their help come from the TrainConfig dataclasses (each field's d
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
-from ..training.config import TrainConfig
+from ..training.config import RENAMED, TrainConfig, flat_names
 from .options import add_dataclass_options
 
 DESCRIPTION = ("Train a Sigmoid Head on a frozen model's own training data. Rerun the same "
                "command after an interruption to continue from the last checkpoint.")
 
 
+GROUP_TITLES = {"data": "data", "sampler": "negative sampling", "dominant": "dominant tokens",
+                "optim": "optimisation", "loop": "model, loop and output"}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_dataclass_options(p, TrainConfig)
+    for group, cls in TrainConfig.GROUPS.items():
+        names = {field: flat for (g, field), flat in RENAMED.items() if g == group}
+        add_dataclass_options(p.add_argument_group(GROUP_TITLES[group]), cls, names=names)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..training.loop import train
 
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    names = flat_names()
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
     model = train(config)
     hist = model.config.training.get("history", [])

@@ -1,30 +1,45 @@
-"""TrainConfig: every training setting, with a docstring per field and validation.
+"""Training settings, split by concern, each field documented once.
 
-The CLI builds its ``sigmoid-head train`` options from these fields, so the help text
-and the Python API can never drift apart.
+:class:`TrainConfig` groups five dataclasses: :class:`DataConfig` (what is trained on and
+how it is rendered), the sampling settings (:class:`~sigmoid_head.negatives.SamplerConfig`
+and :class:`~sigmoid_head.dominant.DominantConfig`, documented where they are used),
+:class:`OptimConfig` (optimizer, schedule, batches) and :class:`LoopConfig` (model, loop,
+evaluation, checkpoints, devices, I/O). The docstring under each field is the only
+description of a setting: the ``sigmoid-head train`` options and their help are generated
+from it.
+
+Every setting also has a flat name (the field name; ``negatives`` for the sampler's
+``strategy`` and ``dominant_cut`` for the dominant rule's ``cut``), so
+``TrainConfig(train_file=..., lr=...)``, ``config.lr``, the CLI's ``--lr`` and the flat
+``training`` dict saved in every head (:meth:`TrainConfig.to_dict`, read back by
+:meth:`TrainConfig.from_dict`) keep working across versions.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
-from ..dominant import CUT_MODES, DominantConfig
+from ..dominant import DominantConfig
 from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
+CACHE_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def _check(checks: list[tuple[bool, str]]) -> None:
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
 
 
 @dataclass
-class TrainConfig:
-    """Settings of one head-training run."""
+class DataConfig:
+    """What the head is trained on, and how examples are rendered and cut."""
 
     train_file: str
     """Training data: .jsonl (pairs {source,target}, chat {messages}, or {text}), .tsv, or .txt."""
-    output_dir: str
-    """Where the trained head, the best head and the resumable checkpoint are written."""
-    model: str | None = None
-    """Base model: hub id or local path; empty = the embedded SmolLM2-135M-Instruct."""
     validation_file: str | None = None
     """Validation data in the same format; without it a split of the training data is held out."""
     validation_fraction: float = 0.05
@@ -39,26 +54,18 @@ class TrainConfig:
     """Render pairs as a user/assistant chat with the tokenizer's chat template."""
     max_length: int = 512
     """Truncate examples to this many tokens (with a warning and a count)."""
-    negatives: str = "token_freq"
-    """Negative sampler(s): random, token_freq, softmax, or a mixture like token_freq+softmax."""
-    num_negatives: int = 10
-    """k, negatives per position."""
-    avoid_dominant: bool = True
-    """Never draw the LM's dominant tokens at a position as its negatives."""
-    softmax_temperature: float = 2.0
-    """Temperature of the softmax sampler."""
-    freq_power: float = 1.0
-    """token_freq draws proportionally to count ** power."""
-    freq_smoothing: float = 0.0
-    """Added to every token count before token_freq sampling (0 = the paper)."""
-    p_jump: float = 0.3
-    """Dominant tokens: relative size of a significant drop."""
-    epsilon: float = 0.005
-    """Dominant tokens: absolute size of a significant drop."""
-    dominant_cut: str = "last"
-    """Dominant tokens: cut at the last significant drop (the paper's code) or the first."""
-    bias: bool = False
-    """Give the head a per-token bias."""
+
+    def __post_init__(self) -> None:
+        if "{source}" not in self.prompt_template:
+            raise ValueError("prompt_template must contain {source}")
+        _check([(self.max_length > 1, "max_length must be > 1"),
+                (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)")])
+
+
+@dataclass
+class OptimConfig:
+    """The optimizer, its schedule and the batches it steps on."""
+
     optimizer: str = "adamw"
     """adamw (dense, works with any number of processes) or sparse_adam (lazy row updates, one process only)."""
     lr: float = 1e-4
@@ -77,6 +84,30 @@ class TrainConfig:
     """Passes over the training data."""
     max_steps: int | None = None
     """Stop after this many optimizer steps (overrides epochs when reached first)."""
+
+    def __post_init__(self) -> None:
+        if not self.batch_size and not self.max_tokens:
+            raise ValueError("set batch_size or max_tokens")
+        if self.max_tokens:
+            self.batch_size = None
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
+        _check([(self.lr > 0, "lr must be > 0"), (self.grad_accum >= 1, "grad_accum must be >= 1"),
+                (self.epochs > 0, "epochs must be > 0"),
+                (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
+                (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0")])
+
+
+@dataclass
+class LoopConfig:
+    """The model, the loop around the optimizer steps, and where things are written."""
+
+    output_dir: str
+    """Where the trained head, the best head and the resumable checkpoint are written."""
+    model: str | None = None
+    """Base model: hub id or local path; empty = the embedded SmolLM2-135M-Instruct."""
+    bias: bool = False
+    """Give the head a per-token bias."""
     eval_every: int | None = 200
     """Evaluate the validation loss every N optimizer steps (None = once per epoch)."""
     patience: int = 3
@@ -102,47 +133,86 @@ class TrainConfig:
     """Show a progress bar with loss and tokens/s."""
 
     def __post_init__(self) -> None:
-        if not self.batch_size and not self.max_tokens:
-            raise ValueError("set batch_size or max_tokens")
-        if self.max_tokens:
-            self.batch_size = None
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
         if self.mixed_precision not in MIXED_PRECISION:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
-        if self.dominant_cut not in CUT_MODES:
-            raise ValueError(f"dominant_cut must be one of {CUT_MODES}")
-        if self.cache_dtype not in ("float32", "bfloat16", "float16"):
+        if self.cache_dtype not in CACHE_DTYPES:
             raise ValueError("cache_dtype must be float32, bfloat16 or float16")
-        if "{source}" not in self.prompt_template:
-            raise ValueError("prompt_template must contain {source}")
-        checks = [(self.lr > 0, "lr must be > 0"), (self.grad_accum >= 1, "grad_accum must be >= 1"),
-                  (self.epochs > 0, "epochs must be > 0"), (self.max_length > 1, "max_length must be > 1"),
-                  (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
-                  (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
-                  (self.patience >= 0, "patience must be >= 0"),
-                  (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0")]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
-        self.sampler_config()  # validates the sampler settings
-        self.dominant_config()
+        _check([(self.patience >= 0, "patience must be >= 0")])
+
+
+GROUPS: dict[str, type] = {"data": DataConfig, "sampler": SamplerConfig,
+                           "dominant": DominantConfig, "optim": OptimConfig, "loop": LoopConfig}
+"""TrainConfig's groups, in the order of the flat dict and the CLI's option groups."""
+RENAMED = {("sampler", "strategy"): "negatives", ("dominant", "cut"): "dominant_cut"}
+"""Group fields whose flat name differs from the field name."""
+
+
+def flat_names() -> dict[str, tuple[str, str]]:
+    """Flat setting name -> (group, field), in group order."""
+    return {RENAMED.get((g, f.name), f.name): (g, f.name)
+            for g, cls in GROUPS.items() for f in fields(cls)}
+
+
+_FLAT = flat_names()
+_RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
+                "patience", "max_steps", "epochs", "cache_hidden"}
+
+
+@dataclass(init=False)
+class TrainConfig:
+    """Settings of one head-training run, by concern (see the module docstring).
+
+    Build it from groups, ``TrainConfig(data=DataConfig(...), loop=LoopConfig(...))``, or
+    from flat settings, ``TrainConfig(train_file=..., output_dir=..., lr=1e-3)``; read any
+    setting flat (``config.lr``) or by group (``config.optim.lr``).
+    """
+
+    data: DataConfig
+    sampler: SamplerConfig
+    dominant: DominantConfig
+    optim: OptimConfig
+    loop: LoopConfig
+
+    GROUPS: ClassVar[dict[str, type]] = GROUPS
+
+    def __init__(self, *, data: DataConfig | None = None, sampler: SamplerConfig | None = None,
+                 dominant: DominantConfig | None = None, optim: OptimConfig | None = None,
+                 loop: LoopConfig | None = None, **flat: Any) -> None:
+        unknown = sorted(set(flat) - set(_FLAT))
+        if unknown:
+            raise TypeError(f"TrainConfig got unknown settings {unknown}")
+        given = {"data": data, "sampler": sampler, "dominant": dominant, "optim": optim, "loop": loop}
+        per_group: dict[str, dict[str, Any]] = {g: {} for g in GROUPS}
+        for name, value in flat.items():
+            group, field = _FLAT[name]
+            if given[group] is not None:
+                raise TypeError(f"{name!r} given both flat and inside {group}")
+            per_group[group][field] = value
+        for group, cls in GROUPS.items():
+            setattr(self, group, given[group] if given[group] is not None else cls(**per_group[group]))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _FLAT and _FLAT[name][0] in self.__dict__:
+            group, field = _FLAT[name]
+            return getattr(self.__dict__[group], field)
+        raise AttributeError(f"'TrainConfig' object has no attribute {name!r}")
 
     def sampler_config(self) -> SamplerConfig:
-        return SamplerConfig(
-            strategy=self.negatives, num_negatives=self.num_negatives,
-            avoid_dominant=self.avoid_dominant, softmax_temperature=self.softmax_temperature,
-            freq_power=self.freq_power, freq_smoothing=self.freq_smoothing,
-        )
+        return self.sampler
 
     def dominant_config(self) -> DominantConfig:
-        return DominantConfig(p_jump=self.p_jump, epsilon=self.epsilon, cut=self.dominant_cut)
+        return self.dominant
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every setting under its flat name (the ``training`` dict saved in a head)."""
+        return {name: getattr(getattr(self, g), f) for name, (g, f) in _FLAT.items()}
+
+    @classmethod
+    def from_dict(cls, record: dict) -> TrainConfig:
+        """The config of a flat dict as :meth:`to_dict` (or any earlier version) wrote it;
+        keys that are not settings (history, steps, ...) are ignored."""
+        return cls(**{k: v for k, v in record.items() if k in _FLAT})
 
     def resume_key(self) -> dict:
         """Settings that must match for a checkpoint to be resumed."""
-        skip = {"output_dir", "resume", "progress", "device", "eval_every", "save_every", "patience",
-                "max_steps", "epochs", "cache_hidden"}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        return {k: v for k, v in self.to_dict().items() if k not in _RESUME_FREE}
