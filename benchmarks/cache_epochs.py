@@ -22,7 +22,7 @@ from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.cache import PositionCache
-from sigmoid_head.training.loop import StepContext, micro_loss
+from sigmoid_head.training.step import StepContext, micro_loss
 
 
 def run_epochs(model, examples, batches, strategy, counts, epochs: int

@@ -20,7 +20,7 @@ from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.scoring.force_decode import score_examples
-from sigmoid_head.training.loop import StepContext, batch_loss
+from sigmoid_head.training.step import StepContext, batch_loss
 
 
 def main() -> None:

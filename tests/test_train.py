@@ -65,7 +65,7 @@ def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_js
 
 def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
                                                        monkeypatch):
-    train_module = importlib.import_module("sigmoid_head.training.loop")  # the module, not the function
+    train_module = importlib.import_module("sigmoid_head.training.step")  # where micro_loss finds it
 
     kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
     full = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))

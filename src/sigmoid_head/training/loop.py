@@ -1,4 +1,4 @@
-"""Train a Sigmoid Head on a frozen LM: one readable loop on Accelerate.
+"""Train a Sigmoid Head on a frozen LM: one readable loop on Accelerate, in phases.
 
 The same code runs on CPU, one GPU, or many GPUs/nodes (``accelerate launch`` or
 ``torchrun``). Determinism does not depend on the number of processes: every process
@@ -7,6 +7,11 @@ step consumes ``grad_accum x world_size`` of them, and the loss is normalised by
 number of trained positions in the whole step. Negatives are drawn from a generator
 seeded by (seed, step, micro-batch), so a resumed run and a run on another number of
 processes draw exactly the same negatives.
+
+Phases of :func:`train`: :func:`_setup` (processes, frozen model, data, sampler, schedule,
+resume), the untrained head's validation loss, :func:`_run_epochs` (each optimizer step in
+:func:`_optimizer_step`, validation and checkpoints in :func:`_after_step`), and
+:func:`_finish` (select the best head and save it). The per-step loss is in :mod:`.step`.
 """
 
 from __future__ import annotations
@@ -18,126 +23,22 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from ..backbone import DTYPES, Positions
-from ..data.batching import IGNORE_INDEX, Collator, example_length, make_batches
+from ..backbone import DTYPES
+from ..data.batching import Collator, example_length, make_batches, pad_id
 from ..data.tokenize import load_examples
-from ..dominant import DominantConfig, log_softmax_and_dominant
-from ..head import sigmoid_bce
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, save_checkpoint
 from .config import TrainConfig
+from .optim import cosine_with_warmup, make_optimizer
+from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class StepContext:
-    """What a loss computation needs besides the batch."""
-
-    model: SigmoidHeadModel
-    head: torch.nn.Module  # the (possibly DDP-wrapped) head
-    sampler: NegativeSampler
-    dominant: DominantConfig
-    autocast: object
-
-
-def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
-    """A generator whose state depends only on (seed, parts)."""
-    value = seed
-    for p in parts:
-        value = (value * 1_000_003 + p + 1) % (2**62)
-    return torch.Generator(device=device).manual_seed(value)
-
-
-def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Generator
-               ) -> tuple[torch.Tensor, int]:
-    """Summed per-position loss of one collated micro-batch and its number of trained positions.
-
-    Phases: frozen forward (hidden states + LM logits at trained positions only) ->
-    dominant sets -> negatives -> BCE over gathered head rows.
-    """
-    cfg = ctx.sampler.config
-    with ctx.autocast:
-        pos = ctx.model.backbone.positions(batch, with_logits=cfg.avoid_dominant or cfg.needs_logits)
-    dominant_ids = None
-    if pos.logits is not None:
-        # one log-softmax serves both the dominant sets and (shift-invariant) softmax sampling
-        pos.logits, dominant_ids = log_softmax_and_dominant(  # (N, V), (N, M)
-            pos.logits, ctx.dominant, with_dominant=cfg.avoid_dominant)
-    return head_loss(ctx, pos, dominant_ids, gen)
-
-
-def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | None,
-              gen: torch.Generator) -> tuple[torch.Tensor, int]:
-    """Negatives, then the summed BCE over gathered head rows, for N positions."""
-    if ctx.sampler.config.needs_logits and pos.logits is None:  # cached positions
-        with ctx.autocast:
-            pos.logits, _ = log_softmax_and_dominant(ctx.model.backbone.lm_logits(pos.hidden),
-                                                     with_dominant=False)  # (N, V)
-    negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
-    loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
-    return loss.sum(), int(pos.targets.numel())
-
-
-def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], collate: Collator,
-               gen: torch.Generator, cache: PositionCache | None) -> tuple[torch.Tensor, int]:
-    """Loss of the micro-batch ``indices``: from the hidden-state cache when there is one."""
-    if cache is None:
-        batch = collate([examples[j] for j in indices])
-        return batch_loss(ctx, {k: v.to(ctx.model.backbone.device) for k, v in batch.items()}, gen)
-    cache.fill(indices, examples, ctx.autocast)
-    pos, dominant_ids = cache.positions(indices)
-    return head_loss(ctx, pos, dominant_ids if ctx.sampler.config.avoid_dominant else None, gen)
-
-
-@torch.no_grad()
-def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], collate: Collator,
-             seed: int, accelerator, cache: PositionCache | None = None) -> float:
-    """Mean validation loss; negatives come from fixed seeds, so every evaluation is comparable."""
-    total = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
-    rank, world = accelerator.process_index, accelerator.num_processes
-    for i in range(rank, len(batches), world):
-        gen = _seeded(seed, -1, i, device=accelerator.device)
-        loss, n = micro_loss(ctx, batches[i], examples, collate, gen, cache)
-        total += torch.tensor([loss.item(), n], dtype=torch.float64, device=accelerator.device)
-    total = accelerator.reduce(total, reduction="sum")
-    return float(total[0] / total[1].clamp(min=1))
-
-
-def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
-    """How many positions of an example are trained (a causal model never predicts token 0)."""
-    labels = example["labels"] if is_encoder_decoder else example["labels"][1:]
-    return sum(1 for t in labels if t != IGNORE_INDEX)
-
-
-def make_optimizer(config: TrainConfig, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
-    """SparseAdam, or AdamW with its fused kernel where the parameters allow it.
-
-    The head is a dense (V, d) matrix, so every AdamW step touches all V rows; the fused
-    kernel does that in one pass per tensor (about 6x faster than the default on CPU).
-    """
-    if config.optimizer == "sparse_adam":
-        return torch.optim.SparseAdam(params, lr=config.lr)
-    fused = all(p.device.type in ("cpu", "cuda") and p.dtype in (torch.float32, torch.bfloat16,
-                                                                   torch.float16) for p in params)
-    return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay,
-                             fused=fused or None)
-
-
-def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int
-                       ) -> torch.optim.lr_scheduler.LambdaLR:
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        progress = (step - warmup) / max(1, total - warmup)
-        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def _split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -190,6 +91,35 @@ def _autocast(accelerator, mode: str):
     return torch.autocast(accelerator.device.type, dtype=dtype)
 
 
+@dataclass
+class Run:
+    """Everything the phases of one training run share."""
+
+    config: TrainConfig
+    accelerator: Any
+    model: SigmoidHeadModel
+    ctx: StepContext
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    state: TrainState
+    collate: Collator
+    train_ex: list[dict]
+    val_ex: list[dict]
+    val_batches: list[list[int]]
+    train_cache: PositionCache | None
+    val_cache: PositionCache | None
+    total: int
+    """Optimizer steps of the whole run."""
+    per_step: int
+    """Micro-batches per optimizer step, over all processes."""
+    eval_every: int
+    save_every: int
+
+    @property
+    def out(self) -> Path:
+        return Path(self.config.output_dir)
+
+
 def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
           caches: tuple[PositionCache | None, PositionCache | None] | None = None
           ) -> SigmoidHeadModel:
@@ -206,10 +136,18 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         The SigmoidHeadModel holding the selected head (best validation loss when
         validation data exists, else the last one).
     """
-    from accelerate import Accelerator
-    from tqdm.auto import tqdm
+    run = _setup(config, model, caches)
+    if run.val_batches and run.state.step == 0 and not run.state.history:
+        _validate(run)  # the untrained head's loss
+    _run_epochs(run)
+    return _finish(run)
 
-    # -- setup: processes, frozen model, fresh head, data, sampler --------------------
+
+def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
+           caches: tuple[PositionCache | None, PositionCache | None] | None) -> Run:
+    """Processes, frozen model and fresh head, data, sampler, schedule, and a resumed state."""
+    from accelerate import Accelerator
+
     accelerator = Accelerator(cpu=config.device == "cpu" or not torch.cuda.is_available())
     if config.optimizer == "sparse_adam" and accelerator.num_processes > 1:
         raise ValueError("sparse_adam works in a single process only (DistributedDataParallel "
@@ -222,10 +160,9 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     train_ex, val_ex = _load_data(config, model)
     model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
-    collate = Collator(model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None
-                       else model.tokenizer.eos_token_id, model.backbone.is_encoder_decoder)
+    collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
 
-    # -- schedule: optimizer steps per epoch, total steps, warmup ------------------------
+    # schedule: optimizer steps per epoch, total steps, warmup
     per_step = config.grad_accum * accelerator.num_processes
     steps_per_epoch = max(1, len(_batches(config, train_ex, True, 0)) // per_step)
     total = math.ceil(steps_per_epoch * config.epochs)
@@ -237,86 +174,105 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     ctx = StepContext(model, head, sampler, config.dominant_config(),
                       _autocast(accelerator, config.mixed_precision))
 
-    out = Path(config.output_dir)
     state = TrainState()
-    if config.resume and (out / "checkpoint").is_dir():
-        state = load_checkpoint(out / "checkpoint", config, model.head, optimizer, scheduler)
+    checkpoint = Path(config.output_dir) / "checkpoint"
+    if config.resume and checkpoint.is_dir():
+        state = load_checkpoint(checkpoint, config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
-    val_batches = _batches(config, val_ex, False, 0) if val_ex else []
     train_cache, val_cache = caches if caches is not None else _caches(config, model, collate)
     eval_every = config.eval_every or steps_per_epoch
-    save_every = config.save_every or eval_every
+    return Run(config, accelerator, model, ctx, optimizer, scheduler, state, collate, train_ex,
+               val_ex, _batches(config, val_ex, False, 0) if val_ex else [], train_cache, val_cache,
+               total, per_step, eval_every, config.save_every or eval_every)
 
-    if val_batches and state.step == 0 and not state.history:  # the untrained head's loss
-        _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model,
-                          val_cache)
 
-    # -- the loop -----------------------------------------------------------------------
-    bar = tqdm(total=total, initial=state.step, disable=not (config.progress and accelerator.is_main_process),
-               desc="train", dynamic_ncols=True)
-    n_pos = [trained_positions(e, model.backbone.is_encoder_decoder) for e in train_ex]
-    t0, tokens, ema = time.perf_counter(), 0, None
-    while state.step < total and not state.stopped:
-        all_batches = _batches(config, train_ex, True, state.epoch)
-        groups = [all_batches[i : i + per_step] for i in range(0, len(all_batches) - per_step + 1, per_step)]
+def _run_epochs(run: Run) -> None:
+    """Optimizer steps until the total is reached or early stopping, epoch after epoch."""
+    from tqdm.auto import tqdm
+
+    config, state = run.config, run.state
+    bar = tqdm(total=run.total, initial=state.step, desc="train", dynamic_ncols=True,
+               disable=not (config.progress and run.accelerator.is_main_process))
+    n_pos = [trained_positions(e, run.model.backbone.is_encoder_decoder) for e in run.train_ex]
+    meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
+    while state.step < run.total and not state.stopped:
+        all_batches = _batches(config, run.train_ex, True, state.epoch)
+        groups = [all_batches[i : i + run.per_step]
+                  for i in range(0, len(all_batches) - run.per_step + 1, run.per_step)]
         for g in range(state.batch_in_epoch, len(groups)):
-            group = groups[g]
-            # phase 1: the global number of trained positions of this step (no communication)
-            norm = sum(n_pos[j] for mb in group for j in mb)
-            # phase 2: this process's micro-batches, gradients accumulated locally
-            mine = group[accelerator.process_index :: accelerator.num_processes]
-            step_loss = 0.0
-            for a, mb in enumerate(mine):
-                tokens += sum(len(train_ex[j]["input_ids"]) for j in mb)
-                gen = _seeded(config.seed, state.epoch, g, a * accelerator.num_processes
-                              + accelerator.process_index, device=accelerator.device)
-                sync = accelerator.no_sync(head) if a < len(mine) - 1 else nullcontext()
-                with sync:
-                    loss_sum, _ = micro_loss(ctx, mb, train_ex, collate, gen, train_cache)
-                    accelerator.backward(loss_sum * accelerator.num_processes / norm)
-                step_loss += loss_sum.item() / norm
-            # phase 3: update, schedule, bookkeeping
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
+            _optimizer_step(run, g, groups[g], n_pos, meter)
             state.step, state.batch_in_epoch = state.step + 1, g + 1
-            ema = step_loss if ema is None else 0.95 * ema + 0.05 * step_loss
-            state.last_loss = step_loss
-            bar.update(1)
-            bar.set_postfix(loss=f"{ema:.4f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}",
-                            best=f"{state.best_val:.4f}" if state.best_val < math.inf else "-")
-            # phase 4: validation, best head, early stopping, resumable checkpoint
-            done = state.step >= total
-            if val_batches and (state.step % eval_every == 0 or done):
-                _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model,
-                          val_cache)
-            if state.step % save_every == 0 or done or state.stopped:
-                if accelerator.is_main_process:
-                    save_checkpoint(out / "checkpoint", config, state, model.head, optimizer, scheduler)
-                accelerator.wait_for_everyone()
-            if done or state.stopped:
+            _show(bar, state, meter)
+            if _after_step(run):
                 break
         else:
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
     bar.close()
-    return _finish(config, state, model, accelerator)
 
 
-def _validate(ctx, config, state, val_batches, val_ex, collate, accelerator, model, val_cache
-              ) -> None:
-    val = evaluate(ctx, val_batches, val_ex, collate, config.seed, accelerator, val_cache)
+def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], meter: dict) -> None:
+    """One optimizer step over the micro-batches ``group`` (index ``g`` in the epoch)."""
+    acc, state = run.accelerator, run.state
+    # the global number of trained positions of this step (no communication)
+    norm = sum(n_pos[j] for mb in group for j in mb)
+    # this process's micro-batches, gradients accumulated locally
+    mine = group[acc.process_index :: acc.num_processes]
+    step_loss = 0.0
+    for a, mb in enumerate(mine):
+        meter["tokens"] += sum(len(run.train_ex[j]["input_ids"]) for j in mb)
+        gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
+                      device=acc.device)
+        sync = acc.no_sync(run.ctx.head) if a < len(mine) - 1 else nullcontext()
+        with sync:
+            loss_sum, _ = micro_loss(run.ctx, mb, run.train_ex, run.collate, gen, run.train_cache)
+            acc.backward(loss_sum * acc.num_processes / norm)
+        step_loss += loss_sum.item() / norm
+    # update and schedule
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    meter["ema"] = step_loss if meter["ema"] is None else 0.95 * meter["ema"] + 0.05 * step_loss
+    state.last_loss = step_loss
+
+
+def _show(bar: Any, state: TrainState, meter: dict) -> None:
+    bar.update(1)
+    bar.set_postfix(loss=f"{meter['ema']:.4f}",
+                    tok_s=f"{meter['tokens'] / (time.perf_counter() - meter['t0']):.0f}",
+                    best=f"{state.best_val:.4f}" if state.best_val < math.inf else "-")
+
+
+def _after_step(run: Run) -> bool:
+    """Validation, best head, early stopping, resumable checkpoint; True when training ends."""
+    state = run.state
+    done = state.step >= run.total
+    if run.val_batches and (state.step % run.eval_every == 0 or done):
+        _validate(run)
+    if state.step % run.save_every == 0 or done or state.stopped:
+        if run.accelerator.is_main_process:
+            save_checkpoint(run.out / "checkpoint", run.config, state, run.model.head,
+                            run.optimizer, run.scheduler)
+        run.accelerator.wait_for_everyone()
+    return done or state.stopped
+
+
+def _validate(run: Run) -> None:
+    """Validation loss; keeps the best head, counts evaluations without improvement."""
+    state, acc = run.state, run.accelerator
+    val = evaluate(run.ctx, run.val_batches, run.val_ex, run.collate, run.config.seed, acc,
+                   run.val_cache)
     state.history.append({"step": state.step, "val_loss": val, "train_loss": state.last_loss})
-    accelerator.print(f"step {state.step}: validation loss {val:.5f}")
+    acc.print(f"step {state.step}: validation loss {val:.5f}")
     if val < state.best_val:
         state.best_val, state.best_step, state.bad_evals = val, state.step, 0
-        if accelerator.is_main_process:
-            model.save_pretrained(Path(config.output_dir) / "best", training=_record(config, state))
+        if acc.is_main_process:
+            run.model.save_pretrained(run.out / "best", training=_record(run.config, state))
     else:
         state.bad_evals += 1
-        if config.patience and state.bad_evals >= config.patience:
+        if run.config.patience and state.bad_evals >= run.config.patience:
             state.stopped = True
-            accelerator.print(f"early stopping: no improvement for {state.bad_evals} evaluations")
-    accelerator.wait_for_everyone()
+            acc.print(f"early stopping: no improvement for {state.bad_evals} evaluations")
+    acc.wait_for_everyone()
 
 
 def _record(config: TrainConfig, state: TrainState) -> dict:
@@ -325,19 +281,18 @@ def _record(config: TrainConfig, state: TrainState) -> dict:
             "history": state.history}
 
 
-def _finish(config: TrainConfig, state: TrainState, model: SigmoidHeadModel, accelerator
-            ) -> SigmoidHeadModel:
+def _finish(run: Run) -> SigmoidHeadModel:
     """Select the best head (or the last) and write it to output_dir.
 
     The best head is read back with :meth:`SigmoidHeadModel.from_pretrained` onto the same
     backbone: the same load path (and fingerprint check) users go through.
     """
-    best = Path(config.output_dir) / "best"
-    if state.best_step is not None and best.is_dir():
+    model, best = run.model, run.out / "best"
+    if run.state.best_step is not None and best.is_dir():
         saved = SigmoidHeadModel.from_pretrained(best, model.backbone)
         model.head.load_saved_state(saved.head.state_for_saving())
-    model.config = replace(model.config, training=_record(config, state))
-    if accelerator.is_main_process:
-        model.save_pretrained(config.output_dir)
-    accelerator.wait_for_everyone()
+    model.config = replace(model.config, training=_record(run.config, run.state))
+    if run.accelerator.is_main_process:
+        model.save_pretrained(run.out)
+    run.accelerator.wait_for_everyone()
     return model

@@ -1,0 +1,99 @@
+"""One training step's loss: frozen forward, dominant sets, negatives, BCE over gathered rows.
+
+These functions are the hot path of :func:`sigmoid_head.training.loop.train` (and of the
+benchmarks); the loop around them lives in :mod:`.loop`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..backbone import Positions
+from ..data.batching import IGNORE_INDEX, Collator
+from ..dominant import DominantConfig, log_softmax_and_dominant
+from ..head import sigmoid_bce
+from ..model import SigmoidHeadModel
+from ..negatives import NegativeSampler
+from .cache import PositionCache
+
+
+@dataclass
+class StepContext:
+    """What a loss computation needs besides the batch."""
+
+    model: SigmoidHeadModel
+    head: torch.nn.Module  # the (possibly DDP-wrapped) head
+    sampler: NegativeSampler
+    dominant: DominantConfig
+    autocast: object
+
+
+def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
+    """A generator whose state depends only on (seed, parts)."""
+    value = seed
+    for p in parts:
+        value = (value * 1_000_003 + p + 1) % (2**62)
+    return torch.Generator(device=device).manual_seed(value)
+
+
+def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Generator
+               ) -> tuple[torch.Tensor, int]:
+    """Summed per-position loss of one collated micro-batch and its number of trained positions.
+
+    Phases: frozen forward (hidden states + LM logits at trained positions only) ->
+    dominant sets -> negatives -> BCE over gathered head rows.
+    """
+    cfg = ctx.sampler.config
+    with ctx.autocast:
+        pos = ctx.model.backbone.positions(batch, with_logits=cfg.avoid_dominant or cfg.needs_logits)
+    dominant_ids = None
+    if pos.logits is not None:
+        # one log-softmax serves both the dominant sets and (shift-invariant) softmax sampling
+        pos.logits, dominant_ids = log_softmax_and_dominant(  # (N, V), (N, M)
+            pos.logits, ctx.dominant, with_dominant=cfg.avoid_dominant)
+    return head_loss(ctx, pos, dominant_ids, gen)
+
+
+def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | None,
+              gen: torch.Generator) -> tuple[torch.Tensor, int]:
+    """Negatives, then the summed BCE over gathered head rows, for N positions."""
+    if ctx.sampler.config.needs_logits and pos.logits is None:  # cached positions
+        with ctx.autocast:
+            pos.logits, _ = log_softmax_and_dominant(ctx.model.backbone.lm_logits(pos.hidden),
+                                                     with_dominant=False)  # (N, V)
+    negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
+    loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
+    return loss.sum(), int(pos.targets.numel())
+
+
+def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], collate: Collator,
+               gen: torch.Generator, cache: PositionCache | None) -> tuple[torch.Tensor, int]:
+    """Loss of the micro-batch ``indices``: from the hidden-state cache when there is one."""
+    if cache is None:
+        batch = collate([examples[j] for j in indices])
+        return batch_loss(ctx, {k: v.to(ctx.model.backbone.device) for k, v in batch.items()}, gen)
+    cache.fill(indices, examples, ctx.autocast)
+    pos, dominant_ids = cache.positions(indices)
+    return head_loss(ctx, pos, dominant_ids if ctx.sampler.config.avoid_dominant else None, gen)
+
+
+@torch.no_grad()
+def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], collate: Collator,
+             seed: int, accelerator, cache: PositionCache | None = None) -> float:
+    """Mean validation loss; negatives come from fixed seeds, so every evaluation is comparable."""
+    total = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
+    rank, world = accelerator.process_index, accelerator.num_processes
+    for i in range(rank, len(batches), world):
+        gen = _seeded(seed, -1, i, device=accelerator.device)
+        loss, n = micro_loss(ctx, batches[i], examples, collate, gen, cache)
+        total += torch.tensor([loss.item(), n], dtype=torch.float64, device=accelerator.device)
+    total = accelerator.reduce(total, reduction="sum")
+    return float(total[0] / total[1].clamp(min=1))
+
+
+def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
+    """How many positions of an example are trained (a causal model never predicts token 0)."""
+    labels = example["labels"] if is_encoder_decoder else example["labels"][1:]
+    return sum(1 for t in labels if t != IGNORE_INDEX)
