@@ -392,3 +392,22 @@ def tiny_text_txt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("data") / "text.txt"
     out.write_text("\n".join(make_texts(60)) + "\n", encoding="utf-8")
     return out
+
+
+@pytest.fixture(scope="session")
+def perturbed_model():
+    """``perturbed_model(path, seed=1)``: a model whose head is the LM head plus noise, so
+    sigmoid and softmax scores differ."""
+    import torch
+
+    from sigmoid_head.backbone import load_backbone
+    from sigmoid_head.model import SigmoidHeadModel
+
+    def make(path: Path, seed: int = 1) -> SigmoidHeadModel:
+        model = SigmoidHeadModel.from_base(load_backbone(str(path), device="cpu"))
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            model.head.weight.add_(0.2 * torch.randn(model.head.weight.shape, generator=gen))
+        return model
+
+    return make

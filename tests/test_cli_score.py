@@ -1,4 +1,4 @@
-"""End to end: ``sigmoid-head score / generate / evaluate`` on the tiny models (and SmolLM2)."""
+"""cli/score.py: sigmoid-head score on text files and JSONL, its errors, and train -> score end to end."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ import pytest
 
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.evaluation.evaluate import add_geomeans, evaluate_scores, orient
-from sigmoid_head.evaluation.metrics import pearson
-from sigmoid_head.evaluation.readers import read_score_columns
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
 
@@ -123,154 +120,6 @@ def test_score_input_errors(head_dir, texts, tmp_path, capsys) -> None:
             ]
         ) == 2
     assert "sigmoid-head score: error: record 2: the candidate is empty" in capsys.readouterr().err
-
-
-def test_generate_seq2seq_with_mc_and_judge(tiny_seq2seq_path, texts, tmp_path) -> None:
-    out = tmp_path / "gen.jsonl"
-    cli_main(
-        [
-            "generate",
-            "-s",
-            str(texts[0]),
-            "--model",
-            str(tiny_seq2seq_path),
-            "--max-new-tokens",
-            "4",
-            "--mc-samples",
-            "2",
-            "--self-judge",
-            "--to-json",
-            str(out),
-            "--quiet",
-            "--device",
-            "cpu",
-        ]
-    )
-    rows = _rows(out)
-    assert [r["source"] for r in rows] == SOURCES
-    assert {"candidate", "finished", "softmax", "mc_softmax", "self_judge"} <= set(rows[0])
-
-
-def test_generate_then_score_the_outputs_again(head_dir, texts, tmp_path) -> None:
-    gen = tmp_path / "gen.jsonl"
-    cli_main(
-        [
-            "generate",
-            "-s",
-            str(texts[0]),
-            "--head",
-            str(head_dir),
-            "--do-sample",
-            "--max-new-tokens",
-            "3",
-            "--to-json",
-            str(gen),
-            "--quiet",
-            "--device",
-            "cpu",
-        ]
-    )
-    rows = _rows(gen)
-    assert all(r["n_tokens"] <= 3 for r in rows) and "sigmoid" in rows[0]
-    again = tmp_path / "again.jsonl"
-    cli_main(
-        [
-            "score",
-            "--input",
-            str(gen),
-            "--head",
-            str(head_dir),
-            "--to-json",
-            str(again),
-            "--quiet",
-            "--device",
-            "cpu",
-        ]
-    )
-    assert len(_rows(again)) == len(rows)
-
-
-def _fake_scores(path: Path, n: int = 40) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    gold = rng.random(n)
-    with path.open("w") as f:
-        for g in gold:
-            p = float(np.clip(g + 0.1 * rng.standard_normal(), 0.01, 0.99))
-            f.write(
-                json.dumps(
-                    {
-                        "candidate": "x",
-                        "sigmoid": p,
-                        "softmax": p / 2,
-                        "boostedprob": p / 1.5,
-                        "sigmoid_mean_log": float(np.log(p)) / 3,
-                        "softmax_mean_log": float(np.log(p / 2)) / 3,
-                        "boostedprob_mean_log": float(np.log(p / 1.5)) / 3,
-                        "entropy_mean": 1 - p,
-                        "n_tokens": 3,
-                        "tokens": [],
-                    }
-                )
-                + "\n"
-            )
-    return gold
-
-
-def test_evaluate_writes_the_report(tmp_path, capsys) -> None:
-    scores = tmp_path / "scores.jsonl"
-    gold = _fake_scores(scores)
-    (tmp_path / "gold.txt").write_text("\n".join(map(str, gold)) + "\n")
-    (tmp_path / "kiwi.jsonl").write_text("".join(json.dumps({"kiwi": g}) + "\n" for g in gold))
-    out = tmp_path / "report"
-    cli_main(
-        [
-            "evaluate",
-            "--scores",
-            str(scores),
-            "--gold",
-            str(tmp_path / "gold.txt"),
-            "--extra-scores",
-            str(tmp_path / "kiwi.jsonl"),
-            "--metrics",
-            "pearson,spearman",
-            "--out-dir",
-            str(out),
-            "--n-boot",
-            "50",
-        ]
-    )
-    table = capsys.readouterr().out
-    for name in ("sigmoid", "softmax", "boostedprob", "-entropy_mean", "kiwi", "pearson"):
-        assert name in table
-    assert {p.name for p in out.iterdir()} == {"results.md", "results.csv", "scatter.png"}
-    binary = tmp_path / "gold.jsonl"
-    binary.write_text("".join(json.dumps({"label": int(g > 0.5)}) + "\n" for g in gold))
-    rows, _ = evaluate_scores(scores, binary, out_dir=tmp_path / "bin", ci=False)
-    assert (tmp_path / "bin" / "reliability.png").is_file()
-    by = {r["method"]: r for r in rows}
-    assert by["-entropy_mean"]["roc_auc"] == pytest.approx(by["sigmoid"]["roc_auc"])
-    assert "bce" in by["sigmoid"]
-    # length-normalised probabilities come with every score file, BCE included
-    raw, labels = read_score_columns(scores), np.array([float(g > 0.5) for g in gold])
-    for x in ("sigmoid", "softmax", "boostedprob"):
-        assert by[f"{x}_geomean"]["pearson"] == pytest.approx(pearson(np.exp(raw[f"{x}_mean_log"]), labels))
-        assert "bce" in by[f"{x}_geomean"]
-
-
-def test_add_geomeans_never_overwrites() -> None:
-    cols = add_geomeans({"softmax_mean_log": np.log([0.5, 0.25]), "sigmoid_geomean": np.array([9.0, 9.0])})
-    assert cols["softmax_geomean"].tolist() == pytest.approx([0.5, 0.25])
-    assert cols["sigmoid_geomean"].tolist() == [9.0, 9.0]
-
-
-def test_orientation_negates_uncertainties() -> None:
-    cols = {"entropy_mean": np.array([1.0, 2.0]), "sigmoid": np.array([0.5, 0.2])}
-    out = orient(cols, ["sigmoid", "entropy_mean"])
-    assert list(out) == ["sigmoid", "-entropy_mean"]
-    assert out["-entropy_mean"].tolist() == [-1.0, -2.0]
-    assert orient(cols, ["-entropy_mean"])["-entropy_mean"].tolist() == [-1.0, -2.0]
-    with pytest.raises(ValueError, match="no scores for method 'mc_softmax'"):
-        orient(cols, ["mc_softmax"])
 
 
 @pytest.mark.integration

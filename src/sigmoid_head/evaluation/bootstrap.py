@@ -2,8 +2,8 @@
 
 Works with any metric ``fn(pred, gold) -> float``. A metric registered with
 :func:`register_batched` (Pearson, Spearman, BCE and ROC-AUC are, by
-:mod:`sigmoid_head.metrics`) is computed on a whole chunk of resamples at once; any
-other is called once per resample. Nothing here imports :mod:`sigmoid_head.metrics`,
+:mod:`.metrics`) is computed on a whole chunk of resamples at once; any
+other is called once per resample. Nothing here imports :mod:`.metrics`,
 which re-exports :func:`bootstrap_ci` and :func:`paired_bootstrap`.
 """
 

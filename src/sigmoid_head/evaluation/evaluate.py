@@ -88,7 +88,7 @@ def evaluate_scores(
         gold_field: the gold file's field/column.
         extra_scores: files of externally computed scores (e.g. CometKiwi), merged by row.
         methods: methods to compare (default: :data:`DEFAULT_METHODS` present + extras).
-        metrics: metric names of ``sigmoid_head.metrics.METRICS`` (default: all that fit).
+        metrics: metric names of ``sigmoid_head.evaluation.metrics.METRICS`` (default: all that fit).
         out_dir: write results.md, results.csv, scatter.png (+ reliability.png for
             binary gold) here.
         ci: bootstrap confidence intervals.

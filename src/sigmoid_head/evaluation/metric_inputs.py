@@ -1,7 +1,7 @@
 """Checks on the arrays the metric modules take: 1-D, finite, matching, binary, [0, 1].
 
-Shared by :mod:`sigmoid_head.metrics`, :mod:`sigmoid_head.bootstrap` and
-:mod:`sigmoid_head.word_metrics`; it depends on none of them.
+Shared by :mod:`.metrics`, :mod:`.bootstrap` and
+:mod:`.word_metrics`; it depends on none of them.
 """
 
 from __future__ import annotations

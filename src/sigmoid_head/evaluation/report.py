@@ -1,6 +1,6 @@
 """Result tables (terminal, Markdown, CSV) and figures (scatter, reliability) for QE runs.
 
-Tables take the rows returned by :func:`sigmoid_head.metrics.evaluate_methods`.
+Tables take the rows returned by :func:`.metrics.evaluate_methods`.
 Figures need matplotlib (``pip install 'sigmoid-head[plots]'``); it is imported lazily
 and drawn with the object-oriented API on the Agg canvas, so no global pyplot state or
 display is touched.
@@ -237,7 +237,7 @@ def reliability_plot(
 
     Top panel: mean predicted probability per equal-width bin versus the observed
     fraction of positives, one line per method, the legend giving its expected
-    calibration error (:func:`sigmoid_head.metrics.ece`). Bottom panel: items per bin.
+    calibration error (:func:`.metrics.ece`). Bottom panel: items per bin.
     Methods whose scores are not probabilities in [0, 1] are skipped with a warning.
 
     Returns:

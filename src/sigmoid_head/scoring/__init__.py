@@ -1,1 +1,5 @@
-"""scoring."""
+"""Scoring: every per-token score from one frozen pass (:mod:`.token_scores`), the one
+force-decode path for given outputs (:mod:`.force_decode`, Eval Other), generation-time
+capture (:mod:`.generate`, Eval Self), token -> word -> sequence aggregation
+(:mod:`.aggregate`) and the further baselines (:mod:`.baselines`).
+"""

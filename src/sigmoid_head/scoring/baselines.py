@@ -59,7 +59,7 @@ def mc_sequence_entropy(
 
     Args:
         model: a SigmoidHeadModel (both variants) or a Backbone (softmax only).
-        prompts: prompt ids per input (see :func:`sigmoid_head.generate.prompt_ids`).
+        prompts: prompt ids per input (see :func:`sigmoid_head.data.prompts.prompt_ids`).
         n_samples: samples per input.
         seed: sampling seed.
         max_new_tokens: longest sample.

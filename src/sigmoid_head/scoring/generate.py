@@ -273,7 +273,7 @@ def generate_and_score(
     Returns:
         One record per output (``num_return_sequences`` per input, in input order): the
         input's ``source``/``messages``, ``candidate`` (the decoded output),
-        ``finished``, and the flat scores of :func:`sigmoid_head.aggregate.sequence_record`.
+        ``finished``, and the flat scores of :func:`.aggregate.sequence_record`.
     """
     backbone, _ = unpack_model(model)
     recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]

@@ -8,31 +8,17 @@ resume from a checkpoint, the exported Hugging Face model and eval.json.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
+import mt_eval
 import pytest
 import torch
+import train_mt as mt
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "bible_sample"
-
-
-def _load_recipe():
-    """Import the recipe script as a module (``recipes`` is not a package)."""
-    path = ROOT / "recipes" / "bible" / "train_mt.py"
-    spec = importlib.util.spec_from_file_location("train_mt_recipe", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look the module up while building
-    spec.loader.exec_module(module)
-    return module
-
-
-mt = _load_recipe()
-mt_eval = sys.modules["mt_eval"]  # loaded by the recipe from beside it
 
 
 def _slice(split: str, n: int) -> list[dict]:

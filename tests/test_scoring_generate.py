@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import (
@@ -25,32 +24,24 @@ SOURCES = [
 ]
 
 
-def perturbed_model(path) -> SigmoidHeadModel:
-    model = SigmoidHeadModel.from_base(load_backbone(str(path), device="cpu"))
-    gen = torch.Generator().manual_seed(2)
-    with torch.no_grad():
-        model.head.weight.add_(0.2 * torch.randn(model.head.weight.shape, generator=gen))
-    return model
+@pytest.fixture(scope="module")
+def causal(tiny_causal_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_causal_path, seed=2)
 
 
 @pytest.fixture(scope="module")
-def causal(tiny_causal_path) -> SigmoidHeadModel:
-    return perturbed_model(tiny_causal_path)
+def seq2seq(tiny_seq2seq_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_seq2seq_path, seed=2)
 
 
 @pytest.fixture(scope="module")
-def seq2seq(tiny_seq2seq_path) -> SigmoidHeadModel:
-    return perturbed_model(tiny_seq2seq_path)
+def gpt2(tiny_gpt2_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_gpt2_path, seed=2)
 
 
 @pytest.fixture(scope="module")
-def gpt2(tiny_gpt2_path) -> SigmoidHeadModel:
-    return perturbed_model(tiny_gpt2_path)
-
-
-@pytest.fixture(scope="module")
-def t5(tiny_t5_path) -> SigmoidHeadModel:
-    return perturbed_model(tiny_t5_path)
+def t5(tiny_t5_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_t5_path, seed=2)
 
 
 def _prompts(model: SigmoidHeadModel, records=SOURCES) -> list[list[int]]:
@@ -151,8 +142,9 @@ def test_generate_and_score_records(causal) -> None:
     )
     assert [r["source"] for r in rows] == ["el perro", "el perro", "la casa", "la casa"]
     for r in rows:
-        assert isinstance(r["candidate"], str) and r["finished"] in (True, False)
-        assert r["n_tokens"] == len(r["tokens"]) == 4
+        assert isinstance(r["candidate"], str)
+        assert r["n_tokens"] == len(r["tokens"]) == 4  # max_new_tokens: finished iff EOS is last
+        assert r["finished"] == (r["tokens"][-1]["token"] == causal.tokenizer.eos_token)
         assert 0 <= r["sigmoid"] <= 1 and r["entropy_mean"] > 0
     bare = generate_and_score(
         causal.backbone, ["el perro"], DecodingConfig(max_new_tokens=3), progress=False

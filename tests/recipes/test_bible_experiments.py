@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import experiments
 import numpy as np
 import pytest
+import qe_report
 import torch
 
 from sigmoid_head.backbone import load_backbone
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import score_records
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "recipes" / "bible"))
-import experiments  # noqa: E402
-import qe_report  # noqa: E402
 
 TEST = [
     {"source": "el perro come el pan", "refs": ["the dog eats the bread", "the hound eats bread"]},

@@ -254,14 +254,10 @@ def test_conversion_layout(converted):
 
 
 @pytest.mark.integration
-def test_config_facts_and_reload_time(converted):
+def test_config_facts(converted):
     from transformers import AutoModelForCausalLM, LlamaForCausalLM
 
-    start = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(str(converted["path"]))
-    seconds = time.perf_counter() - start
-    print(f"\nreload from cache took {seconds:.2f} s")
-    assert seconds < 10
     assert isinstance(model, LlamaForCausalLM)
     cfg = model.config
     assert cfg.vocab_size == 49152
@@ -339,11 +335,9 @@ def test_second_call_reuses_cache(converted, monkeypatch):
         raise AssertionError("must not reconvert")
 
     monkeypatch.setattr(embedded, "_build", boom)
-    start = time.perf_counter()
     assert default_model_path() == converted["path"]
     assert resolve_model_name(None) == str(converted["path"])
     assert resolve_model_name(DEFAULT_MODEL_NAME) == str(converted["path"])
-    assert time.perf_counter() - start < 0.5
     assert weights.stat().st_mtime_ns == mtime
 
 

@@ -1,9 +1,8 @@
-"""Baselines: Monte Carlo sequence entropy, LLM self-judge, external / CometKiwi scores."""
+"""scoring/baselines.py: self-judge by hand, MC entropy from its samples, CometKiwi hint."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 
 import numpy as np
 import pytest
@@ -11,7 +10,6 @@ import torch
 
 from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.evaluation.readers import read_external_scores
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.baselines import (
     COMET_HINT,
@@ -91,24 +89,6 @@ def test_mc_entropy_is_deterministic_and_matches_the_samples(causal) -> None:
         sig = np.mean([g.scores.sigmoid_log.sum() for g in mine])
         assert a[i]["mc_softmax"] == pytest.approx(soft, rel=1e-4)
         assert a[i]["mc_sigmoid"] == pytest.approx(sig, rel=1e-4)
-
-
-def test_read_external_scores(tmp_path) -> None:
-    jl = tmp_path / "kiwi.jsonl"
-    jl.write_text("".join(json.dumps({"comet_kiwi": v, "system": "a"}) + "\n" for v in (0.1, 0.7)))
-    assert list(read_external_scores(jl)) == ["comet_kiwi"]
-    np.testing.assert_allclose(read_external_scores(jl)["comet_kiwi"], [0.1, 0.7])
-    cs = tmp_path / "scores.csv"
-    cs.write_text("id,kiwi,name\n1,0.5,x\n2,0.25,y\n")
-    assert {k: v.tolist() for k, v in read_external_scores(cs).items()} == {
-        "id": [1.0, 2.0],
-        "kiwi": [0.5, 0.25],
-    }
-    tx = tmp_path / "xcomet.txt"
-    tx.write_text("0.3\n0.9\n")
-    assert read_external_scores(tx, prefix="ext_")["ext_xcomet"].tolist() == [0.3, 0.9]
-    with pytest.raises(ValueError, match="missing or not numeric"):
-        read_external_scores(cs, fields=["name"])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("comet") is not None, reason="comet installed")

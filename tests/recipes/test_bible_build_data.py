@@ -1,36 +1,23 @@
 """Checks of the committed Bible sample (data/bible_sample) and of the cleaning.
 
-No apt or pysword needed: the builder script is imported from its file and only
-its pure functions are used.
+No apt or pysword needed: only the builder script's pure functions are used (imported as
+``build_data``, see conftest.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
+import build_data as bd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "bible_sample"
-SCRIPT = ROOT / "recipes" / "bible" / "build_data.py"
 SPLITS = ("train", "dev", "test")
 KINDS = ("", "mt_", "para_", "para_rev_")
-
-
-def _load_builder():
-    spec = importlib.util.spec_from_file_location("bible_build_data", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses/typing need it registered
-    spec.loader.exec_module(module)
-    return module
-
-
-bd = _load_builder()
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,15 @@
-"""Tests for sigmoid_head.data.tokenize: formats, label masks, truncation, batching, collation."""
+"""data/tokenize.py: label masks of pairs, chats and text; truncation; line numbers in errors."""
 
 from __future__ import annotations
 
 import copy
-import json
 import warnings
 from pathlib import Path
 
 import pytest
-import torch
 
-from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
-from sigmoid_head.data.records import DataError, detect_task, read_records
+from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length
+from sigmoid_head.data.records import DataError, read_records
 from sigmoid_head.data.tokenize import TruncationStats, load_examples, tokenize_records
 
 
@@ -35,9 +33,6 @@ def trained_runs(labels: list[int]) -> list[list[int]]:
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
-
-
-# ------------------------------------------------------------------ causal pairs
 
 
 def test_causal_pair_masks_prompt_and_trains_target_plus_eos(tiny_tokenizer):
@@ -95,9 +90,6 @@ def test_causal_labels_never_use_pad_id_for_untrained(tiny_tokenizer, tiny_pairs
     batch = Collator(tok.pad_token_id, is_encoder_decoder=False)(examples[:16])
     assert not (batch["labels"] == tok.pad_token_id).any()
     assert (batch["labels"][batch["attention_mask"] == 0] == IGNORE_INDEX).all()
-
-
-# ------------------------------------------------------------------------- chat
 
 
 def chat_with_system() -> list[dict]:
@@ -196,9 +188,6 @@ def test_tiny_chat_file(tiny_tokenizer, tiny_chat_jsonl):
         assert trained_runs(ex["labels"]) == [ids(tiny_tokenizer, a) + [im_end] for a in answers]
 
 
-# ---------------------------------------------------------------------- seq2seq
-
-
 def test_seq2seq_pair(tiny_tokenizer):
     tok = tiny_tokenizer
     rec = {"source": "el perro come", "target": "the dog eats"}
@@ -222,9 +211,6 @@ def test_seq2seq_rejects_text(tiny_tokenizer):
         tokenize_records([{"text": "hola"}], tiny_tokenizer, is_encoder_decoder=True)
 
 
-# ------------------------------------------------------------------------- text
-
-
 def test_text_trains_all_tokens_with_eos(tiny_tokenizer, tiny_text_txt):
     tok = tiny_tokenizer
     (ex,), _ = tokenize_records([{"text": "el gato come"}], tok, is_encoder_decoder=False)
@@ -233,9 +219,6 @@ def test_text_trains_all_tokens_with_eos(tiny_tokenizer, tiny_text_txt):
     assert ex["labels"] == [IGNORE_INDEX] + body
     examples = load_examples(tiny_text_txt, tok, is_encoder_decoder=False)
     assert len(examples) == 60
-
-
-# ------------------------------------------------------------------- truncation
 
 
 def test_causal_truncation_counts_and_drops(tiny_tokenizer):
@@ -272,201 +255,7 @@ def test_load_examples_no_warning_when_nothing_truncated(tiny_tokenizer, tiny_pa
         load_examples(tiny_pairs_jsonl, tiny_tokenizer, is_encoder_decoder=True)
 
 
-# --------------------------------------------------------------------- reading
-
-
-def test_read_formats(tmp_path):
-    assert read_records(write(tmp_path / "a.txt", "one\n\n two \n")) == [
-        {"text": "one"},
-        {"text": "two"},
-    ]
-    assert read_records(write(tmp_path / "b.tsv", "hola\thello\n\nadiós\tbye\n")) == [
-        {"source": "hola", "target": "hello"},
-        {"source": "adiós", "target": "bye"},
-    ]
-    assert read_records(write(tmp_path / "c.tsv", "just text\n")) == [{"text": "just text"}]
-    jsonl = write(tmp_path / "d.data", json.dumps({"text": "x"}) + "\n")
-    assert read_records(jsonl, fmt="jsonl") == [{"text": "x"}]
-    with pytest.raises(DataError, match="extension"):
-        read_records(jsonl)
-
-
-@pytest.mark.parametrize(
-    ("content", "problem"),
-    [
-        ('{"text": "ok"}\n\n{"text": "ok"\n', "bad JSON"),
-        ('{"text": "ok"}\n\n{"source": "a"}\n', "missing key 'target'"),
-        ('{"text": "ok"}\n\n{"source": "a", "target": 3}\n', "must be a string"),
-        ('{"text": "ok"}\n\n{"messages": []}\n', "non-empty"),
-        ('{"text": "ok"}\n\n{"messages": [{"role": "user"}]}\n', "'role' and 'content'"),
-        ('{"text": "ok"}\n\n[1, 2]\n', "JSON object"),
-        ('{"text": "ok"}\n\n{"foo": "bar"}\n', "keys"),
-    ],
-)
-def test_malformed_jsonl_names_file_and_line(tmp_path, content, problem):
-    path = write(tmp_path / "broken.jsonl", content)
-    with pytest.raises(DataError) as err:
-        read_records(path)
-    msg = str(err.value)
-    assert "broken.jsonl:3:" in msg and problem in msg
-
-
-def test_malformed_tsv_names_file_and_line(tmp_path):
-    path = write(tmp_path / "broken.tsv", "a\tb\nc\td\ne\tf\tg\n")
-    with pytest.raises(DataError, match=r"broken\.tsv:3: .*columns"):
-        read_records(path)
-    path = write(tmp_path / "mixed.tsv", "a\tb\nonly one\n")
-    with pytest.raises(DataError, match=r"mixed\.tsv:2: .*columns"):
-        read_records(path)
-
-
-def test_empty_file(tmp_path):
-    with pytest.raises(DataError, match="empty"):
-        read_records(write(tmp_path / "e.jsonl", "\n\n"))
-
-
-def test_detect_task():
-    assert detect_task({"source": "a", "target": "b"}) == "pairs"
-    assert detect_task({"messages": []}) == "chat"
-    assert detect_task({"text": "a"}) == "text"
-    with pytest.raises(DataError):
-        detect_task({"foo": 1})
-
-
 def test_record_errors_carry_line_numbers(tiny_tokenizer, tmp_path):
     path = write(tmp_path / "t.jsonl", '{"source": "a", "target": "b"}\n\n{"text": "b"}\n')
     with pytest.raises(DataError, match=r"t\.jsonl:3: plain text needs a causal LM"):
         load_examples(path, tiny_tokenizer, is_encoder_decoder=True)
-
-
-# --------------------------------------------------------------------- batching
-
-
-LENGTHS = [((i * 37) % 50) + 1 for i in range(503)]
-
-
-def flat(batches: list[list[int]]) -> list[int]:
-    return [i for b in batches for i in b]
-
-
-@pytest.mark.parametrize("kw", [{"batch_size": 8}, {"max_tokens": 120}])
-def test_make_batches_every_index_once(kw):
-    for shuffle in (True, False):
-        batches = make_batches(LENGTHS, shuffle=shuffle, **kw)
-        assert sorted(flat(batches)) == list(range(len(LENGTHS)))
-
-
-def test_make_batches_token_budget():
-    lengths = LENGTHS + [300]
-    batches = make_batches(lengths, max_tokens=120, seed=3)
-    for b in batches:
-        cost = len(b) * max(lengths[i] for i in b)
-        assert cost <= 120 or len(b) == 1
-    assert [len(lengths) - 1] in batches  # the long example is alone
-    assert all(len(b) <= 8 for b in make_batches(LENGTHS, batch_size=8))
-
-
-def test_make_batches_deterministic_and_epoch_dependent():
-    a = make_batches(LENGTHS, max_tokens=120, seed=1, epoch=0)
-    assert a == make_batches(LENGTHS, max_tokens=120, seed=1, epoch=0)
-    assert a != make_batches(LENGTHS, max_tokens=120, seed=1, epoch=1)
-    assert a != make_batches(LENGTHS, max_tokens=120, seed=2, epoch=0)
-
-
-def test_make_batches_no_shuffle_keeps_order():
-    batches = make_batches(LENGTHS, batch_size=7, shuffle=False)
-    assert flat(batches) == list(range(len(LENGTHS)))
-    assert all(len(b) == 7 for b in batches[:-1])
-    assert flat(make_batches(LENGTHS, max_tokens=100, shuffle=False)) == list(range(len(LENGTHS)))
-
-
-def test_make_batches_bucketing_cuts_padding():
-    def padding(batches):
-        return sum(
-            len(b) * max(LENGTHS[i] for i in b) - sum(LENGTHS[i] for i in b) for b in batches
-        )
-
-    bucketed = make_batches(LENGTHS, batch_size=8, seed=0)
-    unsorted = make_batches(LENGTHS, batch_size=8, shuffle=False)
-    assert padding(bucketed) < padding(unsorted) / 3
-
-
-def test_make_batches_needs_exactly_one_budget():
-    with pytest.raises(ValueError):
-        make_batches(LENGTHS)
-    with pytest.raises(ValueError):
-        make_batches(LENGTHS, batch_size=2, max_tokens=10)
-
-
-# -------------------------------------------------------------------- collation
-
-
-def test_collator_causal_dynamic_padding(tiny_tokenizer):
-    tok = tiny_tokenizer
-    records = [{"source": "el perro", "target": "the dog"}, {"text": "el gato come el pan hoy"}]
-    examples, _ = tokenize_records(records, tok, is_encoder_decoder=False, max_length=512)
-    longest = max(len(ex["input_ids"]) for ex in examples)
-    for side in ("right", "left"):
-        batch = Collator(tok.pad_token_id, is_encoder_decoder=False, padding_side=side)(examples)
-        assert set(batch) == {"input_ids", "attention_mask", "labels"}
-        assert batch["input_ids"].shape == batch["labels"].shape == (2, longest)
-        assert batch["input_ids"].dtype == torch.long
-        for row, ex in enumerate(examples):
-            n = len(ex["input_ids"])
-            sl = slice(0, n) if side == "right" else slice(longest - n, longest)
-            assert batch["input_ids"][row, sl].tolist() == ex["input_ids"]
-            assert batch["labels"][row, sl].tolist() == ex["labels"]
-            assert batch["attention_mask"][row].sum() == n
-            pad = batch["attention_mask"][row] == 0
-            assert (batch["input_ids"][row][pad] == tok.pad_token_id).all()
-            assert (batch["labels"][row][pad] == IGNORE_INDEX).all()
-
-
-def test_collator_seq2seq_dynamic_padding(tiny_tokenizer):
-    tok = tiny_tokenizer
-    records = [
-        {
-            "source": "el perro",
-            "target": "the dog eats the bread here today, the cat reads a book now",
-        },
-        {"source": "el gato come el pan aquí hoy ahora", "target": "the cat"},
-    ]
-    examples, _ = tokenize_records(records, tok, is_encoder_decoder=True, max_length=512)
-    batch = Collator(tok.pad_token_id, is_encoder_decoder=True)(examples)
-    s = max(len(ex["input_ids"]) for ex in examples)
-    lab = max(len(ex["labels"]) for ex in examples)
-    assert batch["input_ids"].shape == batch["attention_mask"].shape == (2, s)
-    assert batch["labels"].shape == (2, lab)
-    assert s != lab
-    assert batch["labels"][1, len(examples[1]["labels"]) :].eq(IGNORE_INDEX).all()
-    assert batch["input_ids"][0, len(examples[0]["input_ids"]) :].eq(tok.pad_token_id).all()
-
-
-# ------------------------------------------------------- fixtures and real models
-
-
-@pytest.mark.parametrize(
-    ("fixture", "seq2seq"),
-    [
-        ("tiny_causal_path", False),
-        ("tiny_gpt2_path", False),
-        ("tiny_seq2seq_path", True),
-        ("tiny_t5_path", True),
-    ],
-)
-def test_tiny_models_train_on_collated_batches(request, tiny_pairs_jsonl, fixture, seq2seq):
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
-
-    path = request.getfixturevalue(fixture)
-    tok = AutoTokenizer.from_pretrained(path)
-    auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-    model = auto.from_pretrained(path)
-    examples = load_examples(tiny_pairs_jsonl, tok, is_encoder_decoder=seq2seq)
-    batches = make_batches([example_length(ex) for ex in examples], max_tokens=400)
-    batch = Collator(tok.pad_token_id, is_encoder_decoder=seq2seq)(
-        [examples[i] for i in batches[0]]
-    )
-    with torch.no_grad():
-        loss = model(**batch).loss
-    assert torch.isfinite(loss)
-    assert 5.0 < loss.item() < 9.0  # ~log(1000) for a random model

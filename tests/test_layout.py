@@ -1,0 +1,65 @@
+"""The package's layers: a module imports only from its own layer or the layers below it.
+
+Layers, lowest first (README's layout section): the version and the embedded model;
+data; the paper's core (head, head_io, dominant, negatives, backbone, model); the
+pipelines (training, scoring, evaluation); the demo and the CLI. The package __init__
+is the public facade and may name anything (lazily).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
+LAYERS = [
+    {"_version", "embedded"},
+    {"data"},
+    {"head", "head_io", "dominant", "negatives", "backbone", "model"},
+    {"training", "scoring", "evaluation"},
+    {"demo", "cli"},
+]
+
+
+def _layer(top: str) -> int:
+    return next(i for i, names in enumerate(LAYERS) if top in names)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module path (relative to the package) -> top-level package parts it imports."""
+    out = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG)
+        if rel.name == "__init__.py" and len(rel.parts) == 1:
+            continue
+        here = list(rel.parts[:-1])
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = here[: len(here) - (node.level - 1)]
+                parts = base + (node.module.split(".") if node.module else [])
+                found |= {parts[0]} if parts else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sigmoid_head"):
+                parts = node.module.split(".")[1:]
+                found |= {parts[0]} if parts else {a.name for a in node.names}
+        out[str(rel)] = found
+    return out
+
+
+def test_every_module_is_in_a_layer() -> None:
+    tops = {Path(m).parts[0].removesuffix(".py") for m in _imports()}
+    assert tops == set().union(*LAYERS)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = [(m, t) for m, targets in _imports().items() for t in targets
+              if _layer(t) > _layer(Path(m).parts[0].removesuffix(".py"))]
+    assert upward == []
+
+
+def test_evaluation_needs_no_torch() -> None:
+    for module, targets in _imports().items():
+        if module.startswith("evaluation"):
+            assert targets <= {"evaluation", "data"}, module
+            text = (PKG / module).read_text(encoding="utf-8")
+            assert "import torch" not in text and "from ..data.batching" not in text, module

@@ -1,0 +1,73 @@
+"""scoring/token_scores.py: gathered sigmoid = full sigmoid, entropy, per-position scores."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from sigmoid_head.data.batching import Collator
+from sigmoid_head.data.prompts import make_examples
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.force_decode import score_examples
+from sigmoid_head.scoring.token_scores import entropy as softmax_entropy
+
+SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
+CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]
+
+
+@pytest.fixture(scope="module")
+def causal(tiny_causal_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_causal_path)
+
+
+@pytest.fixture(scope="module")
+def seq2seq(tiny_seq2seq_path, perturbed_model) -> SigmoidHeadModel:
+    return perturbed_model(tiny_seq2seq_path)
+
+
+def _examples(model: SigmoidHeadModel) -> list[dict]:
+    records = [{"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS, strict=True)]
+    return make_examples(
+        records, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
+    )
+
+
+@pytest.mark.parametrize("which", ["causal", "seq2seq"])
+def test_gathered_sigmoid_equals_full_vocabulary_sigmoid(which, request) -> None:
+    model = request.getfixturevalue(which)
+    examples = _examples(model)
+    scored = score_examples(model, examples, batch_size=2, progress=False)
+    batch = Collator(model.tokenizer.pad_token_id, model.backbone.is_encoder_decoder)(examples)
+    pos = model.backbone.positions(batch, with_logits=False)
+    with torch.no_grad():
+        full = torch.sigmoid(model.head.full_logits(pos.hidden).float())  # (N, V)
+    expected = full[torch.arange(len(pos.targets)), pos.targets]
+    for b, ts in enumerate(scored):
+        sel = pos.row == b
+        np.testing.assert_array_equal(ts.ids, pos.targets[sel].numpy())
+        np.testing.assert_allclose(np.exp(ts.sigmoid_log), expected[sel].numpy(), rtol=1e-5)
+
+
+def test_entropy_is_positive_and_matches_direct_computation(causal) -> None:
+    examples = _examples(causal)
+    scored = score_examples(causal, examples[:1], progress=False)[0]
+    ids = torch.tensor([examples[0]["input_ids"]])
+    with torch.no_grad():
+        logits = causal.backbone.model(input_ids=ids).logits[0].double()  # (T, V)
+    p = torch.softmax(logits, -1)
+    direct = -(p * p.log()).sum(-1)  # position t predicts token t + 1
+    labelled = [t - 1 for t, lab in enumerate(examples[0]["labels"]) if lab != -100]
+    np.testing.assert_allclose(scored.entropy, direct[labelled].numpy(), rtol=1e-5)
+    assert np.all(scored.entropy > 0)
+
+
+def test_entropy_handles_masked_tokens() -> None:
+    z = torch.randn(3, 50, generator=torch.Generator().manual_seed(0))
+    z[1, :10] = -math.inf  # masked tokens: p = 0, log p = -inf
+    logp = torch.log_softmax(z, -1)
+    p = logp.exp()
+    direct = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(-1)
+    torch.testing.assert_close(softmax_entropy(logp), direct)
