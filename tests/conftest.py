@@ -411,3 +411,71 @@ def perturbed_model():
         return model
 
     return make
+
+
+# ------------------------------------------------------------------ shared scoring fixtures
+
+SCORED_PAIRS = (
+    ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"],
+    ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"],
+)
+CLI_PAIRS = (
+    ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"],
+    ["the dog eats the bread", "the home", "the boy reads a book", "a woman", "a car"],
+)
+
+
+@pytest.fixture(scope="session")
+def scored_pairs() -> tuple[list[str], list[str]]:
+    """(sources, candidates) that the scoring tests force-decode."""
+    return SCORED_PAIRS
+
+
+@pytest.fixture(scope="session")
+def causal(tiny_causal_path, perturbed_model):
+    """The tiny causal model with a perturbed head (modules may override this fixture)."""
+    return perturbed_model(tiny_causal_path)
+
+
+@pytest.fixture(scope="session")
+def seq2seq(tiny_seq2seq_path, perturbed_model):
+    """The tiny seq2seq model with a perturbed head (modules may override this fixture)."""
+    return perturbed_model(tiny_seq2seq_path)
+
+
+@pytest.fixture(scope="session")
+def candidate_examples(scored_pairs):
+    """``candidate_examples(model)``: the scored pairs tokenized for that model."""
+    from sigmoid_head.data.prompts import make_examples
+
+    def make(model) -> list[dict]:
+        records = [{"source": s, "candidate": c} for s, c in zip(*scored_pairs, strict=True)]
+        return make_examples(records, model.tokenizer,
+                             is_encoder_decoder=model.backbone.is_encoder_decoder)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def cli_pairs() -> tuple[list[str], list[str]]:
+    """(sources, candidates) of the CLI tests' text files."""
+    return CLI_PAIRS
+
+
+@pytest.fixture(scope="session")
+def head_dir(tiny_causal_path, tmp_path_factory) -> Path:
+    """An untrained head of the tiny causal model, saved."""
+    from sigmoid_head.model import SigmoidHeadModel
+
+    out = tmp_path_factory.mktemp("head")
+    SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def texts(tmp_path_factory, cli_pairs) -> tuple[Path, Path]:
+    """src.txt and mt.txt holding the CLI pairs, one per line."""
+    d = tmp_path_factory.mktemp("texts")
+    (d / "src.txt").write_text("\n".join(cli_pairs[0]) + "\n", encoding="utf-8")
+    (d / "mt.txt").write_text("\n".join(cli_pairs[1]) + "\n", encoding="utf-8")
+    return d / "src.txt", d / "mt.txt"

@@ -14,30 +14,12 @@ from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
 
-SOURCES = ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"]
-CANDS = ["the dog eats the bread", "the home", "the boy reads a book", "a woman", "a car"]
-
-
-@pytest.fixture(scope="module")
-def head_dir(tiny_causal_path, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("head")
-    SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def texts(tmp_path_factory) -> tuple[Path, Path]:
-    d = tmp_path_factory.mktemp("texts")
-    (d / "src.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
-    (d / "mt.txt").write_text("\n".join(CANDS) + "\n", encoding="utf-8")
-    return d / "src.txt", d / "mt.txt"
-
 
 def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_score_with_head_from_text_files(head_dir, texts, tmp_path, capsys) -> None:
+def test_score_with_head_from_text_files(head_dir, texts, tmp_path, capsys, cli_pairs) -> None:
     out = tmp_path / "scores.jsonl"
     code = cli_main(
         [
@@ -60,7 +42,7 @@ def test_score_with_head_from_text_files(head_dir, texts, tmp_path, capsys) -> N
     )
     assert code == 0
     rows = _rows(out)
-    assert [r["candidate"] for r in rows] == CANDS and [r["source"] for r in rows] == SOURCES
+    assert [r["candidate"] for r in rows] == cli_pairs[1] and [r["source"] for r in rows] == cli_pairs[0]
     assert all(0 <= r["sigmoid"] <= 1 and 0 <= r["self_judge"] <= 1 for r in rows)
     printed = capsys.readouterr().out
     assert "5 outputs scored" in printed and "sigmoid" in printed

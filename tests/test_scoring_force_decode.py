@@ -8,36 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.data.prompts import ScoreInputError, make_examples
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.data.prompts import ScoreInputError
 from sigmoid_head.scoring.force_decode import score_examples, score_pairs, score_records
-
-SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
-CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]
-
-
-@pytest.fixture(scope="module")
-def causal(tiny_causal_path, perturbed_model) -> SigmoidHeadModel:
-    return perturbed_model(tiny_causal_path)
-
-
-@pytest.fixture(scope="module")
-def seq2seq(tiny_seq2seq_path, perturbed_model) -> SigmoidHeadModel:
-    return perturbed_model(tiny_seq2seq_path)
-
-
-def _examples(model: SigmoidHeadModel) -> list[dict]:
-    records = [{"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS, strict=True)]
-    return make_examples(
-        records, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
-    )
 
 
 @pytest.mark.parametrize("which", ["causal", "seq2seq"])
-def test_softmax_logprob_equals_hf_loss(which, request) -> None:
+def test_softmax_logprob_equals_hf_loss(which, request, candidate_examples, scored_pairs) -> None:
     model = request.getfixturevalue(which)
-    examples = _examples(model)
-    records = score_pairs(model, SOURCES, CANDS, batch_size=3, progress=False)
+    examples = candidate_examples(model)
+    records = score_pairs(model, *scored_pairs, batch_size=3, progress=False)
     hf = model.backbone.model
     for ex, rec in zip(examples, records, strict=True):
         ids = torch.tensor([ex["input_ids"]])
@@ -50,8 +29,8 @@ def test_softmax_logprob_equals_hf_loss(which, request) -> None:
         assert rec["softmax"] == pytest.approx(math.exp(-loss.item() * n), rel=1e-4)
 
 
-def test_batching_keeps_input_order_and_values(causal) -> None:
-    examples = _examples(causal)
+def test_batching_keeps_input_order_and_values(causal, candidate_examples) -> None:
+    examples = candidate_examples(causal)
     one = score_examples(causal, examples, batch_size=1, progress=False)
     many = score_examples(causal, examples, max_tokens=40, progress=False)
     for a, b in zip(one, many, strict=True):
@@ -60,10 +39,10 @@ def test_batching_keeps_input_order_and_values(causal) -> None:
         np.testing.assert_allclose(a.softmax_log, b.softmax_log, atol=1e-5)
 
 
-def test_backbone_only_has_no_sigmoid_columns(causal) -> None:
-    rec = score_pairs(causal.backbone, SOURCES[:1], CANDS[:1], progress=False)[0]
+def test_backbone_only_has_no_sigmoid_columns(causal, scored_pairs) -> None:
+    rec = score_pairs(causal.backbone, scored_pairs[0][:1], scored_pairs[1][:1], progress=False)[0]
     assert "sigmoid" not in rec and "softmax" in rec and "boostedprob_min" in rec
-    with_head = score_pairs(causal, SOURCES[:1], CANDS[:1], progress=False)[0]
+    with_head = score_pairs(causal, scored_pairs[0][:1], scored_pairs[1][:1], progress=False)[0]
     assert with_head["softmax"] == pytest.approx(rec["softmax"])
     expected = {
         f"{m}{s}"
@@ -102,9 +81,9 @@ def test_input_validation(causal) -> None:
 
 
 @pytest.mark.parametrize("which", ["causal", "seq2seq"])
-def test_sigmoid_only_scoring_equals_full_scoring(which, request) -> None:
+def test_sigmoid_only_scoring_equals_full_scoring(which, request, candidate_examples) -> None:
     model = request.getfixturevalue(which)
-    examples = _examples(model)
+    examples = candidate_examples(model)
     full = score_examples(model, examples, batch_size=3, progress=False)
     only = score_examples(model, examples, batch_size=2, sigmoid_only=True, progress=False)
     for a, b in zip(full, only, strict=True):

@@ -9,36 +9,14 @@ import pytest
 import torch
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.data.prompts import make_examples
-from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.scoring.token_scores import entropy as softmax_entropy
 
-SOURCES = ["el perro come el pan", "la casa", "el niño grande lee un libro hoy", "una mujer"]
-CANDS = ["the dog eats the bread", "the house", "the big boy reads a book today", "a woman"]
-
-
-@pytest.fixture(scope="module")
-def causal(tiny_causal_path, perturbed_model) -> SigmoidHeadModel:
-    return perturbed_model(tiny_causal_path)
-
-
-@pytest.fixture(scope="module")
-def seq2seq(tiny_seq2seq_path, perturbed_model) -> SigmoidHeadModel:
-    return perturbed_model(tiny_seq2seq_path)
-
-
-def _examples(model: SigmoidHeadModel) -> list[dict]:
-    records = [{"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS, strict=True)]
-    return make_examples(
-        records, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
-    )
-
 
 @pytest.mark.parametrize("which", ["causal", "seq2seq"])
-def test_gathered_sigmoid_equals_full_vocabulary_sigmoid(which, request) -> None:
+def test_gathered_sigmoid_equals_full_vocabulary_sigmoid(which, request, candidate_examples) -> None:
     model = request.getfixturevalue(which)
-    examples = _examples(model)
+    examples = candidate_examples(model)
     scored = score_examples(model, examples, batch_size=2, progress=False)
     batch = Collator(model.tokenizer.pad_token_id, model.backbone.is_encoder_decoder)(examples)
     pos = model.backbone.positions(batch, with_logits=False)
@@ -51,8 +29,8 @@ def test_gathered_sigmoid_equals_full_vocabulary_sigmoid(which, request) -> None
         np.testing.assert_allclose(np.exp(ts.sigmoid_log), expected[sel].numpy(), rtol=1e-5)
 
 
-def test_entropy_is_positive_and_matches_direct_computation(causal) -> None:
-    examples = _examples(causal)
+def test_entropy_is_positive_and_matches_direct_computation(causal, candidate_examples) -> None:
+    examples = candidate_examples(causal)
     scored = score_examples(causal, examples[:1], progress=False)[0]
     ids = torch.tensor([examples[0]["input_ids"]])
     with torch.no_grad():

@@ -8,15 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (
-    add_baseline_args,
-    add_baselines,
-    add_model_args,
-    load_model,
-    read_inputs,
-    summary,
-    write_rows,
-)
+from . import common
 
 DESCRIPTION = "Generate with the original model and score it."
 
@@ -24,7 +16,7 @@ DESCRIPTION = "Generate with the original model and score it."
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-s", "--sources", help="sources, one per line")
     p.add_argument("--input", help=".jsonl with {source} or {messages}")
-    add_model_args(p)
+    common.add_model_args(p)
     g = p.add_argument_group("decoding")
     g.add_argument("--num-beams", type=int, default=1)
     g.add_argument("--do-sample", action="store_true")
@@ -32,15 +24,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-p", type=float, default=1.0)
     g.add_argument("--max-new-tokens", type=int, default=128)
     g.add_argument("--seed", type=int, default=0)
-    add_baseline_args(p, mc=True)
+    common.add_baseline_args(p, mc=True)
 
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
     from ..scoring.generate import DecodingConfig, generate_and_score
 
-    inputs = read_inputs(args, need_candidates=False)
-    model = load_model(args)
+    inputs = common.read_inputs(args, need_candidates=False)
+    model = common.load_model(args)
     decoding = DecodingConfig(
         max_new_tokens=args.max_new_tokens,
         num_beams=args.num_beams,
@@ -59,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         with_tokens=args.with_tokens,
         progress=not args.quiet,
     )
-    add_baselines(model, inputs, rows, args)
-    write_rows(rows, args.to_json)
-    print(summary(rows))
+    common.add_baselines(model, inputs, rows, args)
+    common.write_rows(rows, args.to_json)
+    print(common.summary(rows))
     return 0

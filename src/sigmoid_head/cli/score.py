@@ -8,15 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (
-    add_baseline_args,
-    add_baselines,
-    add_model_args,
-    load_model,
-    read_inputs,
-    summary,
-    write_rows,
-)
+from . import common
 
 DESCRIPTION = "Score candidates given their sources, COMET-style."
 
@@ -26,16 +18,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--candidates", help="candidates, one per line")
     p.add_argument("--input", help=".jsonl with {source, candidate} or {messages, candidate}")
     p.add_argument("--max-tokens", type=int, help="batch by padded tokens instead of sequences")
-    add_model_args(p)
-    add_baseline_args(p, mc=False)
+    common.add_model_args(p)
+    common.add_baseline_args(p, mc=False)
 
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
     from ..scoring.force_decode import score_records
 
-    inputs = read_inputs(args, need_candidates=True)
-    model = load_model(args)
+    inputs = common.read_inputs(args, need_candidates=True)
+    model = common.load_model(args)
     scores = score_records(
         model,
         inputs,
@@ -54,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         if "candidate" not in r:
             r["candidate"] = r.pop("target")
-    add_baselines(model, inputs, rows, args)
-    write_rows(rows, args.to_json)
-    print(summary(rows))
+    common.add_baselines(model, inputs, rows, args)
+    common.write_rows(rows, args.to_json)
+    print(common.summary(rows))
     return 0
