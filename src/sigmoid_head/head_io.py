@@ -2,7 +2,15 @@
 
 ``head_config.json`` (:class:`HeadConfig`: base model, sizes, a fingerprint of the base
 model's output matrix, every training setting, library version) plus ``head.safetensors``
-(``weight`` (V, d), optional ``bias`` (V,), optional ``token_counts`` (V,)). Heads written
+(``weight`` (V, d), optional ``bias`` (V,), optional ``token_counts`` (V,)).
+
+A head is saved as one unit: both files are written to temporary names and fsynced, the
+config names the SHA-256 of the weights file (``weights_sha256``), and the weights then
+the config are renamed into place. A save killed at any point leaves the old head or the
+new one: between the two renames the new weights sit beside the old config, whose hash
+does not match them, while the complete new config waits in ``head_config.json.tmp``;
+:func:`load_head_files` takes that one (a head whose weights match no config is refused).
+Heads written
 by earlier versions load unchanged: unknown config keys are ignored, and ``training``
 holds the flat TrainConfig dict (see :meth:`sigmoid_head.training.config.TrainConfig.from_dict`).
 """
@@ -16,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from . import io_utils
 from ._version import __version__
 from .head import HeadMismatchError as HeadMismatchError
 from .head import SigmoidHead
@@ -61,35 +70,119 @@ class HeadConfig:
     """Every training setting used to make the head."""
     library_version: str = __version__
     """sigmoid-head version that wrote the head."""
+    weights_sha256: str | None = None
+    """SHA-256 of head.safetensors (None in heads written before 0.3)."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
 
     def save(self, directory: Path) -> None:
-        (directory / CONFIG_NAME).write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        io_utils.write_durable(directory / CONFIG_NAME, self.to_json())
+
+    @classmethod
+    def from_file(cls, path: Path) -> HeadConfig:
+        """Parse a head_config.json; a ValueError naming the file when it is malformed."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{path}: not valid UTF-8") from err
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: corrupt head config ({err.msg} at line {err.lineno})") from err
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: corrupt head config (expected a JSON object)")
+        fields = cls.__dataclass_fields__
+        required = [k for k in ("base_model", "vocab_size", "hidden_size", "fingerprint")
+                    if k not in data]
+        if required:
+            raise ValueError(f"{path}: corrupt head config (missing {', '.join(required)})")
+        known = {k: v for k, v in data.items() if k in fields}
+        for key in ("vocab_size", "hidden_size"):
+            if not isinstance(known[key], int) or isinstance(known[key], bool) or known[key] < 1:
+                raise ValueError(f"{path}: corrupt head config ({key} must be a positive integer)")
+        if not isinstance(known.get("training", {}), dict):
+            raise ValueError(f"{path}: corrupt head config (training must be an object)")
+        return cls(**known)
 
     @classmethod
     def load(cls, directory: Path) -> HeadConfig:
         path = directory / CONFIG_NAME
         if not path.is_file():
             raise FileNotFoundError(f"{directory} is not a sigmoid head: {CONFIG_NAME} is missing")
-        data = json.loads(path.read_text())
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
+        return cls.from_file(path)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _matching_config(directory: Path, weights: Path) -> HeadConfig:
+    """The config that belongs to ``weights``: head_config.json, or the complete new one a
+    save killed between its two renames left in head_config.json.tmp."""
+    config = HeadConfig.load(directory)
+    pending = directory / (CONFIG_NAME + ".tmp")
+    if config.weights_sha256 is None and not pending.is_file():
+        return config  # a head written before weights were hashed
+    actual = file_sha256(weights)
+    if config.weights_sha256 == actual:
+        return config
+    if pending.is_file():
+        try:
+            newer = HeadConfig.from_file(pending)
+        except ValueError:
+            newer = None
+        if newer is not None and newer.weights_sha256 == actual:
+            try:  # finish the interrupted save
+                io_utils.replace(pending, directory / CONFIG_NAME)
+            except OSError:
+                pass
+            return newer
+    if config.weights_sha256 is None:
+        return config
+    raise ValueError(
+        f"{weights} does not match {directory / CONFIG_NAME} (a save was interrupted or a "
+        "file was replaced); retrain, or restore both files together"
+    )
 
 
 def load_head_files(directory: str | Path) -> tuple[HeadConfig, dict[str, torch.Tensor]]:
-    """Read a saved head's config and tensors."""
+    """Read a saved head's config and tensors.
+
+    Raises:
+        FileNotFoundError: no head there.
+        ValueError: a corrupt, truncated or mismatched file (the message names it).
+    """
     from safetensors.torch import load_file
 
     directory = Path(directory)
-    config = HeadConfig.load(directory)
+    if not directory.exists():
+        raise FileNotFoundError(f"head directory not found: {directory}")
+    if not directory.is_dir():
+        raise ValueError(f"{directory} is not a head directory")
     weights = directory / WEIGHTS_NAME
-    if not weights.is_file():
+    if not weights.is_file() and (directory / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{directory} holds {CONFIG_NAME} but no {WEIGHTS_NAME}")
-    return config, load_file(str(weights))
+    config = _matching_config(directory, weights)
+    try:
+        state = load_file(str(weights))
+    except Exception as err:  # SafetensorError and friends
+        raise ValueError(f"{weights}: corrupt or truncated weights file ({err})") from err
+    w = state.get("weight")
+    if w is None or tuple(w.shape) != (config.vocab_size, config.hidden_size):
+        shape = None if w is None else tuple(w.shape)
+        raise ValueError(f"{weights}: weight shape {shape} does not match {CONFIG_NAME} "
+                         f"({config.vocab_size}, {config.hidden_size})")
+    return config, state
 
 
 def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead,
                     extra: dict[str, torch.Tensor] | None = None) -> Path:
-    """Write a head's config and tensors atomically (tensors first, config last)."""
+    """Write a head's config and tensors as one unit (see the module docstring)."""
+    from dataclasses import replace
+
     from safetensors.torch import save_file
 
     directory = Path(directory)
@@ -97,8 +190,18 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
     state = head.state_for_saving()
     for k, v in (extra or {}).items():
         state[k] = v.detach().contiguous().cpu()
-    tmp = directory / (WEIGHTS_NAME + ".tmp")
-    save_file(state, str(tmp), metadata={"format": "pt", "library": "sigmoid-head"})
-    tmp.replace(directory / WEIGHTS_NAME)
-    config.save(directory)
+    tmp_weights = directory / (WEIGHTS_NAME + ".tmp")
+    tmp_config = directory / (CONFIG_NAME + ".tmp")
+    try:
+        save_file(state, str(tmp_weights), metadata={"format": "pt", "library": "sigmoid-head"})
+        io_utils.fsync_file(tmp_weights)
+    except (OSError, RuntimeError) as err:
+        tmp_weights.unlink(missing_ok=True)
+        raise io_utils.write_error(tmp_weights, err) from err
+    io_utils.fault_point("head weights written")
+    config = replace(config, weights_sha256=file_sha256(tmp_weights))
+    io_utils.write_durable(tmp_config, config.to_json())
+    io_utils.fault_point("head config written")
+    io_utils.replace(tmp_weights, directory / WEIGHTS_NAME)
+    io_utils.replace(tmp_config, directory / CONFIG_NAME)
     return directory

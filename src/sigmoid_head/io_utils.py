@@ -1,0 +1,326 @@
+"""Writing files so that nothing is lost and nothing half-written is trusted.
+
+* :func:`fsync_file`, :func:`fsync_dir`, :func:`write_durable` and :func:`replace`:
+  write, flush to disk, rename, each step a :func:`fault_point` (tests inject a kill there).
+* :class:`DirectoryLock`: one writer per directory (``sigmoid-head train`` into one
+  ``--output-dir``); a second one is refused with a message naming the holder.
+* :func:`check_output_path`: is a path writable as a file? Asked before any work is done.
+* :class:`ResumableJsonlWriter`: JSONL results streamed to disk in input order, each
+  record flushed and fsynced as it is written, into ``<path>.partial`` which is renamed to
+  ``<path>`` only when every record is there; a rerun with the same inputs continues
+  after the last complete record, and a full disk leaves the file ending on a complete
+  record with a message saying how far it got.
+* :class:`WriteError`: a write that failed (disk full, ...), with the path and the reason.
+
+Needs neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+PARTIAL_SUFFIX = ".partial"
+META_SUFFIX = ".partial.meta"
+LOCK_NAME = ".sigmoid-head.lock"
+
+
+class WriteError(OSError):
+    """Writing a file failed (disk full, permissions, ...); the message names the file."""
+
+
+class LockedError(ValueError):
+    """Another process holds the lock of a directory."""
+
+
+def fault_point(name: str) -> None:
+    """A place where a crash would leave files half-written (a no-op; tests patch it to
+    raise and check that every such point leaves a consistent state)."""
+
+
+def _disk_hint(path: Path, err: BaseException) -> str:
+    """Say why a write failed, naming free disk space when the disk is full."""
+    no_space = isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+    text = str(err)
+    if no_space or "unexpected pos" in text or "No space" in text:
+        try:
+            free = shutil.disk_usage(next(p for p in [path, *path.parents] if p.exists())).free
+            return f"the disk is full ({free / 2**20:.1f} MiB free)"
+        except (OSError, StopIteration):
+            return "the disk is full"
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return " ".join(text.split())[:200] or type(err).__name__
+
+
+def write_error(path: str | Path, err: BaseException, what: str = "cannot write") -> WriteError:
+    """A one-line :class:`WriteError` for a failed write of ``path``."""
+    path = Path(path)
+    out = WriteError(f"{what} {path}: {_disk_hint(path, err)}")
+    out.errno = getattr(err, "errno", None)  # type: ignore[misc]
+    return out
+
+
+def fsync_file(path: str | Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Make renames inside ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_durable(path: str | Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` and fsync it (not atomic by itself: see :func:`replace`)."""
+    path = Path(path)
+    try:
+        with open(path, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as err:
+        raise write_error(path, err) from err
+
+
+def replace(src: str | Path, dst: str | Path) -> None:
+    """Atomically rename ``src`` to ``dst`` and make the rename durable."""
+    fault_point(f"replace {Path(dst).name}")
+    os.replace(src, dst)
+    fsync_dir(Path(dst).parent)
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Check, before any work, that ``path`` can be written as a file (parents are created).
+
+    Raises:
+        ValueError: ``path`` is a directory, or a parent is a file.
+        PermissionError: the directory is not writable.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give a file name for the output")
+    parent = path.parent
+    for p in [parent, *parent.parents]:
+        if p.exists():
+            if not p.is_dir():
+                raise ValueError(f"cannot write {path}: {p} is not a directory")
+            break
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise write_error(path, err) from err
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {path}: directory {parent} is not writable")
+    return path
+
+
+class DirectoryLock:
+    """An exclusive, non-blocking lock on a directory (``flock`` on a lock file in it).
+
+    The lock dies with its process (a killed run never leaves a stale lock). Where
+    ``fcntl`` is missing (Windows) the lock is a no-op.
+
+    Raises (on enter):
+        LockedError: another process holds it.
+    """
+
+    def __init__(self, directory: str | Path, what: str = "run") -> None:
+        self.directory, self.what = Path(directory), what
+        self._fd: int | None = None
+
+    def __enter__(self) -> DirectoryLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return self
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            raise LockedError(
+                f"{self.directory} is in use by another {self.what} (pid {holder}); wait "
+                "for it to finish or choose another directory"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the flock
+            self._fd = None
+
+
+def inputs_key(records: Iterable[Any], **settings: Any) -> str:
+    """A hash of the inputs and the settings that change the results (resume check)."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    for rec in records:
+        digest.update(json.dumps(rec, sort_keys=True, ensure_ascii=False,
+                                 default=str).encode("utf-8", "surrogatepass"))
+        digest.update(b"\n")
+    return digest.hexdigest()[:32]
+
+
+class ResumableJsonlWriter:
+    """Stream JSON records to ``path`` in input order; resume an interrupted run.
+
+    Records are appended to ``<path>.partial`` (one line each, flushed and fsynced);
+    ``<path>.partial.meta`` holds the key of the run (:func:`inputs_key`) and the total.
+    :meth:`close` renames the partial file to ``path`` once all ``total`` records are
+    written, so ``path`` exists only when complete. Use as a context manager::
+
+        with ResumableJsonlWriter(out, key=inputs_key(inputs, ...), total=len(inputs)) as w:
+            for chunk in chunks(inputs[w.done:]):
+                w.write_many(score(chunk))
+
+    Attributes:
+        done: records already on disk (from an interrupted run with the same key).
+    """
+
+    def __init__(self, path: str | Path, *, key: str, total: int, resume: bool = True) -> None:
+        self.path = check_output_path(path)
+        self.partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+        self.meta = self.path.with_name(self.path.name + META_SUFFIX)
+        self.key, self.total = key, total
+        self.done = 0
+        self._file: Any = None
+        self._end = 0  # byte offset after the last complete record
+        if resume and self.partial.exists():
+            self.done = self._recover()
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        write_durable(self.meta, json.dumps({"key": self.key, "total": self.total}) + "\n")
+        write_durable(self.partial, b"")
+        fsync_dir(self.partial.parent)
+
+    def _recover(self) -> int:
+        """Records complete in the partial file of an earlier run with the same key."""
+        try:
+            meta = json.loads(self.meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("key") != self.key or meta.get("total") != self.total:
+            raise ValueError(
+                f"{self.partial} holds results of another run (other inputs or settings); "
+                "delete it or choose another output file"
+            )
+        data = self.partial.read_bytes()
+        end, n = 0, 0
+        while True:
+            nl = data.find(b"\n", end)
+            if nl < 0:
+                break
+            try:
+                json.loads(data[end:nl])
+            except ValueError:
+                break
+            end, n = nl + 1, n + 1
+        if end < len(data):
+            with open(self.partial, "r+b") as f:  # drop a cut-off last record
+                f.truncate(end)
+                os.fsync(f.fileno())
+        self._end = end
+        return n
+
+    def __enter__(self) -> ResumableJsonlWriter:
+        return self
+
+    def _open(self) -> Any:
+        if self._file is None:
+            self._file = open(self.partial, "ab")
+        return self._file
+
+    def write_many(self, records: Iterable[dict]) -> None:
+        """Append records (in order), each made durable before the next one."""
+        f = self._open()
+        for rec in records:
+            line = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+            try:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as err:
+                self._cut_back(err)
+            self._end += len(line)
+            self.done += 1
+            fault_point("record written")
+
+    def _cut_back(self, err: OSError) -> None:
+        """After a failed write: end the file on its last complete record, then raise."""
+        try:
+            self._file.close()
+        except OSError:
+            pass
+        self._file = None
+        try:
+            with open(self.partial, "r+b") as f:
+                f.truncate(self._end)
+        except OSError:
+            pass
+        raise WriteError(
+            f"cannot write {self.partial}: {_disk_hint(self.partial, err)}; "
+            f"{self.done} of {self.total} records are saved there; rerun the same command "
+            "to continue"
+        ) from err
+
+    def close(self) -> Path | None:
+        """Publish the output as ``path`` when every record is written; return it (else None)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self.done < self.total:
+            return None
+        replace(self.partial, self.path)
+        self.meta.unlink(missing_ok=True)
+        return self.path
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        elif self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_complete_jsonl(path: str | Path) -> list[dict]:
+    """The records of a finished output, or those complete in its ``.partial`` file."""
+    path = Path(path)
+    if path.exists():
+        source = path
+    else:
+        source = path.with_name(path.name + PARTIAL_SUFFIX)
+    rows = []
+    for line in source.read_bytes().split(b"\n"):
+        if not line:
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            break
+    return rows
