@@ -3,11 +3,18 @@
 Negatives and data order are derived from (seed, epoch, step), so nothing random needs
 saving: restoring these and skipping the consumed steps of the current epoch makes a
 resumed run identical to an uninterrupted one.
+
+A checkpoint is written into ``checkpoint.tmp`` (``state.pt`` first, the
+``trainer_state.json`` that marks it complete last, both fsynced), then swapped in with
+two renames (``checkpoint`` -> ``checkpoint.old``, ``checkpoint.tmp`` -> ``checkpoint``).
+:func:`recover_checkpoint` finishes a swap a kill interrupted, so a rerun continues from
+the newest complete checkpoint, and says so.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -15,8 +22,11 @@ from pathlib import Path
 
 import torch
 
+from .. import io_utils
 from ..head import SigmoidHead
 from .config import TrainConfig
+
+logger = logging.getLogger(__name__)
 
 STATE_NAME = "trainer_state.json"
 
@@ -40,24 +50,68 @@ def save_checkpoint(directory: Path, config: TrainConfig, state: TrainState, hea
                     optimizer: torch.optim.Optimizer, scheduler: object) -> None:
     """Write the checkpoint atomically (into a temporary folder, then rename)."""
     tmp = directory.with_name(directory.name + ".tmp")
+    old = directory.with_name(directory.name + ".old")
+    recover_checkpoint(directory, quiet=True)  # never delete the only complete checkpoint
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    torch.save({"head": head.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict()}, tmp / "state.pt")
-    (tmp / STATE_NAME).write_text(json.dumps({"state": asdict(state), "key": config.resume_key()},
-                                             indent=2, default=str))
-    old = directory.with_name(directory.name + ".old")
+    try:
+        torch.save({"head": head.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict()}, tmp / "state.pt")
+        io_utils.fsync_file(tmp / "state.pt")
+    except (OSError, RuntimeError) as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise io_utils.write_error(tmp / "state.pt", err, "cannot write checkpoint") from err
+    io_utils.fault_point("checkpoint state written")
+    try:
+        io_utils.write_durable(tmp / STATE_NAME, json.dumps(
+            {"state": asdict(state), "key": config.resume_key()}, indent=2, default=str))
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    io_utils.fsync_dir(tmp)
+    io_utils.fault_point("checkpoint complete")
     shutil.rmtree(old, ignore_errors=True)
     if directory.exists():
-        directory.rename(old)
-    tmp.rename(directory)
+        io_utils.replace(directory, old)
+    io_utils.replace(tmp, directory)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _complete(directory: Path) -> bool:
+    return (directory / STATE_NAME).is_file() and (directory / "state.pt").is_file()
+
+
+def recover_checkpoint(directory: Path, quiet: bool = False) -> bool:
+    """Finish a checkpoint swap interrupted between its renames; True if one is in place.
+
+    When ``directory`` is missing, the complete ``.tmp`` (newer) or else the ``.old``
+    checkpoint is renamed into place, with a log message.
+    """
+    if directory.is_dir():
+        return True
+    for suffix, what in ((".tmp", "newest"), (".old", "previous")):
+        candidate = directory.with_name(directory.name + suffix)
+        if candidate.is_dir() and _complete(candidate):
+            io_utils.replace(candidate, directory)
+            if not quiet:
+                logger.warning("%s: a checkpoint write was interrupted; continuing from the %s "
+                               "complete checkpoint", directory, what)
+            return True
+    partial = directory.with_name(directory.name + ".tmp")
+    if partial.is_dir() and not quiet:
+        logger.warning("%s: only an incomplete checkpoint (%s) is there; starting from step 0",
+                       directory, partial)
+    return False
 
 
 def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
                     optimizer: torch.optim.Optimizer, scheduler: object) -> TrainState:
     """Restore a checkpoint written by :func:`save_checkpoint` for the same settings."""
-    meta = json.loads((directory / STATE_NAME).read_text())
+    try:
+        meta = json.loads((directory / STATE_NAME).read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{directory / STATE_NAME}: unreadable checkpoint ({err}); pass "
+                         "--no-resume to start over") from err
     key = json.loads(json.dumps(config.resume_key(), default=str))
     changed = sorted(k for k in key if meta["key"].get(k) != key[k])
     if changed:
