@@ -89,6 +89,20 @@ class Backbone:
     def dtype(self) -> torch.dtype:
         return self.output_weight().dtype
 
+    def max_positions(self) -> int | None:
+        """How many positions the model can embed (GPT-2's n_positions, ...); None = no limit
+        known (rotary and relative-position models)."""
+        cfg = self.model.config
+        if self.is_encoder_decoder or getattr(cfg, "position_embedding_type", None) == "relative_key":
+            return None
+        if getattr(cfg, "model_type", "") in ("gpt2", "gpt_neo", "gptj", "opt", "bloom", "codegen",
+                                              "gpt_bigcode", "biogpt", "xglm"):
+            for name in ("n_positions", "max_position_embeddings", "n_ctx"):
+                value = getattr(cfg, name, None)
+                if isinstance(value, int) and value > 1:
+                    return value - 2 if getattr(cfg, "model_type", "") == "opt" else value
+        return None
+
     def output_weight(self) -> torch.Tensor:
         """(V, d) the LM's output (unembedding) matrix."""
         return self.model.get_output_embeddings().weight
@@ -198,6 +212,37 @@ def freeze(model: nn.Module) -> nn.Module:
     return model
 
 
+def check_device(device: str | None) -> str:
+    """``device`` checked (None = CUDA if available, else CPU); a ValueError if unusable."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"unknown device {device!r}; use cpu, cuda or cuda:N") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for but CUDA is not available; use --device cpu")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {device!r} is not available here")
+    return device
+
+
+def _load_problem(path: str, err: Exception) -> str:
+    """One line saying why a model could not be loaded."""
+    from pathlib import Path
+
+    first = next((ln for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+    local = Path(path)
+    if local.is_dir():
+        return f"cannot load model from {path}: {first}"
+    if path.startswith((".", "/", "~")) or local.suffix:
+        return f"model path not found: {path}"
+    return (f"cannot load model {path!r}: it is not a local directory and the Hugging Face Hub "
+            f"could not provide it ({first})")
+
+
 def load_backbone(
     name_or_path: str | None = None, *, dtype: str | torch.dtype = "auto", device: str | None = None,
     revision: str | None = None,
@@ -221,12 +266,15 @@ def load_backbone(
     torch_dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype
     if torch_dtype != "auto" and not isinstance(torch_dtype, torch.dtype):
         raise ValueError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
-    config = AutoConfig.from_pretrained(path, revision=revision)
-    auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
-    model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype)
+    device = check_device(device)
+    try:
+        config = AutoConfig.from_pretrained(path, revision=revision)
+        auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
+        model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype)
+        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(_load_problem(path, err)) from err
     if model.get_output_embeddings() is None:
         raise ValueError(f"{path} has no output embedding layer to copy a head from")
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
     name = name_or_path if name_or_path is not None else DEFAULT_MODEL_NAME
     return Backbone(freeze(model.to(device)), tokenizer, str(name), revision)

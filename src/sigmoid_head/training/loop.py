@@ -33,7 +33,7 @@ from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, count_target_tokens
 from .cache import PositionCache
-from .checkpoint import TrainState, load_checkpoint, save_checkpoint
+from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .optim import cosine_with_warmup, make_optimizer
 from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
@@ -136,11 +136,30 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         The SigmoidHeadModel holding the selected head (best validation loss when
         validation data exists, else the last one).
     """
-    run = _setup(config, model, caches)
-    if run.val_batches and run.state.step == 0 and not run.state.history:
-        _validate(run)  # the untrained head's loss
-    _run_epochs(run)
-    return _finish(run)
+    from ..io_utils import DirectoryLock
+
+    for path in (config.train_file, config.validation_file):  # before the model is loaded
+        if path and not Path(path).is_file():
+            raise FileNotFoundError(f"data file not found: {path}")
+    out = Path(config.output_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output_dir {out} is a file, not a directory")
+    with DirectoryLock(out, what="training run"):
+        run = _setup(config, model, caches)
+        if run.val_batches and run.state.step == 0 and not run.state.history:
+            _validate(run)  # the untrained head's loss
+        _run_epochs(run)
+        return _finish(run)
+
+
+def _cap_max_length(config: TrainConfig, model: SigmoidHeadModel) -> TrainConfig:
+    """``config`` with max_length cut to the model's position limit (with a warning)."""
+    limit = model.backbone.max_positions()
+    if limit is None or config.max_length <= limit:
+        return config
+    logger.warning("max_length %d exceeds the model's %d positions; using %d",
+                   config.max_length, limit, limit)
+    return TrainConfig(**{**config.to_dict(), "max_length": limit})
 
 
 def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
@@ -157,6 +176,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
         model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
                                            device=str(accelerator.device))
     model.head.sparse = config.optimizer == "sparse_adam"
+    config = _cap_max_length(config, model)
     train_ex, val_ex = _load_data(config, model)
     model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
@@ -176,7 +196,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
 
     state = TrainState()
     checkpoint = Path(config.output_dir) / "checkpoint"
-    if config.resume and checkpoint.is_dir():
+    if config.resume and recover_checkpoint(checkpoint):
         state = load_checkpoint(checkpoint, config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
     train_cache, val_cache = caches if caches is not None else _caches(config, model, collate)
@@ -227,6 +247,10 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
             loss_sum, _ = micro_loss(run.ctx, mb, run.train_ex, run.collate, gen, run.train_cache)
             acc.backward(loss_sum * acc.num_processes / norm)
         step_loss += loss_sum.item() / norm
+    if not math.isfinite(step_loss):
+        raise FloatingPointError(
+            f"the training loss became {step_loss} at step {state.step + 1} (lr={run.config.lr}); "
+            "lower --lr (nothing was saved from this step)")
     # update and schedule
     run.optimizer.step()
     run.scheduler.step()
