@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,46 @@ import numpy as np
 
 from ..data.records import read_jsonl, read_lines
 from . import UsageError
+
+
+def _number(kind: type, low: float, high: float | None = None, low_open: bool = False,
+            what: str = "") -> Any:
+    """An argparse type: a finite ``kind`` number in [low, high] (``(low, high]`` if low_open)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what or kind.__name__}") from None
+        bad = not math.isfinite(value) or value < low or (low_open and value == low) \
+            or (high is not None and value > high)
+        if bad:
+            span = f"{'(' if low_open else '['}{low}, {high if high is not None else 'inf'}" \
+                   f"{']' if high is not None else ')'}"
+            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number in {span}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+POSITIVE_INT = _number(int, 1, what="an integer")
+NONNEG_INT = _number(int, 0, what="an integer")
+POSITIVE_FLOAT = _number(float, 0, low_open=True, what="a number")
+PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
+
+
+def check_early(args: argparse.Namespace) -> None:
+    """What can be refused before any model is loaded: templates and the output path."""
+    from ..data.templates import check_template
+    from ..io_utils import check_output_path
+
+    if args.prompt_template is not None:
+        check_template(args.prompt_template)
+    if getattr(args, "judge_template", None):
+        check_template(args.judge_template, ("source", "candidate"), "judge template")
+    if args.to_json:
+        check_output_path(args.to_json)
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -28,7 +69,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
     g.add_argument("--device", help="cpu or cuda (default: cuda if available)")
-    g.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass")
+    g.add_argument("--batch-size", type=POSITIVE_INT, default=16, help="sequences per forward pass")
     g.add_argument(
         "--prompt-template",
         help="causal pairs: prompt with {source} "
@@ -50,7 +91,7 @@ def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
     if mc:
         g.add_argument(
             "--mc-samples",
-            type=int,
+            type=NONNEG_INT,
             default=0,
             help="add Monte Carlo sequence entropy from N samples (paper: 10)",
         )

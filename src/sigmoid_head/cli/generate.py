@@ -18,12 +18,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", help=".jsonl with {source} or {messages}")
     common.add_model_args(p)
     g = p.add_argument_group("decoding")
-    g.add_argument("--num-beams", type=int, default=1)
+    g.add_argument("--num-beams", type=common.POSITIVE_INT, default=1)
     g.add_argument("--do-sample", action="store_true")
-    g.add_argument("--temperature", type=float, default=1.0)
-    g.add_argument("--top-p", type=float, default=1.0)
-    g.add_argument("--max-new-tokens", type=int, default=128)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--temperature", type=common.POSITIVE_FLOAT, default=1.0)
+    g.add_argument("--top-p", type=common.PROBABILITY, default=1.0)
+    g.add_argument("--max-new-tokens", type=common.POSITIVE_INT, default=128)
+    g.add_argument("--seed", type=common.NONNEG_INT, default=0)
     common.add_baseline_args(p, mc=True)
 
 

@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-s", "--sources", help="sources, one per line")
     p.add_argument("-t", "--candidates", help="candidates, one per line")
     p.add_argument("--input", help=".jsonl with {source, candidate} or {messages, candidate}")
-    p.add_argument("--max-tokens", type=int, help="batch by padded tokens instead of sequences")
+    p.add_argument("--max-tokens", type=common.POSITIVE_INT, help="batch by padded tokens instead of sequences")
     common.add_model_args(p)
     common.add_baseline_args(p, mc=False)
 

@@ -166,9 +166,12 @@ def render_settings(
     model: Any, prompt_template: str | None, use_chat_template: bool | None
 ) -> dict[str, Any]:
     """How causal prompts are rendered: what was asked for, else what the head was trained with."""
+    from .templates import check_template
+
     defaults = training_defaults(model)
     return {
-        "prompt_template": prompt_template or defaults.get("prompt_template", "{source}\n"),
+        "prompt_template": check_template(
+            prompt_template or defaults.get("prompt_template", "{source}\n")),
         "use_chat_template": use_chat_template
         if use_chat_template is not None
         else defaults.get("use_chat_template", False),

@@ -131,8 +131,9 @@ def judge_prompts(
     """
     if len(sources) != len(candidates):
         raise ScoreInputError(f"{len(sources)} sources but {len(candidates)} candidates")
-    if "{candidate}" not in template:
-        raise ValueError("the judge template must contain {candidate}")
+    from ..data.templates import check_template
+
+    check_template(template, ("source", "candidate"), "judge template")
     chat = getattr(tokenizer, "chat_template", None) is not None and not is_encoder_decoder
     chat = chat if use_chat_template is None else use_chat_template
     out = []

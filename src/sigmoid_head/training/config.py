@@ -17,9 +17,11 @@ Every setting also has a flat name (the field name; ``negatives`` for the sample
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from ..data.templates import check_template
 from ..dominant import DominantConfig
 from ..negatives import SamplerConfig
 
@@ -56,10 +58,11 @@ class DataConfig:
     """Truncate examples to this many tokens (with a warning and a count)."""
 
     def __post_init__(self) -> None:
-        if "{source}" not in self.prompt_template:
-            raise ValueError("prompt_template must contain {source}")
+        check_template(self.prompt_template)
         _check([(self.max_length > 1, "max_length must be > 1"),
-                (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)")])
+                (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
+                (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
+                 "(set validation_fraction 0 for no validation)")])
 
 
 @dataclass
@@ -86,6 +89,8 @@ class OptimConfig:
     """Stop after this many optimizer steps (overrides epochs when reached first)."""
 
     def __post_init__(self) -> None:
+        _check([(self.batch_size is None or self.batch_size >= 0, "batch_size must be >= 0"),
+                (self.max_tokens is None or self.max_tokens >= 0, "max_tokens must be >= 0")])
         if not self.batch_size and not self.max_tokens:
             raise ValueError("set batch_size or max_tokens")
         if self.max_tokens:
@@ -94,6 +99,7 @@ class OptimConfig:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
         _check([(self.lr > 0, "lr must be > 0"), (self.grad_accum >= 1, "grad_accum must be >= 1"),
                 (self.epochs > 0, "epochs must be > 0"),
+                (self.weight_decay >= 0, "weight_decay must be >= 0"),
                 (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
                 (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0")])
 
@@ -137,7 +143,10 @@ class LoopConfig:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
         if self.cache_dtype not in CACHE_DTYPES:
             raise ValueError("cache_dtype must be float32, bfloat16 or float16")
-        _check([(self.patience >= 0, "patience must be >= 0")])
+        _check([(self.patience >= 0, "patience must be >= 0"),
+                (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
+                (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
+                (self.seed >= 0, "seed must be >= 0")])
 
 
 GROUPS: dict[str, type] = {"data": DataConfig, "sampler": SamplerConfig,
@@ -154,6 +163,12 @@ def flat_names() -> dict[str, tuple[str, str]]:
 
 
 _FLAT = flat_names()
+
+
+def _check_number(name: str, value: Any) -> None:
+    """Every numeric setting must be a finite number (inf/nan silently ruin a run)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
 _RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden"}
 
@@ -188,8 +203,14 @@ class TrainConfig:
             if given[group] is not None:
                 raise TypeError(f"{name!r} given both flat and inside {group}")
             per_group[group][field] = value
+        for group, values in per_group.items():
+            for name, value in values.items():
+                _check_number(name, value)
         for group, cls in GROUPS.items():
             setattr(self, group, given[group] if given[group] is not None else cls(**per_group[group]))
+        for group in GROUPS:
+            for f in fields(getattr(self, group)):
+                _check_number(f.name, getattr(getattr(self, group), f.name))
 
     def __getattr__(self, name: str) -> Any:
         if name in _FLAT and _FLAT[name][0] in self.__dict__:
