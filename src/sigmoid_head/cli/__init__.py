@@ -5,9 +5,11 @@ and ``run(args) -> int``, a thin call into the library. Only the module of the c
 being run is imported (``sigmoid-head evaluate`` never loads torch).
 
 One error convention for every command: a user error (a ``ValueError`` such as a
-malformed input, or a missing file) prints ``sigmoid-head <command>: error: <message>``
-on one line of stderr and exits with code 2, without a traceback; argparse's own usage
-errors exit with code 2 too.
+malformed input, a missing or unreadable file) prints ``sigmoid-head <command>: error:
+<message>`` on one line of stderr and exits with code 2, without a traceback; argparse's
+own usage errors exit with code 2 too. A fault of the machine rather than the input (a
+full disk: :class:`sigmoid_head.io_utils.WriteError`, another ``OSError``, a diverging
+loss) prints the same one line and exits with code 1.
 """
 
 from __future__ import annotations
@@ -74,7 +76,17 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as err:
-        message = " ".join(str(err).split()) or type(err).__name__
-        print(f"sigmoid-head {args.command}: error: {message}", file=sys.stderr)
-        return 2
+    except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError,
+            NotADirectoryError) as err:
+        return _report(args.command, err, 2)
+    except (OSError, FloatingPointError, OverflowError) as err:
+        return _report(args.command, err, 1)
+
+
+def _report(command: str, err: BaseException, code: int) -> int:
+    """Print ``err`` as the one-line error of ``command``; return the exit code."""
+    message = " ".join(str(err).split()) or type(err).__name__
+    if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
+        message = f"{err.filename}: {message}"
+    print(f"sigmoid-head {command}: error: {message}", file=sys.stderr)
+    return code

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +36,61 @@ def read_text(path: str | Path) -> str:
 
     Raises:
         FileNotFoundError: no such file.
-        DataError: the bytes are not valid UTF-8.
+        DataError: unreadable, a corrupt or truncated gzip file, or bytes that are not
+            valid UTF-8 (the message names the file and the line).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"file not found: {path}")
-    raw = path.read_bytes()
+    if not path.is_file():
+        raise DataError(f"{path}: not a file")
     try:
-        text = (gzip.decompress(raw) if path.suffix.lower() == ".gz" else raw).decode("utf-8")
+        raw = path.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot read ({err.strerror or err})") from err
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as err:
+            raise DataError(f"{path}: corrupt or truncated gzip file ({err})") from err
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not valid UTF-8 ({err})") from err
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {raw[err.start]:#04x} at "
+                        f"column {column})") from err
     return text.removeprefix("\ufeff")
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def parse_json_line(line: str) -> tuple[Any, str | None]:
+    """Parse one JSONL line: the value and ``None``, or ``None`` and what is wrong."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        return None, f"bad JSON ({err.msg} at column {err.colno})"
+    except RecursionError:
+        return None, "bad JSON (nested too deeply)"
+    if _ESCAPED_SURROGATE.search(line) and _has_lone_surrogate(value):
+        return None, "a lone UTF-16 surrogate escape (\\ud800-\\udfff) is not text"
+    return value, None
 
 
 def split_lines(text: str) -> list[str]:
@@ -73,10 +119,10 @@ def read_jsonl(path: str | Path) -> list[Any]:
     for lineno, line in enumerate(split_lines(read_text(path)), start=1):
         if not line.strip():
             continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise DataError(f"{path}:{lineno}: bad JSON ({err.msg} at column {err.colno})") from err
+        value, problem = parse_json_line(line)
+        if problem:
+            raise DataError(f"{path}:{lineno}: {problem}")
+        rows.append(value)
     return rows
 
 
@@ -116,10 +162,9 @@ def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | Non
         if len(cols) == 1:
             return {"text": cols[0]}, None
         return {"source": cols[0], "target": cols[1]}, None
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as err:
-        return None, f"bad JSON ({err.msg} at column {err.colno})"
+    rec, problem = parse_json_line(line)
+    if problem:
+        return None, problem
     return rec, _check_record(rec)
 
 
@@ -133,7 +178,7 @@ def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[d
     if fmt == "auto" and suffix not in _EXTENSIONS:
         raise DataError(f"{path}: cannot tell the format from the extension; pass fmt")
     fmt = _EXTENSIONS[suffix] if fmt == "auto" else fmt
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"data file not found: {path}")
     text = read_text(path)
     records: list[dict] = []
