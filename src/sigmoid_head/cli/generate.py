@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from . import common
+from .output import run_streamed
 
 DESCRIPTION = "Generate with the original model and score it."
 
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
     from ..scoring.generate import DecodingConfig, generate_and_score
 
+    common.check_early(args)
     inputs = common.read_inputs(args, need_candidates=False)
     model = common.load_model(args)
     decoding = DecodingConfig(
@@ -41,17 +43,17 @@ def run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         seed=args.seed,
     )
-    rows = generate_and_score(
-        model,
-        inputs,
-        decoding,
-        prompt_template=args.prompt_template,
-        use_chat_template=args.chat,
-        batch_size=args.batch_size,
-        with_tokens=args.with_tokens,
-        progress=not args.quiet,
-    )
-    common.add_baselines(model, inputs, rows, args)
-    common.write_rows(rows, args.to_json)
+
+    def generate_chunk(chunk: list[dict]) -> list[dict]:
+        rows = generate_and_score(model, chunk, decoding, prompt_template=args.prompt_template,
+                                  use_chat_template=args.chat, batch_size=args.batch_size,
+                                  with_tokens=args.with_tokens, progress=False)
+        common.add_baselines(model, chunk, rows, args)
+        return rows
+
+    # sampling draws from one seeded stream over all inputs: keep it one chunk
+    random_draws = args.do_sample or args.mc_samples
+    chunk = len(inputs) if random_draws else 8 * args.batch_size
+    rows = run_streamed(args, inputs, generate_chunk, chunk_size=chunk)
     print(common.summary(rows))
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from . import common
+from .output import run_streamed
 
 DESCRIPTION = "Score candidates given their sources, COMET-style."
 
@@ -26,27 +27,24 @@ def run(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
     from ..scoring.force_decode import score_records
 
+    common.check_early(args)
     inputs = common.read_inputs(args, need_candidates=True)
     model = common.load_model(args)
-    scores = score_records(
-        model,
-        inputs,
-        prompt_template=args.prompt_template,
-        use_chat_template=args.chat,
-        batch_size=args.batch_size,
-        max_tokens=args.max_tokens,
-        with_tokens=args.with_tokens,
-        progress=not args.quiet,
-    )
-    keep = ("source", "messages", "candidate", "target")
-    rows = [
-        {**{k: rec[k] for k in keep if k in rec}, **s}
-        for rec, s in zip(inputs, scores, strict=True)
-    ]
-    for r in rows:
-        if "candidate" not in r:
-            r["candidate"] = r.pop("target")
-    common.add_baselines(model, inputs, rows, args)
-    common.write_rows(rows, args.to_json)
+
+    def score_chunk(chunk: list[dict]) -> list[dict]:
+        scores = score_records(model, chunk, prompt_template=args.prompt_template,
+                               use_chat_template=args.chat, batch_size=args.batch_size,
+                               max_tokens=args.max_tokens, with_tokens=args.with_tokens,
+                               progress=False)
+        keep = ("source", "messages", "candidate", "target")
+        rows = [{**{k: rec[k] for k in keep if k in rec}, **s}
+                for rec, s in zip(chunk, scores, strict=True)]
+        for r in rows:
+            if "candidate" not in r:
+                r["candidate"] = r.pop("target")
+        common.add_baselines(model, chunk, rows, args)
+        return rows
+
+    rows = run_streamed(args, inputs, score_chunk, chunk_size=32 * args.batch_size)
     print(common.summary(rows))
     return 0

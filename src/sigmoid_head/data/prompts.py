@@ -123,6 +123,7 @@ def make_examples(
             )
         if stats.truncated:
             warnings.warn(f"record {k + 1} truncated at max_length={max_length}", stacklevel=2)
+            ex[0]["truncated"] = True
         if "messages" in rec:
             ex[0]["labels"] = _last_span_only(ex[0]["labels"])
         examples.append(ex[0])

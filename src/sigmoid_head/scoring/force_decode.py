@@ -14,7 +14,8 @@ plus the end-of-sequence / end-of-turn token). The token scores are those of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -104,7 +105,7 @@ def score_examples(
 
 def score_records(
     model: Any,
-    records: Sequence[dict],
+    records: Iterable[dict],
     *,
     prompt_template: str | None = None,
     use_chat_template: bool | None = None,
@@ -131,13 +132,16 @@ def score_records(
         One flat score record per input, in input order (see :func:`sequence_record`).
     """
     backbone, _ = unpack_model(model)
+    records = list(records)  # a generator is read once
     if not records:
         raise ScoreInputError("nothing to score: no records")
     examples = make_examples(
         records,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
-        max_length=max_length or max(2048, training_defaults(model).get("max_length", 0)),
+        max_length=capped_max_length(
+            backbone, max_length or max(2048, training_defaults(model).get("max_length", 0)),
+            asked=max_length is not None),
         **render_settings(model, prompt_template, use_chat_template),
     )
     scored = score_examples(
@@ -148,10 +152,25 @@ def score_records(
         dominant=dominant,
         progress=progress,
     )
-    return [
+    rows = [
         sequence_record(ts, backbone.tokenizer, candidate_text(r, 0), with_tokens)
         for ts, r in zip(scored, records, strict=True)
     ]
+    for row, ex in zip(rows, examples, strict=True):
+        if ex.get("truncated"):
+            row["truncated"] = True  # only part of the candidate was scored
+    return rows
+
+
+def capped_max_length(backbone: Any, max_length: int, asked: bool = True) -> int:
+    """``max_length`` cut to the model's position limit (warning when it was asked for)."""
+    limit = backbone.max_positions() if hasattr(backbone, "max_positions") else None
+    if limit is None or max_length <= limit:
+        return max_length
+    if asked:
+        warnings.warn(f"max_length {max_length} exceeds the model's {limit} positions; "
+                      f"using {limit}", stacklevel=3)
+    return limit
 
 
 def score_pairs(

@@ -279,10 +279,16 @@ def generate_and_score(
     recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
     if not recs:
         raise ScoreInputError("nothing to generate from: no inputs")
+    limit = backbone.max_positions() if hasattr(backbone, "max_positions") else None
+    room = (decoding or DecodingConfig()).max_new_tokens
+    if limit is not None and limit - room < 1:
+        raise ValueError(f"max_new_tokens={room} leaves no room for a prompt in the model's "
+                         f"{limit} positions")
     prompts = prompt_ids(
         recs,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
+        max_length=2048 if limit is None else min(2048, limit - room),
         **render_settings(model, prompt_template, use_chat_template),
     )
     outputs = generate_outputs(
