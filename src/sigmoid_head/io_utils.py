@@ -158,14 +158,15 @@ class DirectoryLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split(maxsplit=1)
             os.close(fd)
+            pid, what = (holder + ["?", self.what])[:2] if holder else ("?", self.what)
             raise LockedError(
-                f"{self.directory} is in use by another {self.what} (pid {holder}); wait "
+                f"{self.directory} is in use by another {what} (pid {pid}); wait "
                 "for it to finish or choose another directory"
             ) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        os.pwrite(fd, f"{os.getpid()} {self.what}".encode(), 0)
         self._fd = fd
         return self
 
