@@ -101,7 +101,7 @@ def test_score_input_errors(head_dir, texts, tmp_path, capsys) -> None:
                 "cpu",
             ]
         ) == 2
-    assert "sigmoid-head score: error: record 2: the candidate is empty" in capsys.readouterr().err
+    assert f"sigmoid-head score: error: {empty}:2: the candidate is empty" in capsys.readouterr().err
 
 
 @pytest.mark.integration

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.records import read_jsonl, read_lines
+from ..data.records import DataError, read_jsonl_lines, read_lines
 from . import UsageError
 
 
@@ -104,7 +104,8 @@ def read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
     if args.input:
         if args.sources or getattr(args, "candidates", None):
             raise UsageError("give either --input or -s/-t, not both")
-        return read_jsonl(args.input)
+        return check_score_inputs(args.input, read_jsonl_lines(args.input, objects=True),
+                                  need_candidates)
     if not args.sources:
         raise UsageError(
             "give --input FILE.jsonl or -s SOURCES.txt"
@@ -118,7 +119,36 @@ def read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
     cands = read_lines(args.candidates)
     if len(sources) != len(cands):
         raise UsageError(f"{len(sources)} sources but {len(cands)} candidates")
+    for lineno, cand in enumerate(cands, start=1):
+        if not cand.strip():
+            raise DataError(f"{args.candidates}:{lineno}: the candidate is empty")
     return [{"source": s, "candidate": c} for s, c in zip(sources, cands, strict=True)]
+
+
+def check_score_inputs(path: str, rows: list[tuple[int, dict]], need_candidates: bool
+                       ) -> list[dict]:
+    """The records of an ``--input`` file, each checked (errors name the file and line)."""
+    if not rows:
+        raise DataError(f"{path}: no records")
+    for lineno, rec in rows:
+        problem = None
+        if "messages" in rec:
+            msgs = rec["messages"]
+            if not isinstance(msgs, list) or not msgs or not all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str)
+                    and isinstance(m.get("content"), str) for m in msgs):
+                problem = "'messages' must be a non-empty list of {role, content} strings"
+        elif not isinstance(rec.get("source"), str):
+            problem = f"needs a string 'source' or a 'messages' list, has keys {sorted(rec)}"
+        if problem is None and need_candidates:
+            cand = rec.get("candidate", rec.get("target"))
+            if not isinstance(cand, str):
+                problem = f"needs a string 'candidate', has keys {sorted(rec)}"
+            elif not cand.strip():
+                problem = "the candidate is empty"
+        if problem:
+            raise DataError(f"{path}:{lineno}: {problem}")
+    return [rec for _, rec in rows]
 
 
 def load_model(args: argparse.Namespace) -> Any:

@@ -25,7 +25,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", help="comma-separated metrics, e.g. pearson,spearman,bce")
     p.add_argument("--out-dir", help="write results.md, results.csv and plots here")
     p.add_argument("--no-ci", action="store_true", help="skip bootstrap confidence intervals")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--n-boot", type=_positive_int, default=1000, help="bootstrap resamples")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -10,6 +10,7 @@ every row is there. The output path is checked before any work.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 
 from ..io_utils import ResumableJsonlWriter, inputs_key, read_complete_jsonl
@@ -32,7 +33,7 @@ def run_streamed(args: argparse.Namespace, inputs: Sequence[dict],
     if not args.to_json:
         rows: list[dict] = []
         for i in range(0, len(inputs), chunk_size):
-            rows.extend(score_chunk(list(inputs[i : i + chunk_size])))
+            rows.extend(_scored(score_chunk, list(inputs[i : i + chunk_size]), i))
         return rows
     settings = {k: v for k, v in vars(args).items() if k not in NOT_RESULT_SETTINGS}
     key = inputs_key(inputs, **settings)
@@ -47,8 +48,22 @@ def run_streamed(args: argparse.Namespace, inputs: Sequence[dict],
                    dynamic_ncols=True)
         for i in range(start, len(inputs), chunk_size):
             chunk = list(inputs[i : i + chunk_size])
-            writer.write_many(score_chunk(chunk))
+            writer.write_many(_scored(score_chunk, chunk, i))
             bar.update(len(chunk))
         bar.close()
     rows = read_complete_jsonl(args.to_json)
+    if len(rows) != total:
+        raise ValueError(f"{args.to_json}: has {len(rows)} rows, expected {total}")
     return [{k: v for k, v in r.items() if isinstance(v, int | float)} for r in rows]
+
+
+def _scored(score_chunk: Callable[[list[dict]], list[dict]], chunk: list[dict], start: int
+            ) -> list[dict]:
+    """``score_chunk(chunk)``; an error about "record N" of the chunk names the input's number."""
+    try:
+        return score_chunk(chunk)
+    except ValueError as err:
+        if start == 0 or not re.search(r"\brecord \d+", str(err)):
+            raise
+        message = re.sub(r"\brecord (\d+)", lambda m: f"input {int(m[1]) + start}", str(err))
+        raise type(err)(message) from err

@@ -109,20 +109,31 @@ def read_lines(path: str | Path) -> list[str]:
     return split_lines(read_text(path))
 
 
-def read_jsonl(path: str | Path) -> list[Any]:
+def read_jsonl(path: str | Path, objects: bool = False) -> list[Any]:
     """One parsed JSON value per non-blank line of a ``.jsonl`` (or ``.jsonl.gz``) file.
 
+    Args:
+        objects: every value must be a JSON object.
+
     Raises:
-        DataError: a line is not valid JSON (the message names the file and the line).
+        DataError: a line is not valid JSON (or not an object); the message names the
+            file and the line.
     """
+    return [value for _, value in read_jsonl_lines(path, objects)]
+
+
+def read_jsonl_lines(path: str | Path, objects: bool = False) -> list[tuple[int, Any]]:
+    """Like :func:`read_jsonl`, each value with its 1-based line number."""
     rows = []
     for lineno, line in enumerate(split_lines(read_text(path)), start=1):
         if not line.strip():
             continue
         value, problem = parse_json_line(line)
+        if not problem and objects and not isinstance(value, dict):
+            problem = f"expected a JSON object, got {type(value).__name__}"
         if problem:
             raise DataError(f"{path}:{lineno}: {problem}")
-        rows.append(value)
+        rows.append((lineno, value))
     return rows
 
 

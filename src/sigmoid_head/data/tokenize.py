@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,8 @@ class TruncationStats:
     total: int = 0
     truncated: int = 0
     dropped: int = 0
+    dropped_where: list[str] = field(default_factory=list, compare=False)
+    """Where each dropped example was (``file:line``)."""
 
 
 
@@ -215,6 +217,7 @@ def tokenize_records(
             labels[0] = IGNORE_INDEX  # nothing predicts the first token
         if not ids or all(lab == IGNORE_INDEX for lab in labels):
             stats.dropped += 1
+            stats.dropped_where.append(where)
             continue
         examples.append({"input_ids": ids, "labels": labels, "is_seq2seq": is_encoder_decoder})
     return examples, stats
@@ -229,13 +232,19 @@ def load_examples(
     max_length: int = 512,
     prompt_template: str = "{source}\n",
     use_chat_template: bool = False,
+    records_with_lines: tuple[list[dict], list[int]] | None = None,
 ) -> list[dict]:
     """Read a data file and tokenize it (:func:`read_records` + :func:`tokenize_records`).
 
     Warns once (``warnings.warn`` and the module logger) with the counts when any
-    example was truncated, or dropped for having no trained token.
+    example was truncated, or dropped for having no trained token (naming the first
+    dropped lines).
+
+    Args:
+        records_with_lines: the file's records as :func:`read_records_with_lines` returned
+            them, when already read.
     """
-    records, lines = read_records_with_lines(path)
+    records, lines = records_with_lines or read_records_with_lines(path)
     examples, stats = tokenize_records(
         records,
         tokenizer,
@@ -252,6 +261,10 @@ def load_examples(
             f"{path}: {stats.truncated} of {stats.total} examples truncated at "
             f"max_length={max_length}; {stats.dropped} dropped with no trained token left"
         )
+        if stats.dropped:
+            shown = ", ".join(w.rsplit(":", 1)[-1] for w in stats.dropped_where[:10])
+            more = ", ..." if stats.dropped > 10 else ""
+            msg += f" (lines {shown}{more})"
         logger.warning(msg)
         warnings.warn(msg, stacklevel=2)
     return examples

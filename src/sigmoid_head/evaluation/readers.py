@@ -26,7 +26,7 @@ def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
     Lists (``tokens``, ``words``), strings and booleans are skipped; a column must be
     numeric on every row.
     """
-    rows = read_jsonl(path)
+    rows = read_jsonl(path, objects=True)
     if not rows:
         raise ValueError(f"{path}: no rows")
     out: dict[str, np.ndarray] = {}
@@ -70,7 +70,7 @@ def read_external_scores(
     elif suffix in (".csv", ".tsv"):
         rows = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
     elif suffix in (".jsonl", ".json"):
-        rows = read_jsonl(path)
+        rows = read_jsonl(path, objects=True)
     else:
         raise ValueError(f"{path}: use .jsonl, .csv, .tsv or .txt")
     if not rows:

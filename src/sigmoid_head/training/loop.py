@@ -51,13 +51,17 @@ def _split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict
     return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]
 
 
-def _load_data(config: TrainConfig, model: SigmoidHeadModel) -> tuple[list[dict], list[dict]]:
+def _load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None
+               ) -> tuple[list[dict], list[dict]]:
     kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
           "max_length": config.max_length, "prompt_template": config.prompt_template,
           "use_chat_template": config.use_chat_template}
-    train = load_examples(config.train_file, model.tokenizer, **kw)
+    parsed = parsed or {}
+    train = load_examples(config.train_file, model.tokenizer, **kw,
+                          records_with_lines=parsed.get(config.train_file))
     if config.validation_file:
-        val = load_examples(config.validation_file, model.tokenizer, **kw)
+        val = load_examples(config.validation_file, model.tokenizer, **kw,
+                            records_with_lines=parsed.get(config.validation_file))
     else:
         train, val = _split_validation(config, train)
     if not train:
@@ -138,14 +142,16 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     """
     from ..io_utils import DirectoryLock
 
-    for path in (config.train_file, config.validation_file):  # before the model is loaded
-        if path and not Path(path).is_file():
-            raise FileNotFoundError(f"data file not found: {path}")
+    from ..data.records import read_records_with_lines
+
+    # read (and so check) the data before the model is loaded
+    parsed = {path: read_records_with_lines(path)
+              for path in (config.train_file, config.validation_file) if path}
     out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output_dir {out} is a file, not a directory")
     with DirectoryLock(out, what="training run"):
-        run = _setup(config, model, caches)
+        run = _setup(config, model, caches, parsed)
         if run.val_batches and run.state.step == 0 and not run.state.history:
             _validate(run)  # the untrained head's loss
         _run_epochs(run)
@@ -163,7 +169,8 @@ def _cap_max_length(config: TrainConfig, model: SigmoidHeadModel) -> TrainConfig
 
 
 def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
-           caches: tuple[PositionCache | None, PositionCache | None] | None) -> Run:
+           caches: tuple[PositionCache | None, PositionCache | None] | None,
+           parsed: dict | None = None) -> Run:
     """Processes, frozen model and fresh head, data, sampler, schedule, and a resumed state."""
     from accelerate import Accelerator
 
@@ -177,7 +184,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
                                            device=str(accelerator.device))
     model.head.sparse = config.optimizer == "sparse_adam"
     config = _cap_max_length(config, model)
-    train_ex, val_ex = _load_data(config, model)
+    train_ex, val_ex = _load_data(config, model, parsed)
     model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
