@@ -84,7 +84,7 @@ def test_score_input_errors(head_dir, texts, tmp_path, capsys) -> None:
     code = cli_main(["score", "-s", str(texts[0]), "-t", str(short), "--head", str(head_dir)])
     assert code == 2
     err = capsys.readouterr().err
-    assert err == "sigmoid-head score: error: 5 sources but 1 candidates\n"
+    assert err == f"sigmoid-head score: error: 5 sources ({texts[0]}) but 1 candidates ({short})\n"
     empty = tmp_path / "empty.txt"
     empty.write_text("a\n\nc\nd\ne\n")
     assert cli_main(

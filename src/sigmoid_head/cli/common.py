@@ -111,14 +111,15 @@ def read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
             "give --input FILE.jsonl or -s SOURCES.txt"
             + (" -t CANDIDATES.txt" if need_candidates else "")
         )
-    sources = read_lines(args.sources)
+    sources = _read_nonempty(args.sources)
     if not need_candidates:
         return [{"source": s} for s in sources]
     if not args.candidates:
         raise UsageError("-s needs -t CANDIDATES.txt")
-    cands = read_lines(args.candidates)
+    cands = _read_nonempty(args.candidates)
     if len(sources) != len(cands):
-        raise UsageError(f"{len(sources)} sources but {len(cands)} candidates")
+        raise UsageError(f"{len(sources)} sources ({args.sources}) but {len(cands)} candidates "
+                         f"({args.candidates})")
     for lineno, cand in enumerate(cands, start=1):
         if not cand.strip():
             raise DataError(f"{args.candidates}:{lineno}: the candidate is empty")
@@ -149,6 +150,13 @@ def check_score_inputs(path: str, rows: list[tuple[int, dict]], need_candidates:
         if problem:
             raise DataError(f"{path}:{lineno}: {problem}")
     return [rec for _, rec in rows]
+
+
+def _read_nonempty(path: str) -> list[str]:
+    lines = read_lines(path)
+    if not lines:
+        raise DataError(f"{path}: file is empty")
+    return lines
 
 
 def load_model(args: argparse.Namespace) -> Any:
