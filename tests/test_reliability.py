@@ -450,3 +450,44 @@ def test_full_disk_on_checkpoint_names_the_disk(tmp_path, monkeypatch):
     with pytest.raises(WriteError, match="disk is full"):
         ck.save_checkpoint(tmp_path / "checkpoint", cfg, ck.TrainState(), head, opt, sched)
     assert not (tmp_path / "checkpoint.tmp").exists()
+
+
+# -- 8. a candidate with leading whitespace under the chat template --------------------------------
+
+class _MergingTokenizer:
+    """Characters as ids, except that a newline followed by a space is one token (as in
+    SmolLM2's BPE, where the generation prompt's newline merges with a reply's spaces)."""
+
+    chat_template = "chatml"
+    all_special_ids = [2]
+    added_tokens_decoder: dict = {}
+
+    def __call__(self, text, add_special_tokens=False):
+        ids, i = [], 0
+        while i < len(text):
+            if text[i : i + 2] == "\n ":
+                ids.append(1000)
+                i += 2
+            else:
+                ids.append(ord(text[i]))
+                i += 1
+        return {"input_ids": ids}
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
+        text = "".join(f"\x01{m['role']}\n{m['content']}\x02\n" for m in messages)
+        return text + ("\x01assistant\n" if add_generation_prompt else "")
+
+
+@pytest.mark.parametrize("reply", ["hi there", "  hi there", " hi", "\thi"])
+def test_8_chat_reply_with_leading_whitespace_is_scored(reply):
+    from sigmoid_head.data.tokenize import _chat_example
+
+    tok = _MergingTokenizer()
+    msgs = [{"role": "user", "content": "hola"}, {"role": "assistant", "content": reply},
+            {"role": "user", "content": "y?"}, {"role": "assistant", "content": reply}]
+    ids, labels = _chat_example(tok, msgs, "<test>")
+    trained = [t for t in labels if t != -100]
+    want = [ord(c) for c in reply] + [2]
+    assert trained == want + want  # each turn's reply and its end-of-turn token, nothing else
+    assert len(ids) == len(labels)
+    assert "".join(chr(t) if t != 1000 else "\n " for t in ids) == tok.apply_chat_template(msgs)

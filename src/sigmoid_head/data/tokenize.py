@@ -94,15 +94,27 @@ def special_ids(tokenizer: Any) -> set[int]:
     return ids | {i for i, tok in added.items() if getattr(tok, "special", False)}
 
 
-def _render_ids(tokenizer: Any, messages: list[dict], gen_prompt: bool, where: str) -> list[int]:
-    """Render ``messages`` with the chat template; tokenize with no extra special tokens."""
+def _render_text(tokenizer: Any, messages: list[dict], gen_prompt: bool, where: str) -> str:
+    """Render ``messages`` with the chat template, as text."""
     try:
-        text = tokenizer.apply_chat_template(
+        return tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=gen_prompt
         )
     except Exception as err:  # template errors come in many types
         raise DataError(f"{where}: the chat template failed: {err}") from err
-    return _ids(tokenizer, text)
+
+
+def _render_ids(tokenizer: Any, messages: list[dict], gen_prompt: bool, where: str) -> list[int]:
+    """Render ``messages`` with the chat template; tokenize with no extra special tokens."""
+    return _ids(tokenizer, _render_text(tokenizer, messages, gen_prompt, where))
+
+
+def _trained_end(full: list[int], start: int, specials: set[int]) -> int:
+    """End of the trained span ``full[start:end]``: up to the last special token (end of turn)."""
+    end = len(full)
+    while end > start and full[end - 1] not in specials:
+        end -= 1
+    return end if end > start else len(full)  # no end-of-turn token: train all
 
 
 def _chat_example(tokenizer: Any, messages: list[dict], where: str) -> tuple[list[int], list[int]]:
@@ -121,15 +133,42 @@ def _chat_example(tokenizer: Any, messages: list[dict], where: str) -> tuple[lis
         prefix = _render_ids(tokenizer, messages[:i], True, where)
         full = _render_ids(tokenizer, messages[: i + 1], False, where)
         if full[: len(prefix)] != prefix or input_ids[: len(full)] != full:
+            return _chat_example_split(tokenizer, messages, where, specials)
+        end = _trained_end(full, len(prefix), specials)
+        labels[len(prefix) : end] = full[len(prefix) : end]
+    return input_ids, labels
+
+
+def _chat_example_split(tokenizer: Any, messages: list[dict], where: str, specials: set[int]
+                        ) -> tuple[list[int], list[int]]:
+    """A chat whose assistant turns do not start on a token boundary (a reply beginning with
+    spaces merges with the generation prompt's newline): tokenize the text in pieces cut at
+    the start and end of every assistant turn, so each turn's tokens can be located."""
+    text = _render_text(tokenizer, messages, False, where)
+    cuts, turns = [0], []
+    for i, msg in enumerate(messages):
+        if msg["role"] != "assistant":
+            continue
+        prefix = _render_text(tokenizer, messages[:i], True, where)
+        full = _render_text(tokenizer, messages[: i + 1], False, where)
+        if not (full.startswith(prefix) and text.startswith(full) and len(prefix) >= cuts[-1]):
             raise DataError(
                 f"{where}: the chat template does not render turn {i} as a prefix of the "
                 "conversation, so its assistant tokens cannot be located"
             )
-        end = len(full)
-        while end > len(prefix) and full[end - 1] not in specials:
-            end -= 1
-        end = end if end > len(prefix) else len(full)  # no end-of-turn token: train all
-        labels[len(prefix) : end] = full[len(prefix) : end]
+        turns.append(len(cuts))
+        cuts += [len(prefix), len(full)]
+    cuts.append(len(text))
+    input_ids: list[int] = []
+    labels: list[int] = []
+    for k in range(len(cuts) - 1):
+        piece = _ids(tokenizer, text[cuts[k] : cuts[k + 1]])
+        if k in turns:  # the piece is an assistant turn
+            end = _trained_end(piece, 0, specials)
+            labels += piece[:end] + [IGNORE_INDEX] * (len(piece) - end)
+        else:
+            labels += [IGNORE_INDEX] * len(piece)
+        input_ids += piece
     return input_ids, labels
 
 
