@@ -1,6 +1,7 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
-Layers, lowest first (README's layout section): the version and the embedded model;
+Layers, lowest first (README's layout section): the version, the embedded model and the
+file-writing utilities;
 data; the paper's core (head, head_io, dominant, negatives, backbone, model); the
 pipelines (training, scoring, evaluation); the demo and the CLI. The package __init__
 is the public facade and may name anything (lazily).
@@ -13,7 +14,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded"},
+    {"_version", "embedded", "io_utils"},
     {"data"},
     {"head", "head_io", "dominant", "negatives", "backbone", "model"},
     {"training", "scoring", "evaluation"},
