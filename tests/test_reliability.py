@@ -71,9 +71,9 @@ def texts(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_1_second_run_into_a_locked_output_dir_is_refused(tmp_path, tiny_pairs_jsonl, capsys):
     with DirectoryLock(tmp_path / "out", what="training run"):
-        with pytest.raises(LockedError, match="in use by another training run"):
-            with DirectoryLock(tmp_path / "out"):
-                pass
+        with pytest.raises(LockedError, match="in use by another training run"), \
+                DirectoryLock(tmp_path / "out"):
+            pass
         code = cli_main(["train", "--train-file", str(tiny_pairs_jsonl), "--output-dir",
                          str(tmp_path / "out"), "--no-progress"])
     assert code == 2
@@ -309,9 +309,8 @@ def test_10_writer_keeps_complete_records_and_resumes(tmp_path, monkeypatch):
     out = tmp_path / "o.jsonl"
     rows = [{"i": i, "text": "x" * i} for i in range(6)]
     _kill_at(monkeypatch, 3)  # killed after the 4th record is on disk
-    with pytest.raises(Killed):
-        with ResumableJsonlWriter(out, key="k", total=6) as w:
-            w.write_many(rows)
+    with pytest.raises(Killed), ResumableJsonlWriter(out, key="k", total=6) as w:
+        w.write_many(rows)
     monkeypatch.setattr(io_utils, "fault_point", lambda name: None)
     assert not out.exists()  # nothing a later run would trust as complete
     partial = out.with_name("o.jsonl.partial")
@@ -376,7 +375,7 @@ def test_12_score_records_accepts_a_generator(head_dir, tiny_causal_path):
     from sigmoid_head.scoring.force_decode import score_records
 
     model = SigmoidHeadModel.from_pretrained(head_dir, str(tiny_causal_path), device="cpu")
-    rows = score_records(model, ({"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS)),
+    rows = score_records(model, ({"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS, strict=True)),
                          progress=False)
     assert len(rows) == 5
 

@@ -17,6 +17,7 @@ holds the flat TrainConfig dict (see :meth:`sigmoid_head.training.config.TrainCo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -135,10 +136,8 @@ def _matching_config(directory: Path, weights: Path) -> HeadConfig:
         except ValueError:
             newer = None
         if newer is not None and newer.weights_sha256 == actual:
-            try:  # finish the interrupted save
+            with contextlib.suppress(OSError):  # finish the interrupted save
                 io_utils.replace(pending, directory / CONFIG_NAME)
-            except OSError:
-                pass
             return newer
     if config.weights_sha256 is None:
         return config

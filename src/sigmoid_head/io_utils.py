@@ -17,6 +17,7 @@ Needs neither torch nor transformers.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -254,7 +255,7 @@ class ResumableJsonlWriter:
 
     def _open(self) -> Any:
         if self._file is None:
-            self._file = open(self.partial, "ab")
+            self._file = open(self.partial, "ab")  # noqa: SIM115 - closed by close()
         return self._file
 
     def write_many(self, records: Iterable[dict]) -> None:
@@ -274,10 +275,8 @@ class ResumableJsonlWriter:
 
     def _cut_back(self, err: OSError) -> None:
         """After a failed write: end the file on its last complete record, then raise."""
-        try:
+        with contextlib.suppress(OSError):
             self._file.close()
-        except OSError:
-            pass
         self._file = None
         try:
             with open(self.partial, "r+b") as f:
@@ -312,10 +311,7 @@ class ResumableJsonlWriter:
 def read_complete_jsonl(path: str | Path) -> list[dict]:
     """The records of a finished output, or those complete in its ``.partial`` file."""
     path = Path(path)
-    if path.exists():
-        source = path
-    else:
-        source = path.with_name(path.name + PARTIAL_SUFFIX)
+    source = path if path.exists() else path.with_name(path.name + PARTIAL_SUFFIX)
     rows = []
     for line in source.read_bytes().split(b"\n"):
         if not line:

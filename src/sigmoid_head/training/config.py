@@ -203,7 +203,7 @@ class TrainConfig:
             if given[group] is not None:
                 raise TypeError(f"{name!r} given both flat and inside {group}")
             per_group[group][field] = value
-        for group, values in per_group.items():
+        for values in per_group.values():
             for name, value in values.items():
                 _check_number(name, value)
         for group, cls in GROUPS.items():

@@ -140,9 +140,8 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         The SigmoidHeadModel holding the selected head (best validation loss when
         validation data exists, else the last one).
     """
-    from ..io_utils import DirectoryLock
-
     from ..data.records import read_records_with_lines
+    from ..io_utils import DirectoryLock
 
     # read (and so check) the data before the model is loaded
     parsed = {path: read_records_with_lines(path)
