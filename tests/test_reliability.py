@@ -490,3 +490,21 @@ def test_8_chat_reply_with_leading_whitespace_is_scored(reply):
     assert trained == want + want  # each turn's reply and its end-of-turn token, nothing else
     assert len(ids) == len(labels)
     assert "".join(chr(t) if t != 1000 else "\n " for t in ids) == tok.apply_chat_template(msgs)
+
+
+def test_full_disk_on_head_save_keeps_the_old_head(tiny_causal_path, tmp_path, monkeypatch):
+    import safetensors.torch
+
+    old, new = _fresh_head(tiny_causal_path, 1.0), _fresh_head(tiny_causal_path, 2.0)
+    old.save_pretrained(tmp_path)
+
+    def full(state, path, metadata=None):
+        Path(path).write_bytes(b"\0" * 10)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
+    with pytest.raises(WriteError, match="disk is full"):
+        new.save_pretrained(tmp_path)
+    monkeypatch.undo()
+    assert not (tmp_path / (WEIGHTS_NAME + ".tmp")).exists()
+    assert torch.equal(load_head_files(tmp_path)[1]["weight"], old.head.weight)

@@ -194,7 +194,7 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
     try:
         save_file(state, str(tmp_weights), metadata={"format": "pt", "library": "sigmoid-head"})
         io_utils.fsync_file(tmp_weights)
-    except (OSError, RuntimeError) as err:
+    except Exception as err:  # OSError, or safetensors' own error on a full disk
         tmp_weights.unlink(missing_ok=True)
         raise io_utils.write_error(tmp_weights, err) from err
     io_utils.fault_point("head weights written")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import time
 from contextlib import nullcontext
@@ -149,7 +150,10 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output_dir {out} is a file, not a directory")
-    with DirectoryLock(out, what="training run"):
+    # one lock per run: taken by its first process only (torchrun / accelerate set RANK)
+    lock = DirectoryLock(out, what="training run") if int(os.environ.get("RANK", "0")) == 0 \
+        else nullcontext()
+    with lock:
         run = _setup(config, model, caches, parsed)
         if run.val_batches and run.state.step == 0 and not run.state.history:
             _validate(run)  # the untrained head's loss
