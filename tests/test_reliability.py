@@ -23,9 +23,6 @@ from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.training.checkpoint import recover_checkpoint
 from sigmoid_head.training.config import TrainConfig
 
-SOURCES = ["el perro come el pan", "la casa", "el niño lee un libro", "una mujer", "el gato"]
-CANDS = ["the dog eats the bread", "the home", "the boy reads a book", "a woman", "a car"]
-
 
 class Killed(BaseException):
     """Stands for SIGKILL at a fault point (not an Exception: nothing may catch it)."""
@@ -50,21 +47,6 @@ def _error_line(capsys) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def head_dir(tiny_causal_path, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("head")
-    SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def texts(tmp_path_factory) -> tuple[Path, Path]:
-    d = tmp_path_factory.mktemp("texts")
-    (d / "src.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
-    (d / "mt.txt").write_text("\n".join(CANDS) + "\n", encoding="utf-8")
-    return d / "src.txt", d / "mt.txt"
 
 
 # -- 1. concurrent runs into one output directory -----------------------------------------
@@ -371,13 +353,13 @@ def test_10_score_crash_keeps_rows_and_rerun_continues(head_dir, texts, tmp_path
 
 # -- 12 and the raw-traceback list -----------------------------------------------------------------
 
-def test_12_score_records_accepts_a_generator(head_dir, tiny_causal_path):
+def test_12_score_records_accepts_a_generator(head_dir, tiny_causal_path, cli_pairs):
     from sigmoid_head.scoring.force_decode import score_records
 
     model = SigmoidHeadModel.from_pretrained(head_dir, str(tiny_causal_path), device="cpu")
-    rows = score_records(model, ({"source": s, "candidate": c} for s, c in zip(SOURCES, CANDS, strict=True)),
-                         progress=False)
-    assert len(rows) == 5
+    pairs = zip(*cli_pairs, strict=True)
+    rows = score_records(model, ({"source": s, "candidate": c} for s, c in pairs), progress=False)
+    assert len(rows) == len(cli_pairs[0])
 
 
 def test_12_train_checks_data_before_loading_the_model(tmp_path, capsys):
