@@ -59,7 +59,9 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
     """Restore a checkpoint written by :func:`save_checkpoint` for the same settings."""
     meta = json.loads((directory / STATE_NAME).read_text())
     key = json.loads(json.dumps(config.resume_key(), default=str))
-    changed = sorted(k for k in key if meta["key"].get(k) != key[k])
+    # a setting added after the checkpoint was written counts as having had its default value
+    defaults = json.loads(json.dumps(TrainConfig.defaults(), default=str))
+    changed = sorted(k for k in key if meta["key"].get(k, defaults.get(k)) != key[k])
     if changed:
         raise ValueError(
             f"{directory} was written with different settings ({', '.join(changed)}); "

@@ -17,7 +17,7 @@ Every setting also has a flat name (the field name; ``negatives`` for the sample
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from ..dominant import DominantConfig
@@ -84,6 +84,11 @@ class OptimConfig:
     """Passes over the training data."""
     max_steps: int | None = None
     """Stop after this many optimizer steps (overrides epochs when reached first)."""
+    rank_loss_weight: float = 0.0
+    """Weight of a hinge on head logits that ranks the reference above the other dominant tokens
+    of its position (the authors' newest research code; 0 = the paper's loss only)."""
+    rank_margin: float = 1.0
+    """Logit margin of that ranking hinge."""
 
     def __post_init__(self) -> None:
         if not self.batch_size and not self.max_tokens:
@@ -95,7 +100,8 @@ class OptimConfig:
         _check([(self.lr > 0, "lr must be > 0"), (self.grad_accum >= 1, "grad_accum must be >= 1"),
                 (self.epochs > 0, "epochs must be > 0"),
                 (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
-                (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0")])
+                (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0"),
+                (self.rank_loss_weight >= 0, "rank_loss_weight must be >= 0")])
 
 
 @dataclass
@@ -108,6 +114,9 @@ class LoopConfig:
     """Base model: hub id or local path; empty = the embedded SmolLM2-135M-Instruct."""
     bias: bool = False
     """Give the head a per-token bias."""
+    head_rank: int = 0
+    """0 = a full trainable (V, d) head (the paper); r > 0 = the LM head, frozen, plus a trainable
+    rank-r update (r * (V + d) parameters)."""
     eval_every: int | None = 200
     """Evaluate the validation loss every N optimizer steps (None = once per epoch)."""
     patience: int = 3
@@ -137,7 +146,7 @@ class LoopConfig:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
         if self.cache_dtype not in CACHE_DTYPES:
             raise ValueError("cache_dtype must be float32, bfloat16 or float16")
-        _check([(self.patience >= 0, "patience must be >= 0")])
+        _check([(self.patience >= 0, "patience must be >= 0"), (self.head_rank >= 0, "head_rank must be >= 0")])
 
 
 GROUPS: dict[str, type] = {"data": DataConfig, "sampler": SamplerConfig,
@@ -212,6 +221,16 @@ class TrainConfig:
         """The config of a flat dict as :meth:`to_dict` (or any earlier version) wrote it;
         keys that are not settings (history, steps, ...) are ignored."""
         return cls(**{k: v for k, v in record.items() if k in _FLAT})
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """Flat name -> default value of every setting that has one."""
+        out = {}
+        for name, (group, field) in _FLAT.items():
+            f = GROUPS[group].__dataclass_fields__[field]
+            if f.default is not MISSING:
+                out[name] = f.default
+        return out
 
     def resume_key(self) -> dict:
         """Settings that must match for a checkpoint to be resumed."""
