@@ -1,7 +1,7 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
 Layers, lowest first (README's layout section): the version and the embedded model;
-data; the paper's core (head, head_io, dominant, negatives, backbone, model); the
+data; the paper's core (head, head_io, dominant, negatives, backbone, model) and combine; the
 pipelines (training, scoring, evaluation); the demo and the CLI. The package __init__
 is the public facade and may name anything (lazily).
 """
@@ -15,7 +15,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded"},
     {"data"},
-    {"head", "head_io", "dominant", "negatives", "backbone", "model"},
+    {"head", "head_io", "dominant", "negatives", "backbone", "model", "combine"},
     {"training", "scoring", "evaluation"},
     {"demo", "cli"},
 ]
