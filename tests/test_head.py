@@ -95,3 +95,59 @@ def test_fingerprint_detects_changed_weights_but_not_dtype():
 def test_missing_files_are_reported(tmp_path):
     with pytest.raises(FileNotFoundError, match="head_config.json"):
         SigmoidHeadModel.from_pretrained(tmp_path, "unused")
+
+
+def test_dominant_margin_loss_brute_force():
+    from sigmoid_head.head import dominant_margin_loss
+
+    gen = torch.Generator().manual_seed(2)
+    head = SigmoidHead.from_lm_head(torch.randn(50, 8, generator=gen))
+    hidden = torch.randn(5, 8, generator=gen)
+    targets = torch.tensor([3, 7, 9, 1, 0])
+    dom = torch.tensor([[3, 4, -1], [8, -1, -1], [-1, -1, -1], [1, 2, 5], [6, 0, -1]])
+    got = dominant_margin_loss(head, hidden, targets, dom, margin=1.5)
+    full = head.full_logits(hidden)
+    want = []
+    for n in range(5):
+        others = [int(d) for d in dom[n] if d >= 0 and d != targets[n]]
+        hinge = [max(0.0, 1.5 - float(full[n, targets[n]] - full[n, d])) for d in others]
+        want.append(sum(hinge) / len(hinge) if hinge else 0.0)
+    assert torch.allclose(got, torch.tensor(want), atol=1e-5)
+    assert got[2] == 0  # no dominant token at all
+
+
+def test_low_rank_head_starts_at_the_lm_head_and_counts_few_parameters():
+    gen = torch.Generator().manual_seed(0)
+    weight = torch.randn(100, 16, generator=gen)
+    full, low = SigmoidHead.from_lm_head(weight), SigmoidHead.from_lm_head(weight, rank=4)
+    hidden, ids = torch.randn(6, 16, generator=gen), torch.randint(100, (6, 3), generator=gen)
+    assert torch.allclose(low.logits(hidden, ids), full.logits(hidden, ids))
+    assert low.trainable_parameters() == 4 * (100 + 16)
+    assert full.trainable_parameters() == 100 * 16
+    assert set(low.state_for_saving()) == {"lora_a", "lora_b"}
+
+
+def _config(model_path, data, out, **kw):
+    from sigmoid_head.training.config import TrainConfig
+
+    base = dict(train_file=str(data), output_dir=str(out), model=str(model_path), lr=3e-2,
+                batch_size=16, epochs=4, eval_every=10, patience=0, progress=False,
+                validation_fraction=0.15, seed=0, device="cpu")
+    return TrainConfig(**{**base, **kw})
+
+
+def test_low_rank_head_trains_saves_and_loads(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    from sigmoid_head.backbone import load_backbone
+    from sigmoid_head.training.loop import train
+
+    before = load_backbone(str(tiny_causal_path), device="cpu").output_weight().clone()
+    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, head_rank=4))
+    hist = json.loads((tmp_path / "head_config.json").read_text())["training"]["history"]
+    assert hist[-1]["val_loss"] < 0.9 * hist[0]["val_loss"], hist
+    assert torch.equal(model.head.weight, before)  # the frozen part never moves
+    assert model.head.lora_a.abs().sum() > 0
+    loaded = SigmoidHeadModel.from_pretrained(tmp_path, str(tiny_causal_path), device="cpu")
+    assert loaded.config.rank == 4
+    hidden = torch.randn(5, before.shape[1])
+    ids = torch.randint(before.shape[0], (5, 2))
+    assert torch.equal(loaded.head.logits(hidden, ids), model.head.logits(hidden, ids))

@@ -2,7 +2,7 @@
 
 Layers, lowest first (README's layout section): the version, the embedded model and the
 file-writing utilities;
-data; the paper's core (head, head_io, dominant, negatives, backbone, model); the
+data; the paper's core (head, head_io, dominant, negatives, backbone, model) and combine; the
 pipelines (training, scoring, evaluation); the demo and the CLI. The package __init__
 is the public facade and may name anything (lazily).
 """
@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils"},
     {"data"},
-    {"head", "head_io", "dominant", "negatives", "backbone", "model"},
+    {"head", "head_io", "dominant", "negatives", "backbone", "model", "combine"},
     {"training", "scoring", "evaluation"},
     {"demo", "cli"},
 ]

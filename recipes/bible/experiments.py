@@ -64,10 +64,22 @@ SETTINGS = [
 ]
 # beyond the paper (--extended): token_freq never draws a token that is never a training
 # target, so such tokens keep the LM head's initial score; count smoothing gives every
-# token some probability of being a negative, and power 0.5 flattens the distribution
+# token some probability of being a negative, and power 0.5 flattens the distribution.
+# Each row overrides TrainConfig fields of the token_freq + avoid head.
 EXTENDED = {
     "token_freq_smooth1+avoid": {"freq_smoothing": 1.0},
     "token_freq_pow0.5_smooth1+avoid": {"freq_smoothing": 1.0, "freq_power": 0.5},
+    # half of the k negatives uniform: rows that are never training targets get drawn too
+    "token_freq+uniform_share+avoid": {"negatives": "token_freq+random"},
+    "token_freq+avoid+bias": {"bias": True},
+    # the authors' newest research code: a hinge ranking the reference above the other dominant tokens
+    "token_freq+avoid+rank_loss": {"rank_loss_weight": 1.0, "rank_margin": 1.0},
+    # the LM head frozen plus a trainable rank-16 update: r * (V + d) parameters instead of V * d
+    "token_freq+avoid+low_rank16": {"head_rank": 16},
+    # the authors' training settings: lr 1e-4 cosine, 3 epochs, weight decay 0.01, effective
+    # batch 72, k/2 negatives from token freq and k/2 from the softmax at t=2, first cut
+    "authors_settings": {"lr": 1e-4, "epochs": 3.0, "weight_decay": 0.01, "batch_size": 8, "grad_accum": 9,
+                         "negatives": "token_freq+softmax", "softmax_temperature": 2.0, "dominant_cut": "first"},
 }
 SETTINGS += [(name, "token_freq", True, 1.0) for name in EXTENDED]
 
@@ -80,11 +92,18 @@ def find(data: Path, stem: str) -> Path:
 
 
 def task_data(setting: str, data: Path, out: Path, n_train: int, n_dev: int, n_test: int,
-              seed: int) -> tuple[Path, Path, list[dict]]:
-    """Training/dev files for the task, and test items {source, refs} (short verses)."""
+              seed: int, train_data: Path | None = None, max_words: int = 40) -> tuple[Path, Path, list[dict]]:
+    """Training/dev files for the task, and test items {source, refs} (short verses).
+
+    ``n_train`` 0 keeps every training pair; ``max_words`` 0 keeps pairs of any length;
+    ``train_data`` replaces the split's training file (e.g. the pairs a fine-tuned model saw).
+    """
     stem = "mt" if setting == "mt" else "para"
-    train_recs = [r for r in read_jsonl(find(data, f"{stem}_train")) if len(r["target"].split()) <= 40]
+    train_recs = read_jsonl(train_data) if train_data else read_jsonl(find(data, f"{stem}_train"))
+    if max_words:
+        train_recs = [r for r in train_recs if len(r["target"].split()) <= max_words]
     random.Random(seed).shuffle(train_recs)
+    n_train = n_train or len(train_recs)
     dev = read_jsonl(find(data, f"{stem}_dev"))[:n_dev]
     out.mkdir(parents=True, exist_ok=True)
     return (write_jsonl(out / "train.jsonl", train_recs[:n_train]),
@@ -123,19 +142,20 @@ def other_candidates(test: list[dict], seed: int) -> list[dict]:
 
 def train_heads(backbone, config_kw: dict, settings: list[tuple], out: Path) -> dict[str, SigmoidHeadModel]:
     """One head per setting, all on one backbone and one shared hidden-state cache."""
-    heads, caches = {}, None
+    heads, caches = {}, {}
     for name, negatives, avoid, temp in settings:
         t0 = time.perf_counter()
-        config = TrainConfig(output_dir=str(out / "heads" / name), negatives=negatives, avoid_dominant=avoid,
-                             softmax_temperature=temp, **EXTENDED.get(name, {}), **config_kw)
-        fresh = SigmoidHeadModel.from_base(backbone)
-        if caches is None:  # dominant sets are cached once for every setting
+        config = TrainConfig(**{**config_kw, "output_dir": str(out / "heads" / name), "negatives": negatives,
+                                "avoid_dominant": avoid, "softmax_temperature": temp, **EXTENDED.get(name, {})})
+        fresh = SigmoidHeadModel.from_base(backbone, bias=config.bias, rank=config.head_rank)
+        rule = config.dominant_config()
+        if rule not in caches:  # dominant sets are cached once per dominant-token rule
             collate = Collator(pad_id(backbone.tokenizer), backbone.is_encoder_decoder)
-            caches = (PositionCache(backbone, collate, config.dominant_config()),
-                      PositionCache(backbone, collate, config.dominant_config()))
-        heads[name] = train(config, model=fresh, caches=caches)
+            caches[rule] = (PositionCache(backbone, collate, rule), PositionCache(backbone, collate, rule))
+        heads[name] = train(config, model=fresh, caches=caches[rule])
         hist = heads[name].config.training["history"]
-        print(f"  {name}: val loss {hist[0]['val_loss']:.3f} -> {heads[name].config.training['best_val_loss']:.3f}"
+        params = heads[name].head.trainable_parameters()
+        print(f"  {name}: {params:,} trained parameters; val loss {hist[0]['val_loss']:.3f} -> {heads[name].config.training['best_val_loss']:.3f}"
               f" ({time.perf_counter() - t0:.0f} s)", flush=True)
     return heads
 
@@ -185,13 +205,17 @@ def main() -> None:
     p.add_argument("--data", default=str(ROOT / "data" / "bible_sample"))
     p.add_argument("--out", required=True)
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke run in minutes")
-    p.add_argument("--n-train", type=int, default=None)
+    p.add_argument("--n-train", type=int, default=None, help="training pairs (0 = all of them)")
+    p.add_argument("--train-data", type=Path, default=None,
+                   help="train the heads on this pairs file instead of the split's (e.g. what a fine-tuned model saw)")
+    p.add_argument("--max-words", type=int, default=40, help="skip training pairs with longer targets (0 = keep all)")
     p.add_argument("--n-test", type=int, default=None)
     p.add_argument("--epochs", type=float, default=None)
     p.add_argument("--mc-samples", type=int, default=None)
     p.add_argument("--settings", default=None, help="comma-separated subset of the ablation rows")
     p.add_argument("--extended", action="store_true",
                    help=f"also train the rows beyond the paper: {', '.join(EXTENDED)}")
+    p.add_argument("--eval-every", type=int, default=50, help="validation loss every N optimizer steps")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     run(args)
@@ -203,7 +227,7 @@ def run(args: argparse.Namespace) -> None:
     from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
 
     quick = args.quick
-    n_train = args.n_train or (120 if quick else 3000)
+    n_train = args.n_train if args.n_train is not None else (120 if quick else 3000)
     n_test = args.n_test or (20 if quick else 350)
     epochs = args.epochs or (5 if quick else 8)
     max_new = 48 if quick else 96
@@ -224,10 +248,11 @@ def run(args: argparse.Namespace) -> None:
     render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
               else {"prompt_template": "{source}", "use_chat_template": False})
     train_file, dev_file, test = task_data(args.setting, Path(args.data), out, n_train, 48 if quick else 300,
-                                           n_test, args.seed)
+                                           n_test, args.seed, args.train_data, args.max_words)
+    n_train = sum(1 for _ in train_file.open(encoding="utf-8"))
     print(f"[1/4] training {len(settings)} heads on {n_train} pairs ({epochs} epochs, shared cache)", flush=True)
     config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), lr=1e-3, batch_size=16,
-                     epochs=epochs, eval_every=50, patience=3, cache_hidden=True, max_length=192,
+                     epochs=epochs, eval_every=args.eval_every, patience=3, cache_hidden=True, max_length=192,
                      seed=args.seed, progress=False, **render)
     heads = train_heads(backbone, config_kw, settings, out)
     main_name = "token_freq+avoid" if "token_freq+avoid" in heads else next(iter(heads))

@@ -29,15 +29,26 @@ class SigmoidHead(nn.Module):
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, bias: bool = False,
-                 dtype: torch.dtype = torch.float32, sparse: bool = False) -> None:
+                 dtype: torch.dtype = torch.float32, sparse: bool = False, rank: int = 0) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.zeros(vocab_size, hidden_size, dtype=dtype))
+        if rank < 0:
+            raise ValueError(f"rank must be >= 0, got {rank}")
+        self.rank = rank
+        if rank:  # W_qe = W_out (a frozen copy, never saved) + A (V, r) @ B (r, d)
+            self.register_buffer("weight", torch.zeros(vocab_size, hidden_size, dtype=dtype),
+                                 persistent=False)
+            self.lora_a = nn.Parameter(torch.zeros(vocab_size, rank, dtype=dtype))
+            init = torch.randn(rank, hidden_size, generator=torch.Generator().manual_seed(rank))
+            self.lora_b = nn.Parameter((init / hidden_size**0.5).to(dtype))
+        else:
+            self.weight = nn.Parameter(torch.zeros(vocab_size, hidden_size, dtype=dtype))
         self.bias = nn.Parameter(torch.zeros(vocab_size, 1, dtype=dtype)) if bias else None
         self.sparse = sparse
 
     @classmethod
     def from_lm_head(cls, weight: torch.Tensor, bias: torch.Tensor | None = None,
-                     use_bias: bool = False, dtype: torch.dtype = torch.float32) -> SigmoidHead:
+                     use_bias: bool = False, dtype: torch.dtype = torch.float32,
+                     rank: int = 0) -> SigmoidHead:
         """A head initialised as an untied copy of an LM output layer.
 
         Args:
@@ -45,8 +56,10 @@ class SigmoidHead(nn.Module):
             bias: (V,) the LM's output bias, copied when ``use_bias`` (zeros if None).
             use_bias: give the head a bias.
             dtype: parameter dtype (float32 keeps the optimizer exact even for bf16 models).
+            rank: 0 = a full trainable (V, d) matrix (the paper); r > 0 = the frozen LM
+                head plus a trainable rank-r update, r * (V + d) parameters.
         """
-        head = cls(weight.shape[0], weight.shape[1], bias=use_bias, dtype=dtype)
+        head = cls(weight.shape[0], weight.shape[1], bias=use_bias, dtype=dtype, rank=rank)
         with torch.no_grad():
             head.weight.copy_(weight.detach().to(dtype))
             if head.bias is not None and bias is not None:
@@ -71,8 +84,12 @@ class SigmoidHead(nn.Module):
         Returns:
             (N, m) logits ``W_qe[ids] . h (+ b[ids])``.
         """
-        rows = F.embedding(ids, self.weight, sparse=self.sparse)  # (N, m, d)
+        rows = F.embedding(ids, self.weight, sparse=self.sparse and not self.rank)  # (N, m, d)
         out = torch.bmm(rows, hidden.to(rows.dtype).unsqueeze(-1)).squeeze(-1)  # (N, m)
+        if self.rank:
+            low = F.embedding(ids, self.lora_a, sparse=self.sparse)  # (N, m, r)
+            proj = hidden.to(self.lora_b.dtype) @ self.lora_b.T  # (N, r)
+            out = out + torch.bmm(low, proj.unsqueeze(-1)).squeeze(-1)
         if self.bias is not None:
             out = out + F.embedding(ids, self.bias, sparse=self.sparse).squeeze(-1)
         return out
@@ -84,17 +101,33 @@ class SigmoidHead(nn.Module):
     def full_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(N, V) logits over the whole vocabulary (for tests and analysis only)."""
         out = hidden.to(self.weight.dtype) @ self.weight.T
+        if self.rank:
+            out = out + (hidden.to(self.lora_b.dtype) @ self.lora_b.T) @ self.lora_a.T
         return out + self.bias.T if self.bias is not None else out
 
+    def trainable_parameters(self) -> int:
+        """Number of trained values: V * d for the full head, r * (V + d) for a low-rank one."""
+        return sum(p.numel() for p in self.parameters())
+
     def state_for_saving(self) -> dict[str, torch.Tensor]:
-        state = {"weight": self.weight.detach().contiguous().cpu()}
+        if self.rank:
+            state = {"lora_a": self.lora_a.detach().contiguous().cpu(),
+                     "lora_b": self.lora_b.detach().contiguous().cpu()}
+        else:
+            state = {"weight": self.weight.detach().contiguous().cpu()}
         if self.bias is not None:
             state["bias"] = self.bias.detach().reshape(-1).contiguous().cpu()
         return state
 
     def load_saved_state(self, state: dict[str, torch.Tensor]) -> None:
         with torch.no_grad():
-            self.weight.copy_(state["weight"])
+            if self.rank:
+                if "lora_a" not in state:
+                    raise HeadMismatchError("head_config says rank > 0 but the weights hold no low-rank factors")
+                self.lora_a.copy_(state["lora_a"])
+                self.lora_b.copy_(state["lora_b"])
+            else:
+                self.weight.copy_(state["weight"])
             if self.bias is not None:
                 if "bias" not in state:
                     raise HeadMismatchError("head_config says bias=True but the weights hold no bias")
@@ -123,3 +156,29 @@ def sigmoid_bce(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
     labels[:, 0] = 1.0
     bce = F.binary_cross_entropy_with_logits(logits, labels, reduction="none") * valid
     return bce.sum(1) / valid.sum(1)
+
+
+def dominant_margin_loss(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
+                         dominant_ids: torch.Tensor, margin: float = 1.0) -> torch.Tensor:
+    """Per-position hinge that ranks the reference above the other dominant tokens.
+
+    ``mean over d in D \\ {y*} of max(0, margin - (s(y*) - s(d)))`` on head logits, 0 where
+    a position has no other dominant token. Avoid-dominant sampling never pushes the
+    dominant tokens down, so on the model's own (greedy, hence dominant) tokens the head
+    saturates; this term keeps an order among them.
+
+    Args:
+        head: the sigmoid head (called as ``head(hidden, ids)``).
+        hidden: (N, d) final hidden states.
+        targets: (N,) reference ids.
+        dominant_ids: (N, M) dominant ids padded with -1.
+        margin: required logit gap.
+
+    Returns:
+        (N,) loss per position.
+    """
+    valid = (dominant_ids >= 0) & (dominant_ids != targets.unsqueeze(1))  # (N, M)
+    ids = torch.cat([targets.unsqueeze(1), dominant_ids.clamp(min=0)], 1)  # (N, 1+M)
+    logits = head(hidden, ids).float()  # (N, 1+M)
+    hinge = F.relu(margin - (logits[:, :1] - logits[:, 1:])) * valid  # (N, M)
+    return hinge.sum(1) / valid.sum(1).clamp(min=1)

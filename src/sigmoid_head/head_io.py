@@ -67,6 +67,8 @@ class HeadConfig:
     """Whether the base model is an encoder-decoder."""
     bias: bool = False
     """Whether the head has a per-token bias."""
+    rank: int = 0
+    """0: a full (V, d) head; r > 0: the base model's output matrix plus a rank-r update."""
     training: dict = field(default_factory=dict)
     """Every training setting used to make the head."""
     library_version: str = __version__

@@ -52,7 +52,7 @@ class SigmoidHeadModel:
     @classmethod
     def from_base(cls, model: str | Backbone | None = None, *, bias: bool = False,
                   dtype: str = "auto", device: str | None = None, revision: str | None = None,
-                  head_dtype: torch.dtype = torch.float32) -> SigmoidHeadModel:
+                  head_dtype: torch.dtype = torch.float32, rank: int = 0) -> SigmoidHeadModel:
         """A new head initialised from a base model's output layer.
 
         Args:
@@ -63,17 +63,18 @@ class SigmoidHeadModel:
             device: None = CUDA if available, else CPU.
             revision: hub revision of the base model.
             head_dtype: dtype of the head's parameters.
+            rank: 0 = a full head (the paper); r > 0 = the LM head plus a rank-r update.
         """
         backbone = model if isinstance(model, Backbone) else load_backbone(
             model, dtype=dtype, device=device, revision=revision)
         weight = backbone.output_weight()
         head = SigmoidHead.from_lm_head(weight, backbone.output_bias(), use_bias=bias,
-                                        dtype=head_dtype)
+                                        dtype=head_dtype, rank=rank)
         config = HeadConfig(
             base_model=backbone.name_or_path, base_revision=backbone.revision,
             vocab_size=weight.shape[0], hidden_size=weight.shape[1],
             fingerprint=fingerprint(weight), is_encoder_decoder=backbone.is_encoder_decoder,
-            bias=bias,
+            bias=bias, rank=rank,
         )
         return cls(backbone, head, config)
 
@@ -97,8 +98,12 @@ class SigmoidHeadModel:
             model, dtype=dtype, device=device, revision=config.base_revision)
         if strict:
             check_compatible(config, backbone)
-        head = SigmoidHead(config.vocab_size, config.hidden_size, bias=config.bias,
-                           dtype=state["weight"].dtype)
+        if config.rank:  # the frozen part is the base model's own output matrix
+            head = SigmoidHead.from_lm_head(backbone.output_weight(), use_bias=config.bias,
+                                            dtype=state["lora_a"].dtype, rank=config.rank)
+        else:
+            head = SigmoidHead(config.vocab_size, config.hidden_size, bias=config.bias,
+                               dtype=state["weight"].dtype)
         head.load_saved_state(state)
         return cls(backbone, head.to(backbone.device), config, state.get("token_counts"))
 

@@ -113,7 +113,9 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
         raise ValueError(f"{directory / STATE_NAME}: unreadable checkpoint ({err}); pass "
                          "--no-resume to start over") from err
     key = json.loads(json.dumps(config.resume_key(), default=str))
-    changed = sorted(k for k in key if meta["key"].get(k) != key[k])
+    # a setting added after the checkpoint was written counts as having had its default value
+    defaults = json.loads(json.dumps(TrainConfig.defaults(), default=str))
+    changed = sorted(k for k in key if meta["key"].get(k, defaults.get(k)) != key[k])
     if changed:
         raise ValueError(
             f"{directory} was written with different settings ({', '.join(changed)}); "

@@ -18,7 +18,7 @@ Every setting also has a flat name (the field name; ``negatives`` for the sample
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from ..data.templates import check_template
@@ -87,6 +87,11 @@ class OptimConfig:
     """Passes over the training data."""
     max_steps: int | None = None
     """Stop after this many optimizer steps (overrides epochs when reached first)."""
+    rank_loss_weight: float = 0.0
+    """Weight of a hinge on head logits that ranks the reference above the other dominant tokens
+    of its position (the authors' newest research code; 0 = the paper's loss only)."""
+    rank_margin: float = 1.0
+    """Logit margin of that ranking hinge."""
 
     def __post_init__(self) -> None:
         _check([(self.batch_size is None or self.batch_size >= 0, "batch_size must be >= 0"),
@@ -101,7 +106,8 @@ class OptimConfig:
                 (self.epochs > 0, "epochs must be > 0"),
                 (self.weight_decay >= 0, "weight_decay must be >= 0"),
                 (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
-                (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0")])
+                (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0"),
+                (self.rank_loss_weight >= 0, "rank_loss_weight must be >= 0")])
 
 
 @dataclass
@@ -114,6 +120,9 @@ class LoopConfig:
     """Base model: hub id or local path; empty = the embedded SmolLM2-135M-Instruct."""
     bias: bool = False
     """Give the head a per-token bias."""
+    head_rank: int = 0
+    """0 = a full trainable (V, d) head (the paper); r > 0 = the LM head, frozen, plus a trainable
+    rank-r update (r * (V + d) parameters)."""
     eval_every: int | None = 200
     """Evaluate the validation loss every N optimizer steps (None = once per epoch)."""
     patience: int = 3
@@ -146,7 +155,8 @@ class LoopConfig:
         _check([(self.patience >= 0, "patience must be >= 0"),
                 (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
-                (self.seed >= 0, "seed must be >= 0")])
+                (self.seed >= 0, "seed must be >= 0"),
+                (self.head_rank >= 0, "head_rank must be >= 0")])
 
 
 GROUPS: dict[str, type] = {"data": DataConfig, "sampler": SamplerConfig,
@@ -233,6 +243,16 @@ class TrainConfig:
         """The config of a flat dict as :meth:`to_dict` (or any earlier version) wrote it;
         keys that are not settings (history, steps, ...) are ignored."""
         return cls(**{k: v for k, v in record.items() if k in _FLAT})
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """Flat name -> default value of every setting that has one."""
+        out = {}
+        for name, (group, field) in _FLAT.items():
+            f = GROUPS[group].__dataclass_fields__[field]
+            if f.default is not MISSING:
+                out[name] = f.default
+        return out
 
     def resume_key(self) -> dict:
         """Settings that must match for a checkpoint to be resumed."""

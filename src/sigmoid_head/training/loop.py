@@ -33,11 +33,11 @@ from ..data.batching import Collator, example_length, make_batches, pad_id
 from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, count_target_tokens
+from .optim import cosine_with_warmup, make_optimizer
+from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .optim import cosine_with_warmup, make_optimizer
-from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator
     """Train and validation hidden-state caches, when asked for."""
     if not config.cache_hidden:
         return None, None
-    dominant = config.dominant_config() if config.avoid_dominant else None
+    dominant = config.dominant_config() if config.avoid_dominant or config.rank_loss_weight > 0 else None
     dtype = DTYPES[config.cache_dtype]
     return (PositionCache(model.backbone, collate, dominant, dtype),
             PositionCache(model.backbone, collate, dominant, dtype))
@@ -184,7 +184,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     torch.manual_seed(config.seed)
     if model is None:
         model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
-                                           device=str(accelerator.device))
+                                           device=str(accelerator.device), rank=config.head_rank)
     model.head.sparse = config.optimizer == "sparse_adam"
     config = _cap_max_length(config, model)
     train_ex, val_ex = _load_data(config, model, parsed)
@@ -202,7 +202,8 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     scheduler = cosine_with_warmup(optimizer, int(config.warmup_ratio * total), total)
     head, optimizer = accelerator.prepare(model.head, optimizer)
     ctx = StepContext(model, head, sampler, config.dominant_config(),
-                      _autocast(accelerator, config.mixed_precision))
+                      _autocast(accelerator, config.mixed_precision), config.rank_loss_weight,
+                      config.rank_margin)
 
     state = TrainState()
     checkpoint = Path(config.output_dir) / "checkpoint"

@@ -13,7 +13,7 @@ import torch
 from ..backbone import Positions
 from ..data.batching import IGNORE_INDEX, Collator
 from ..dominant import DominantConfig, log_softmax_and_dominant
-from ..head import sigmoid_bce
+from ..head import dominant_margin_loss, sigmoid_bce
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler
 from .cache import PositionCache
@@ -28,6 +28,9 @@ class StepContext:
     sampler: NegativeSampler
     dominant: DominantConfig
     autocast: object
+    rank_weight: float = 0.0
+    """Weight of the dominant ranking hinge (0 = the paper's loss only)."""
+    rank_margin: float = 1.0
 
 
 def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
@@ -43,16 +46,18 @@ def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Gene
     """Summed per-position loss of one collated micro-batch and its number of trained positions.
 
     Phases: frozen forward (hidden states + LM logits at trained positions only) ->
-    dominant sets -> negatives -> BCE over gathered head rows.
+    dominant sets -> negatives -> BCE over gathered head rows (+ the optional ranking
+    hinge over the dominant tokens).
     """
     cfg = ctx.sampler.config
+    need_dominant = cfg.avoid_dominant or ctx.rank_weight > 0
     with ctx.autocast:
-        pos = ctx.model.backbone.positions(batch, with_logits=cfg.avoid_dominant or cfg.needs_logits)
+        pos = ctx.model.backbone.positions(batch, with_logits=need_dominant or cfg.needs_logits)
     dominant_ids = None
     if pos.logits is not None:
         # one log-softmax serves both the dominant sets and (shift-invariant) softmax sampling
         pos.logits, dominant_ids = log_softmax_and_dominant(  # (N, V), (N, M)
-            pos.logits, ctx.dominant, with_dominant=cfg.avoid_dominant)
+            pos.logits, ctx.dominant, with_dominant=need_dominant)
     return head_loss(ctx, pos, dominant_ids, gen)
 
 
@@ -63,8 +68,12 @@ def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | Non
         with ctx.autocast:
             pos.logits, _ = log_softmax_and_dominant(ctx.model.backbone.lm_logits(pos.hidden),
                                                      with_dominant=False)  # (N, V)
-    negatives = ctx.sampler(pos.targets, gen, dominant_ids, pos.logits)  # (N, k)
+    avoid = dominant_ids if ctx.sampler.config.avoid_dominant else None
+    negatives = ctx.sampler(pos.targets, gen, avoid, pos.logits)  # (N, k)
     loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
+    if ctx.rank_weight > 0 and dominant_ids is not None:
+        loss = loss + ctx.rank_weight * dominant_margin_loss(  # (N,)
+            ctx.head, pos.hidden, pos.targets, dominant_ids, ctx.rank_margin)
     return loss.sum(), int(pos.targets.numel())
 
 
@@ -76,7 +85,7 @@ def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], colla
         return batch_loss(ctx, {k: v.to(ctx.model.backbone.device) for k, v in batch.items()}, gen)
     cache.fill(indices, examples, ctx.autocast)
     pos, dominant_ids = cache.positions(indices)
-    return head_loss(ctx, pos, dominant_ids if ctx.sampler.config.avoid_dominant else None, gen)
+    return head_loss(ctx, pos, dominant_ids, gen)
 
 
 @torch.no_grad()
