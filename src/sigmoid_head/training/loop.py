@@ -33,11 +33,11 @@ from ..data.batching import Collator, example_length, make_batches, pad_id
 from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, count_target_tokens
-from .optim import cosine_with_warmup, make_optimizer
-from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
+from .optim import cosine_with_warmup, make_optimizer
+from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
 
