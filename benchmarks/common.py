@@ -1,5 +1,10 @@
 """Shared set-up of the benchmarks: the embedded SmolLM2-135M, real Bible batches, timing.
 
+``--model`` swaps in a randomly initialised model of another size (no download): the
+OLMo-2-1B and OLMo-2-7B shapes (vocabulary 100,352), or a tiny one for dry runs; the
+embedded tokenizer and data serve them all (its ids are all inside their vocabularies).
+``--device`` / ``--dtype`` place it; on CUDA every timed call ends with a synchronize.
+
 Every benchmark measures its variants side by side in one process run: the variants
 are interleaved, repeated, and the median of each is reported, so that the ratios stay
 meaningful on a machine whose cores are shared with other work. Absolute figures from
@@ -32,7 +37,60 @@ def parser(doc: str) -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=3, help="interleaved repetitions per variant")
     p.add_argument("--batches", type=int, default=6, help="micro-batches per timed pass")
     p.add_argument("--batch-size", type=int, default=16, help="sequences per micro-batch")
+    p.add_argument("--model", choices=("smollm2", *SIZES), default="smollm2",
+                   help="the embedded SmolLM2-135M, or a random-init model of this size")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--dtype", default="auto", help="auto (bfloat16 on CUDA), float32, bfloat16")
+    p.add_argument("--examples", type=int, default=0,
+                   help="tokenize only the first N training examples (0 = all; dry runs)")
     return p
+
+
+SIZES = {
+    "olmo2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                     num_attention_heads=16, num_key_value_heads=16, vocab_size=100352),
+    "olmo2-7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                     num_attention_heads=32, num_key_value_heads=32, vocab_size=100352),
+    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=4, vocab_size=49152),
+}
+"""Random-init shapes (OLMo-2-0425-1B and OLMo-2-1124-7B configs; a tiny one for dry runs)."""
+
+
+def torch_dtype(args: argparse.Namespace) -> torch.dtype:
+    if args.dtype == "auto":
+        return torch.bfloat16 if args.device.startswith("cuda") else torch.float32
+    return getattr(torch, args.dtype)
+
+
+def backbone_for(args: argparse.Namespace):
+    """The embedded SmolLM2 (``--model smollm2``) or a random-init OLMo-2-style model."""
+    from transformers import AutoTokenizer, Olmo2Config, Olmo2ForCausalLM
+
+    from sigmoid_head import load_backbone
+    from sigmoid_head.backbone import Backbone, freeze
+    from sigmoid_head.embedded.default_model import default_model_path
+
+    if args.model == "smollm2":
+        return load_backbone(None, device=args.device, dtype=torch_dtype(args))
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path(progress=False))
+    config = Olmo2Config(**SIZES[args.model], max_position_embeddings=4096,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                         bos_token_id=tokenizer.bos_token_id, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    with torch.device(args.device):  # initialise in place: a 7B model never visits the CPU
+        model = Olmo2ForCausalLM(config).to(torch_dtype(args))
+    return Backbone(freeze(model), tokenizer, name_or_path=f"random-init-{args.model}")
+
+
+def to_device(batch: dict[str, torch.Tensor], device: str) -> dict[str, torch.Tensor]:
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def sync(device: str) -> None:
+    """Wait for the device's queued work (a no-op on CPU), so wall times are honest."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def setup_threads(args: argparse.Namespace) -> None:
@@ -40,16 +98,21 @@ def setup_threads(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
 
 
-def load(n_examples: int | None = None):
-    """(backbone, examples): the embedded model and tokenized KJV -> WEB chat examples."""
+def load(n_examples: int | None = None, args: argparse.Namespace | None = None):
+    """(backbone, examples): the model (see :func:`backbone_for`) and tokenized KJV -> WEB
+    chat examples."""
     from sigmoid_head import load_backbone
-    from sigmoid_head.data.tokenize import load_examples
+    from sigmoid_head.data.records import read_records
+    from sigmoid_head.data.tokenize import tokenize_records
 
-    backbone = load_backbone(None, device="cpu")
-    examples = load_examples(DATA, backbone.tokenizer, is_encoder_decoder=False,
-                             use_chat_template=True, prompt_template=PROMPT,
-                             max_length=MAX_LENGTH)
-    return backbone, examples[:n_examples] if n_examples else examples
+    backbone = backbone_for(args) if args is not None else load_backbone(None, device="cpu")
+    if args is not None and args.examples:
+        n_examples = min(n_examples or args.examples, args.examples)
+    records = read_records(DATA)[:n_examples] if n_examples else read_records(DATA)
+    examples, _ = tokenize_records(records, backbone.tokenizer, is_encoder_decoder=False,
+                                   use_chat_template=True, prompt_template=PROMPT,
+                                   max_length=MAX_LENGTH)
+    return backbone, examples
 
 
 def fixed_batches(examples: list[dict], n_batches: int, batch_size: int, seed: int = 0
@@ -61,8 +124,8 @@ def fixed_batches(examples: list[dict], n_batches: int, batch_size: int, seed: i
     return make_batches(lengths, batch_size=batch_size, shuffle=True, seed=seed)[:n_batches]
 
 
-def interleaved(variants: dict[str, Callable[[], object]], repeats: int, warmup: bool = True
-                ) -> dict[str, list[float]]:
+def interleaved(variants: dict[str, Callable[[], object]], repeats: int, warmup: bool = True,
+                device: str = "cpu") -> dict[str, list[float]]:
     """Wall time of each variant, run in turn ``repeats`` times (after one untimed warm-up)."""
     if warmup:
         for fn in variants.values():
@@ -70,14 +133,16 @@ def interleaved(variants: dict[str, Callable[[], object]], repeats: int, warmup:
     times: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(repeats):
         for name, fn in variants.items():
+            sync(device)
             t0 = time.perf_counter()
             fn()
+            sync(device)
             times[name].append(time.perf_counter() - t0)
     return times
 
 
-def interleaved_items(variants: dict[str, Callable[[int], object]], n_items: int, repeats: int
-                      ) -> dict[str, list[float]]:
+def interleaved_items(variants: dict[str, Callable[[int], object]], n_items: int, repeats: int,
+                      device: str = "cpu") -> dict[str, list[float]]:
     """Per-repeat total wall time of each variant, interleaved at the finest grain.
 
     Each variant is a function of an item (a batch) index; for every item all variants
@@ -93,8 +158,10 @@ def interleaved_items(variants: dict[str, Callable[[int], object]], n_items: int
         for i in range(n_items):
             shift = (rep * n_items + i) % len(names)
             for name in names[shift:] + names[:shift]:
+                sync(device)
                 t0 = time.perf_counter()
                 variants[name](i)
+                sync(device)
                 acc[name] += time.perf_counter() - t0
         for name in names:
             totals[name].append(acc[name])
@@ -126,5 +193,9 @@ def peak_rss_mib() -> float:
 
 
 def header(args: argparse.Namespace, extra: str = "") -> None:
-    print(f"threads={torch.get_num_threads()} torch={torch.__version__} quick={args.quick} "
+    where = args.device
+    if args.device.startswith("cuda"):
+        where += f" ({torch.cuda.get_device_name()})"
+    print(f"model={args.model} device={where} dtype={torch_dtype(args)} "
+          f"threads={torch.get_num_threads()} torch={torch.__version__} quick={args.quick} "
           f"repeats={args.repeats} {extra}".rstrip(), flush=True)

@@ -6,6 +6,7 @@ of prompts padded on the left; ``plain`` calls Hugging Face ``generate`` only,
 at the LM head, sigmoid/softmax/BoostedProb/entropy per token). Interleaved, repeated.
 
     python benchmarks/generation.py [--quick] [--threads 1] [--new-tokens 32]
+        [--model olmo2-1b --device cuda]
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ from sigmoid_head.scoring.force_decode import length_batches
 from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__)
     p.add_argument("--new-tokens", type=int, default=32)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.quick:
         args.batches, args.repeats, args.batch_size, args.new_tokens = 1, 1, 4, 8
     common.setup_threads(args)
     import gzip
     import json
 
-    backbone, _ = common.load(1)
+    backbone, _ = common.load(1, args)
     model = SigmoidHeadModel.from_base(backbone)
     with gzip.open(common.DATA, "rt") as f:
         records = [json.loads(line) for _, line in zip(range(args.batches * args.batch_size), f, strict=False)]
@@ -48,6 +49,7 @@ def main() -> None:
         seqs = []
         for idx in groups:
             ids, mask = pad_with_mask([prompts[i] for i in idx], pid, "left")
+            ids, mask = ids.to(args.device), mask.to(args.device)
             out = backbone.model.generate(input_ids=ids, attention_mask=mask, pad_token_id=pid,
                                           **cfg.generate_kwargs())
             seqs += [row[ids.shape[1]:].tolist() for row in out]
@@ -59,7 +61,8 @@ def main() -> None:
 
     common.header(args, f"prompts={len(prompts)} max_new_tokens={args.new_tokens}")
     med = {k: common.median(v) for k, v in
-           common.interleaved({"plain": plain, "scored": scored}, args.repeats).items()}
+           common.interleaved({"plain": plain, "scored": scored}, args.repeats,
+                              device=args.device).items()}
     ordered = [i for idx in groups for i in idx]
     by_input = {g.input_index: g.output for g in outputs["scored"]}
     same = all(by_input[i] == outputs["plain"][j][: len(by_input[i])] for j, i in enumerate(ordered))

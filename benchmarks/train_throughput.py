@@ -14,11 +14,15 @@ embedded SmolLM2-135M-Instruct), interleaved and repeated in one run:
   full-vocabulary top-1024 for dominant tokens, one [positions x vocab] distribution
   per strategy drawn with torch.multinomial), same loss and optimizer as ours.
 
-``--memory`` runs each variant in its own child process and reports its peak RSS; the
-reference is a process holding the model, the head and its AdamW state running the
-forward-only pass.
+``--memory`` runs each variant in its own child process and reports its peak RSS (on
+CUDA: ``torch.cuda.max_memory_allocated``); the reference is a process holding the
+model, the head and its AdamW state running the forward-only pass.
+
+On another ``--model`` / ``--device`` (see common.py) the published variant is left out
+(its [positions x vocab] tensors are what it is there to show, on the CPU).
 
     python benchmarks/train_throughput.py [--quick] [--threads 1] [--memory]
+        [--model olmo2-1b --device cuda]
 """
 
 from __future__ import annotations
@@ -75,12 +79,15 @@ def published_step(model: SigmoidHeadModel, opt, batch: dict, freq: torch.Tensor
 
 
 def build(args, n_examples=None):
-    backbone, examples = common.load(n_examples)
+    backbone, examples = common.load(n_examples, args)
     model = SigmoidHeadModel.from_base(backbone)
     counts = count_target_tokens([e["labels"] for e in examples], model.config.vocab_size)
     collate = Collator(backbone.tokenizer.pad_token_id, False)
     batches = [collate([examples[i] for i in b]) for b in
                common.fixed_batches(examples, args.batches, args.batch_size)]
+    for b in batches:  # as the training loop does: the trained positions found on the host
+        b["trained_index"] = backbone.trained_index(b["labels"])
+    batches = [common.to_device(b, args.device) for b in batches]
     opt = torch.optim.AdamW(model.head.parameters(), lr=1e-4, weight_decay=0.0, fused=True)
     samplers = {s: NegativeSampler(SamplerConfig(s), model.config.vocab_size, counts)
                 for s in ("token_freq", "token_freq+softmax")}
@@ -90,12 +97,13 @@ def build(args, n_examples=None):
 def step_fns(model, batches, opt, samplers, counts) -> dict:
     """Variant name -> function of a batch index (one step or one forward pass)."""
     bb = model.backbone
+    dev = bb.device
 
     def ours(strategy):
         ctx = StepContext(model, model.head, samplers[strategy], DominantConfig(), nullcontext())
 
         def run(i):
-            loss, n = batch_loss(ctx, batches[i], torch.Generator().manual_seed(i))
+            loss, n = batch_loss(ctx, batches[i], torch.Generator(device=dev).manual_seed(i))
             (loss / n).backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -117,9 +125,12 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
         b = batches[i]
         bb.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], use_cache=False)
 
-    return {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
-            "ours_tf": ours("token_freq"), "ours_mixed": ours("token_freq+softmax"),
-            "published_mixed": published}
+    fns = {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
+           "ours_tf": ours("token_freq"), "ours_mixed": ours("token_freq+softmax"),
+           "published_mixed": published}
+    if dev.type != "cpu":
+        del fns["published_mixed"]
+    return fns
 
 
 def child(args) -> None:
@@ -134,32 +145,73 @@ def child(args) -> None:
     import gc
 
     gc.collect()
-    if not common.reset_peak_rss():
+    cuda = args.device.startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    elif not common.reset_peak_rss():
         print("warning: peak RSS could not be reset; it includes model loading", flush=True)
     for _ in range(2):
         for i in range(len(batches)):
             fn(i)
-    print(f"PEAK {common.peak_rss_mib():.0f}", flush=True)
+    peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else common.peak_rss_mib()
+    print(f"PEAK {peak:.0f}", flush=True)
+
+
+def memory_in_process(args, model, batches, opt, samplers, counts) -> None:
+    """Peak memory of each variant in this process (CUDA: max allocated; CPU: peak RSS).
+
+    The optimizer state already exists (the timed steps made it), so the reference
+    ``fwd_head_opt`` is the forward pass next to the model, the head and that state.
+    """
+    import gc
+
+    fns = step_fns(model, batches, opt, samplers, counts)
+    cuda = args.device.startswith("cuda")
+    peaks = {}
+    for variant in ("fwd_head_opt", "ours_tf", "ours_mixed"):
+        gc.collect()
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        elif not common.reset_peak_rss():
+            print("warning: peak RSS could not be reset", flush=True)
+        for i in range(len(batches)):
+            fns["fwd_trained" if variant == "fwd_head_opt" else variant](i)
+        peaks[variant] = torch.cuda.max_memory_allocated() / 2**20 if cuda else common.peak_rss_mib()
+    what = "CUDA max allocated" if cuda else "peak RSS (in one process)"
+    print(f"\n{what} (MiB):")
+    for name, mib in peaks.items():
+        print(f"  {name:16s} {mib:8.0f}  {mib / peaks['fwd_head_opt']:5.2f}x "
+              "forward+head+optimizer state")
 
 
 def memory(args) -> None:
     base = [sys.executable, __file__, "--batches", str(args.batches), "--batch-size",
-            str(args.batch_size), "--threads", str(args.threads)]
+            str(args.batch_size), "--threads", str(args.threads), "--model", args.model,
+            "--device", args.device, "--dtype", args.dtype]
     peaks = {}
-    for variant in ("fwd_head_opt", "ours_tf", "ours_mixed", "published_mixed"):
+    variants = ["fwd_head_opt", "ours_tf", "ours_mixed"]
+    if args.device == "cpu":
+        variants.append("published_mixed")
+    for variant in variants:
         out = subprocess.run([*base, "--child", variant], capture_output=True, text=True, check=True)
         peaks[variant] = float(out.stdout.split("PEAK")[-1])
     ref = peaks["fwd_head_opt"]
-    print("\npeak RSS (MiB), each variant in a fresh process:")
+    what = "CUDA max allocated" if args.device.startswith("cuda") else "peak RSS"
+    print(f"\n{what} (MiB), each variant in a fresh process:")
     for name, mib in peaks.items():
         print(f"  {name:16s} {mib:8.0f}  {mib / ref:5.2f}x forward+head+optimizer state")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__)
     p.add_argument("--memory", action="store_true", help="also measure peak RSS per variant")
+    p.add_argument("--memory-in-process", action="store_true",
+                   help="measure memory in this process (always on CUDA) instead of children")
     p.add_argument("--child", help="(internal) run one variant for --memory")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.quick:
         args.batches, args.repeats, args.batch_size = 2, 1, 8
     common.setup_threads(args)
@@ -170,15 +222,18 @@ def main() -> None:
     positions = sum(int((b["labels"][:, 1:] != -100).sum()) for b in batches)
     common.header(args, f"batches={len(batches)} tokens={tokens} trained_positions={positions}")
     times = common.interleaved_items(step_fns(model, batches, opt, samplers, counts),
-                                     len(batches), args.repeats)
+                                     len(batches), args.repeats, device=args.device)
     med = {k: common.median(v) for k, v in times.items()}
     print(f"\n{'variant':16s} {'tokens/s':>9s} {'vs fwd_trained':>15s} {'vs fwd_all':>11s}")
-    for name in VARIANTS:
+    for name in (v for v in VARIANTS if v in med):
         print(f"{name:16s} {tokens / med[name]:9.1f} {med['fwd_trained'] / med[name]:14.3f}x "
               f"{med['fwd_all'] / med[name]:10.3f}x")
-    print(f"\nours_mixed is {med['published_mixed'] / med['ours_mixed']:.2f}x faster than "
-          "published_mixed end to end")
-    if args.memory:
+    if "published_mixed" in med:
+        print(f"\nours_mixed is {med['published_mixed'] / med['ours_mixed']:.2f}x faster than "
+              "published_mixed end to end")
+    if args.memory and (args.memory_in_process or args.device.startswith("cuda")):
+        memory_in_process(args, model, batches, opt, samplers, counts)
+    elif args.memory:
         memory(args)
 
 

@@ -479,3 +479,15 @@ def texts(tmp_path_factory, cli_pairs) -> tuple[Path, Path]:
     (d / "src.txt").write_text("\n".join(cli_pairs[0]) + "\n", encoding="utf-8")
     (d / "mt.txt").write_text("\n".join(cli_pairs[1]) + "\n", encoding="utf-8")
     return d / "src.txt", d / "mt.txt"
+
+
+@pytest.fixture(
+    params=[
+        "cpu",
+        pytest.param("cuda", marks=pytest.mark.skipif(
+            not __import__("torch").cuda.is_available(), reason="no CUDA device")),
+    ]
+)
+def device(request) -> str:
+    """Every available device: "cpu" always, "cuda" when one is present (else skipped)."""
+    return request.param

@@ -129,9 +129,12 @@ def test_token_batches_with_accumulation_train(tiny_seq2seq_path, tiny_pairs_jso
     assert model.config.training["max_tokens"] == 256 and model.config.training["batch_size"] is None
 
 
-def test_bfloat16_backbone_trains_a_float32_head(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
-    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, dtype="bfloat16",
-                          max_steps=6, eval_every=3))
-    assert model.backbone.dtype == torch.bfloat16 and model.head.weight.dtype == torch.float32
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_backbone_trains_a_float32_head(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
+                                                       dtype, device):
+    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, dtype=dtype,
+                          max_steps=6, eval_every=3, device=device))
+    assert model.backbone.dtype == getattr(torch, dtype) and model.head.weight.dtype == torch.float32
+    assert model.head.weight.device.type == device
     hist = _history(tmp_path)
     assert hist[-1]["val_loss"] < hist[0]["val_loss"]

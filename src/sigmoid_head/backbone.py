@@ -182,19 +182,33 @@ class Backbone:
         out[:, 1:] = labels[:, :-1]
         return out.masked_fill(out == IGNORE_INDEX, cfg.pad_token_id)
 
+    def trained_index(self, labels: torch.Tensor) -> torch.Tensor:
+        """(2, N) (row, column) of the trained positions in :meth:`final_hidden`'s alignment.
+
+        Computed where ``labels`` (B, L) live: on the host before the batch is copied, so
+        the device never has to report N back.
+        """
+        aligned = labels if self.is_encoder_decoder else labels[:, 1:]
+        return (aligned != IGNORE_INDEX).nonzero().T
+
     @torch.no_grad()
     def positions(self, batch: dict[str, torch.Tensor], with_logits: bool = True) -> Positions:
         """Hidden states (and LM logits) at every labelled position of a batch.
 
         Args:
-            batch: as for :meth:`final_hidden`.
+            batch: as for :meth:`final_hidden`, optionally with ``trained_index`` (2, N)
+                from :meth:`trained_index` (saves a host-device sync).
             with_logits: also compute the LM logits at these positions.
 
         Returns:
             Positions with N = number of labels != IGNORE_INDEX.
         """
         hidden, aligned = self.final_hidden(batch)
-        row, col = (aligned != IGNORE_INDEX).nonzero(as_tuple=True)  # (N,), (N,)
+        index = batch.get("trained_index")
+        if index is None:
+            row, col = (aligned != IGNORE_INDEX).nonzero(as_tuple=True)  # (N,), (N,)
+        else:
+            row, col = index[0], index[1]
         h = hidden[row, col]  # (N, d)
         out = Positions(hidden=h, targets=aligned[row, col], row=row, col=col)
         if not self.is_encoder_decoder:

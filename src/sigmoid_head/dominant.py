@@ -16,17 +16,78 @@ they are found by screening blocks of the vocabulary by their maximum: the top-k
 runs over a few gathered blocks, and only the kept values are exponentiated.
 The dominant set is always a prefix of that sorted list, so it is returned compactly
 as ``(top_ids, n_dominant)``: the set at position ``n`` is ``top_ids[n, :n_dominant[n]]``.
+
+Two execution profiles give the same sets. On CPU (``"cpu"``) the work goes a
+cache-sized slice of 16 rows at a time and the top-k is sized from the data (a host
+read per slice costs nothing there). On an accelerator (``"cuda"``) every shape is
+fixed in advance, so the kernel count and the host syncs do not grow with the number
+of positions: slices are sized from a memory budget (a micro-batch is one or a few
+slices) and the screening keeps the top ``K = config.topk(V)`` blocks and entries,
+which is exact (see :func:`_fixed_topk`). :func:`device_profile` forces a profile,
+e.g. to count the accelerator path's operators on a CPU.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import torch
 
 CUT_MODES = ("last", "first")
 REFERENCE_TOPK = 1024  # the published code never looks past the top-1024 tokens
+PROFILES = ("cpu", "cuda")
+"""Execution profiles: data-dependent shapes in cache-sized slices, or fixed shapes."""
+SLICE_ROWS = 16
+"""Rows per slice on CPU: a (16, V) float32 slice stays in a core's cache across the
+log-softmax and the screening passes."""
+SLICE_BYTES = 2 << 30
+"""Bytes of one (rows, V) float32 slice on an accelerator (capped at 1/16 of its memory)."""
+
+_FORCED: ContextVar[str | None] = ContextVar("sigmoid_head_profile", default=None)
+
+
+@contextmanager
+def device_profile(name: str) -> Iterator[None]:
+    """Run the enclosed code with the given profile ("cpu" or "cuda") whatever the device."""
+    if name not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {name!r}")
+    token = _FORCED.set(name)
+    try:
+        yield
+    finally:
+        _FORCED.reset(token)
+
+
+def step_profile(device: torch.device | str) -> str:
+    """The profile of work on ``device``: "cpu" on a CPU, "cuda" on any accelerator."""
+    forced = _FORCED.get()
+    if forced is not None:
+        return forced
+    return "cpu" if torch.device(device).type == "cpu" else "cuda"
+
+
+def fixed_shapes(device: torch.device | str) -> bool:
+    """Whether work on ``device`` uses fixed shapes (no host reads of data-dependent sizes)."""
+    return step_profile(device) == "cuda"
+
+
+def slice_rows(vocab_size: int, device: torch.device | str) -> int:
+    """Rows per (rows, V) slice of the softmax statistics on ``device``.
+
+    16 on CPU (cache-sized); on an accelerator as many as :data:`SLICE_BYTES` of float32
+    allow (at most 1/16 of the device's memory), so thousands of positions are one slice.
+    """
+    if step_profile(device) == "cpu":
+        return SLICE_ROWS
+    budget = SLICE_BYTES
+    device = torch.device(device)
+    if device.type == "cuda":
+        budget = min(budget, torch.cuda.get_device_properties(device).total_memory // 16)
+    return max(1, budget // (4 * vocab_size))
 
 
 @dataclass(frozen=True)
@@ -64,11 +125,15 @@ class DominantSets:
         top_ids: (N, K) token ids sorted by descending probability.
         top_probs: (N, K) their probabilities.
         n_dominant: (N,) size of each dominant set; the set is ``top_ids[n, :n_dominant[n]]``.
+        fixed_shape: K is the fixed cap ``config.topk(V)`` (no host read sized anything).
+        epsilon: the rule's absolute drop (for :meth:`capped`).
     """
 
     top_ids: torch.Tensor
     top_probs: torch.Tensor
     n_dominant: torch.Tensor
+    fixed_shape: bool = False
+    epsilon: float = 0.0
 
     def mask(self) -> torch.Tensor:
         """(N, K) bool: which of the top-K ids are dominant."""
@@ -77,8 +142,15 @@ class DominantSets:
         return ar.unsqueeze(0) < self.n_dominant.unsqueeze(-1)
 
     def padded_ids(self, fill: int = -1) -> torch.Tensor:
-        """(N, M) dominant ids padded with ``fill``, M = the largest set size (at least 1)."""
-        m = max(int(self.n_dominant.max().item()) if self.n_dominant.numel() else 0, 1)
+        """(N, M) dominant ids padded with ``fill``.
+
+        M is the largest set size (at least 1), read from the device, or K with fixed
+        shapes (no host read).
+        """
+        if self.fixed_shape:
+            m = self.top_ids.shape[-1]
+        else:
+            m = max(int(self.n_dominant.max().item()) if self.n_dominant.numel() else 0, 1)
         ids = self.top_ids[:, :m]
         keep = self.mask()[:, :m]
         return torch.where(keep, ids, torch.full_like(ids, fill))
@@ -91,6 +163,18 @@ class DominantSets:
         """(N,) bool: whether ``token_ids[n]`` is in the dominant set of position n."""
         hit = (self.top_ids == token_ids.unsqueeze(-1)) & self.mask()
         return hit.any(-1)
+
+    def capped(self) -> torch.Tensor:
+        """(N,) bool: rows whose last kept probability still exceeds epsilon.
+
+        There a wider top-k could find a later drop, so the set may be cut short. That
+        cannot happen for a normalised distribution (at most ``floor(1 / epsilon)``
+        tokens exceed epsilon, K is one more), only for inputs that are not one.
+        """
+        if self.epsilon <= 0 or self.top_probs.shape[-1] == 0:
+            return torch.zeros(self.top_probs.shape[0], dtype=torch.bool,
+                               device=self.top_probs.device)
+        return self.top_probs[:, -1] > self.epsilon
 
 
 BLOCK = 64
@@ -132,8 +216,35 @@ def _screened_topk(x: torch.Tensor, k: int, threshold: float) -> tuple[torch.Ten
     return top_vals, cols.gather(1, where)
 
 
+def _fixed_topk(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.topk(x, k)`` per row with fixed shapes, screening blocks by their maximum.
+
+    Exact: an entry among a row's top k lies in one of the k blocks with the largest
+    maxima (otherwise k blocks each hold a larger entry), so the top k of those blocks'
+    entries are the row's top k (up to the order of tied values).
+
+    Args:
+        x: (N, V) values.
+        k: entries kept, at most V.
+
+    Returns:
+        values (N, k), ids (N, k), sorted descending.
+    """
+    n, v = x.shape
+    nb = -(-v // BLOCK)
+    if nb <= k:  # screening cannot narrow the row
+        return torch.topk(x, k, dim=-1)
+    x_pad = torch.nn.functional.pad(x, (0, nb * BLOCK - v), value=-math.inf) if v % BLOCK else x
+    block_max = x_pad.view(n, nb, BLOCK).amax(-1)  # (N, nb)
+    blocks = torch.topk(block_max, k, dim=-1).indices  # (N, k)
+    cols = (blocks.unsqueeze(-1) * BLOCK + torch.arange(BLOCK, device=x.device)).flatten(1)
+    top_vals, where = torch.topk(x_pad.gather(1, cols), k, dim=-1)  # (N, k)
+    return top_vals, cols.gather(1, where)
+
+
 def find_dominant(
-    log_probs: torch.Tensor, config: DominantConfig | None = None, *, probs: bool = False
+    log_probs: torch.Tensor, config: DominantConfig | None = None, *, probs: bool = False,
+    fixed_shape: bool | None = None,
 ) -> DominantSets:
     """Find the dominant set of every position at once (no per-position loop).
 
@@ -146,16 +257,22 @@ def find_dominant(
             ``probs=True``). Never modified.
         config: the rule's settings; defaults to the paper's.
         probs: the input already holds probabilities.
+        fixed_shape: K = ``config.topk(V)`` exactly, with no host read (default: from
+            the device's profile, see :func:`step_profile`).
 
     Returns:
         DominantSets with tensors of shape (N, K), N = prod(leading dims), K at most
-        ``config.topk(V)`` (fewer when fewer tokens can matter).
+        ``config.topk(V)`` (fewer when fewer tokens can matter, unless ``fixed_shape``).
     """
     config = config or DominantConfig()
     vocab = log_probs.shape[-1]
     flat = log_probs.reshape(-1, vocab)
     k = config.topk(vocab)
-    if config.epsilon > 0 and flat.shape[0] > 0 and vocab > BLOCK:
+    if fixed_shape is None:
+        fixed_shape = fixed_shapes(flat.device)
+    if fixed_shape:
+        top, top_ids = _fixed_topk(flat, k)  # (N, K)
+    elif config.epsilon > 0 and flat.shape[0] > 0 and vocab > BLOCK:
         # a margin below log(epsilon) keeps every token whose exp may round above epsilon
         thr = config.epsilon * (1 - 1e-6) if probs else math.log(config.epsilon) - 1e-4
         top, top_ids = _screened_topk(flat, k, thr)
@@ -167,14 +284,14 @@ def find_dominant(
     n = drop.shape[-1]
     if n == 0:  # a single kept token has no drop
         n_dom = torch.zeros(flat.shape[0], dtype=torch.long, device=flat.device)
-        return DominantSets(top_ids, top_probs, n_dom)
+        return DominantSets(top_ids, top_probs, n_dom, fixed_shape, config.epsilon)
     ar = torch.arange(n, device=flat.device)
     if config.cut == "last":
         cut = torch.where(drop, ar, -1).amax(-1)  # (N,)
     else:
         cut = torch.where(drop, ar, n).amin(-1)
         cut = torch.where(cut == n, -1, cut)
-    return DominantSets(top_ids, top_probs, cut + 1)
+    return DominantSets(top_ids, top_probs, cut + 1, fixed_shape, config.epsilon)
 
 
 def boosted_prob(
@@ -205,15 +322,13 @@ def boosted_prob(
     return out.reshape(targets.shape)
 
 
-SLICE_ROWS = 16
-"""Rows per slice in :func:`log_softmax_and_dominant`: a (16, V) float32 slice stays in
-a core's cache across the log-softmax and the screening passes."""
-
-
 def log_softmax_and_dominant(
     logits: torch.Tensor, config: DominantConfig | None = None, *, with_dominant: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-softmax the logits in place and find the dominant sets, a cache-sized slice at a time.
+    """Log-softmax the logits in place and find the dominant sets, a slice at a time.
+
+    Slices are :func:`slice_rows` long: cache-sized on CPU, memory-budget-sized on an
+    accelerator (with fixed shapes there: no host read, one or a few slices in all).
 
     Args:
         logits: (N, V) float LM logits; overwritten with their log-softmax.
@@ -222,18 +337,24 @@ def log_softmax_and_dominant(
 
     Returns:
         ``logits`` (now log-probabilities, (N, V)) and the dominant ids (N, M) padded
-        with -1 (M >= 1), or None without ``with_dominant``.
+        with -1 (M >= 1; M = ``config.topk(V)`` with fixed shapes), or None without
+        ``with_dominant``.
     """
+    rows = slice_rows(logits.shape[-1], logits.device)
+    fixed = fixed_shapes(logits.device)
     pieces = []
-    for r in range(0, logits.shape[0], SLICE_ROWS):
-        part = logits[r : r + SLICE_ROWS]  # (S, V) view
+    for r in range(0, logits.shape[0], rows):
+        part = logits[r : r + rows]  # (S, V) view
         part.copy_(torch.log_softmax(part, -1))
         if with_dominant:
-            pieces.append(find_dominant(part, config).padded_ids())  # (S, M_s)
+            pieces.append(find_dominant(part, config, fixed_shape=fixed).padded_ids())  # (S, M_s)
     if not with_dominant:
         return logits, None
     if not pieces:
-        return logits, torch.full((0, 1), -1, dtype=torch.long, device=logits.device)
+        width = (config or DominantConfig()).topk(logits.shape[-1]) if fixed else 1
+        return logits, torch.full((0, width), -1, dtype=torch.long, device=logits.device)
+    if len(pieces) == 1:
+        return logits, pieces[0]
     width = max(p.shape[1] for p in pieces)
     ids = torch.cat([torch.nn.functional.pad(p, (0, width - p.shape[1]), value=-1) for p in pieces])
     return logits, ids

@@ -13,6 +13,15 @@ inverse-CDF lookup, so no [positions x vocab] tensor is ever built for them. The
 logits the forward pass already made), processed in row chunks to bound memory, with a
 two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary.
 
+All the uniforms of a call are drawn up front, one (rounds, N, m) block per part, and
+round r of row n always uses ``u[r, n]``. On CPU only the rows still short are redrawn
+and the loop stops when none is; with fixed shapes (an accelerator, see
+:func:`sigmoid_head.dominant.step_profile`) the candidates of every round are drawn for
+every row at once and filtered in one pass, with no host read: keeping the first k
+valid ids of the rounds one after the other is the same as keeping them from all
+rounds concatenated. Both give the same draws, whatever the chunking of the softmax
+sampler.
+
 A mixture such as ``"token_freq+softmax"`` draws ``k // parts`` from each part (the
 first parts take the remainder); later parts also exclude what earlier parts drew.
 """
@@ -24,7 +33,16 @@ from dataclasses import dataclass
 
 import torch
 
-DrawFn = Callable[[torch.Tensor, int], torch.Tensor]  # (rows (R,), m) -> (R, m) candidate ids
+from .dominant import fixed_shapes, slice_rows
+
+DrawFn = Callable[[torch.Tensor | None, torch.Tensor], torch.Tensor]
+"""(rows (r,) or None for all rows, uniforms (r, m) float64 in [0, 1)) -> (r, m) candidate ids."""
+ROUNDS = 8
+"""Rounds of draws from the sampler's own distribution."""
+FALLBACK_ROUNDS = 4
+"""Rounds of uniform draws after the sampler's own rounds, for nearly exhausted supports."""
+WIDE_EXCLUSION = 32
+"""Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 
 
 @dataclass
@@ -84,19 +102,29 @@ def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.
     return torch.bincount(flat, minlength=vocab_size).to(torch.float64)
 
 
-def _first_k_valid(seq: torch.Tensor, excluded: torch.Tensor, k: int) -> torch.Tensor:
+def _is_excluded(seq: torch.Tensor, excluded: torch.Tensor, is_sorted: bool) -> torch.Tensor:
+    """(R, L) bool: ``seq[r, l]`` occurs in ``excluded[r]`` (sorted ascending when ``is_sorted``)."""
+    if not is_sorted:
+        return (seq.unsqueeze(-1) == excluded.unsqueeze(1)).any(-1)  # (R, L, E) -> (R, L)
+    at = torch.searchsorted(excluded, seq).clamp_(max=excluded.shape[1] - 1)  # (R, L)
+    return excluded.gather(1, at) == seq
+
+
+def _first_k_valid(seq: torch.Tensor, excluded: torch.Tensor, k: int,
+                   is_sorted: bool = False) -> torch.Tensor:
     """Keep, per row, the first k ids of ``seq`` that are >= 0, not excluded, not repeated.
 
     Args:
         seq: (R, L) candidate ids in draw order (-1 = empty).
         excluded: (R, E) ids to avoid (-1 = padding).
         k: how many to keep.
+        is_sorted: ``excluded`` rows are sorted ascending (membership by binary search).
 
     Returns:
         (R, k) ids, -1 where fewer than k survived.
     """
     valid = seq >= 0
-    valid &= ~(seq.unsqueeze(-1) == excluded.unsqueeze(1)).any(-1)  # (R, L)
+    valid &= ~_is_excluded(seq, excluded, is_sorted)  # (R, L)
     sorted_ids, order = torch.sort(seq, dim=1, stable=True)  # earlier draw first among equals
     repeat = torch.zeros_like(valid)
     repeat[:, 1:] = sorted_ids[:, 1:] == sorted_ids[:, :-1]
@@ -109,49 +137,67 @@ def _first_k_valid(seq: torch.Tensor, excluded: torch.Tensor, k: int) -> torch.T
 
 def draw_distinct(
     draw: DrawFn, excluded: torch.Tensor, k: int, vocab_size: int, gen: torch.Generator,
-    max_rounds: int = 8,
+    max_rounds: int = ROUNDS, *, uniforms: torch.Tensor | None = None, fixed_shape: bool | None = None,
 ) -> torch.Tensor:
     """Draw k distinct allowed ids per row with ``draw``, then fill any shortfall.
 
     Rows still short after ``max_rounds`` (a distribution whose support is almost all
-    excluded) are filled uniformly from the allowed ids, and as a last resort with the
+    excluded) get :data:`FALLBACK_ROUNDS` uniform rounds, and as a last resort the
     smallest allowed ids, so every row gets k ids whenever the vocabulary allows.
 
     Args:
-        draw: candidate generator (rows (R,), m) -> (R, m) ids.
+        draw: candidate generator, see :data:`DrawFn`.
         excluded: (N, E) ids never to return (-1 = padding).
         k: negatives per row.
         vocab_size: V.
-        gen: random generator (all randomness comes from it).
+        gen: random generator (all randomness comes from it), used when ``uniforms`` is None.
         max_rounds: draw rounds before the uniform fallback.
+        uniforms: (max_rounds + FALLBACK_ROUNDS, N, 2k + 8) float64 uniforms to use
+            instead of drawing them from ``gen``.
+        fixed_shape: draw every round for every row at once, with no host read
+            (default: from the device's profile). Same result either way.
 
     Returns:
         (N, k) long ids; -1 only where fewer than k ids are allowed at all.
     """
     n, device = excluded.shape[0], excluded.device
+    rounds, m = max_rounds + FALLBACK_ROUNDS, 2 * k + 8
+    if uniforms is None:
+        uniforms = torch.rand(rounds, n, m, generator=gen, dtype=torch.float64, device=device)
+    if fixed_shape is None:
+        fixed_shape = fixed_shapes(device)
+    is_sorted = excluded.shape[1] > WIDE_EXCLUSION
+    if is_sorted:
+        excluded = excluded.sort(1).values  # (N, E)
+    # the smallest allowed ids lie among the first E + 2k ids (E excluded, < k already kept)
+    fill = torch.arange(min(vocab_size, excluded.shape[1] + 2 * k), device=device)
+
+    if fixed_shape:  # all rounds at once, in round order per row
+        u = uniforms.transpose(0, 1)  # (N, rounds, m)
+        own = draw(None, u[:, :max_rounds].reshape(n, -1))  # (N, max_rounds * m)
+        uni = (u[:, max_rounds:].reshape(n, -1) * vocab_size).long().clamp_(max=vocab_size - 1)
+        seq = torch.cat([own, uni, fill.expand(n, -1)], 1)  # (N, L)
+        return _first_k_valid(seq, excluded, k, is_sorted)
+
     out = torch.full((n, k), -1, dtype=torch.long, device=device)
-    uniform: DrawFn = lambda rows, m: torch.randint(  # noqa: E731
-        vocab_size, (rows.numel(), m), generator=gen, device=device
-    )
-    for round_ in range(max_rounds + 4):
+    for r in range(rounds + 1):
         rows = (out[:, -1] < 0).nonzero().squeeze(1)
         if rows.numel() == 0:
-            return out
-        fn = draw if round_ < max_rounds else uniform
-        cand = fn(rows, 2 * k + 8)
-        out[rows] = _first_k_valid(torch.cat([out[rows], cand], 1), excluded[rows], k)
-    rows = (out[:, -1] < 0).nonzero().squeeze(1)
-    if rows.numel():  # tiny vocabularies: take the allowed ids in order
-        ar = torch.arange(vocab_size, device=device).expand(rows.numel(), -1)
-        out[rows] = _first_k_valid(torch.cat([out[rows], ar], 1), excluded[rows], k)
+            break
+        if r == rounds:
+            cand = fill.expand(rows.numel(), -1)
+        elif r >= max_rounds:  # uniform over the vocabulary
+            cand = (uniforms[r][rows] * vocab_size).long().clamp_(max=vocab_size - 1)
+        else:
+            cand = draw(rows, uniforms[r][rows])
+        out[rows] = _first_k_valid(torch.cat([out[rows], cand], 1), excluded[rows], k, is_sorted)
     return out
 
 
-def _cdf_draw(cdf: torch.Tensor, gen: torch.Generator) -> DrawFn:
+def _cdf_draw(cdf: torch.Tensor) -> DrawFn:
     """Inverse-CDF draws from one shared distribution. cdf: (V,) float64, increasing."""
 
-    def draw(rows: torch.Tensor, m: int) -> torch.Tensor:
-        u = torch.rand(rows.numel(), m, generator=gen, dtype=torch.float64, device=cdf.device)
+    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
         ids = torch.searchsorted(cdf, u * cdf[-1], right=True)
         return ids.clamp_(max=cdf.numel() - 1)
 
@@ -170,7 +216,8 @@ class NegativeSampler:
             config: sampling settings.
             vocab_size: V.
             token_counts: (V,) target-token counts, required by "token_freq".
-            chunk_rows: rows of the softmax sampler's (rows, V) buffers at a time.
+            chunk_rows: rows of the softmax sampler's (rows, V) buffers at a time on
+                CPU (an accelerator uses :func:`sigmoid_head.dominant.slice_rows`).
         """
         self.config, self.vocab_size, self.chunk_rows = config, vocab_size, chunk_rows
         self.freq_cdf: torch.Tensor | None = None
@@ -225,46 +272,58 @@ class NegativeSampler:
     def _fixed_draw(self, name: str, gen: torch.Generator, device: torch.device) -> DrawFn:
         if name == "random":
             v = self.vocab_size
-            return lambda rows, m: torch.randint(v, (rows.numel(), m), generator=gen, device=device)
+            return lambda rows, u: (u * v).long().clamp_(max=v - 1)
         assert self.freq_cdf is not None
         if self.freq_cdf.device != device:
             self.freq_cdf = self.freq_cdf.to(device)
-        return _cdf_draw(self.freq_cdf, gen)
+        return _cdf_draw(self.freq_cdf)
 
     def _softmax(
         self, logits: torch.Tensor, excluded: torch.Tensor, k: int, gen: torch.Generator
     ) -> torch.Tensor:
-        """Per-position sampling from softmax(logits / t), excluded ids zeroed first."""
+        """Per-position sampling from softmax(logits / t), excluded ids zeroed first.
+
+        excluded: (N, E), column 0 the targets (always >= 0).
+        """
         out = []
-        t = self.config.softmax_temperature
-        for start in range(0, logits.shape[0], self.chunk_rows):
-            z = logits[start : start + self.chunk_rows].float()  # (R, V)
-            ex = excluded[start : start + self.chunk_rows]  # (R, E)
+        t, n, device = self.config.softmax_temperature, logits.shape[0], logits.device
+        fixed = fixed_shapes(device)
+        chunk = slice_rows(self.vocab_size, device) if fixed else self.chunk_rows
+        u = torch.rand(ROUNDS + FALLBACK_ROUNDS, n, 2 * k + 8, generator=gen, dtype=torch.float64,
+                       device=device)  # every row's uniforms, whatever the chunking
+        for start in range(0, n, chunk):
+            z = logits[start : start + chunk].float()  # (R, V)
+            ex = excluded[start : start + chunk]  # (R, E)
             w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
-            r, c = (ex >= 0).nonzero(as_tuple=True)
-            w[r, ex[r, c]] = 0.0  # excluded ids get no mass
-            out.append(draw_distinct(_two_level_draw(w, gen), ex, k, self.vocab_size, gen))
-        return torch.cat(out, 0)
+            # excluded ids get no mass (padding -1 points at the target, excluded anyway)
+            w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
+            out.append(draw_distinct(_two_level_draw(w, fixed), ex, k, self.vocab_size, gen,
+                                     uniforms=u[:, start : start + chunk], fixed_shape=fixed))
+        return torch.cat(out, 0) if len(out) != 1 else out[0]
 
 
 BLOCK = 256
 """Vocabulary block width of the two-level softmax sampler."""
 
 
-def _two_level_draw(w: torch.Tensor, gen: torch.Generator) -> DrawFn:
+def _two_level_draw(w: torch.Tensor, fixed_shape: bool = False) -> DrawFn:
     """Exact inverse-CDF draws from per-row weights without a full-width cumsum.
 
     The vocabulary is cut into blocks of :data:`BLOCK`. A draw first picks a block by
     inverse CDF over the per-row block sums, then a token by inverse CDF over the
     chosen block's weights, with the remainder of the same uniform: together exactly
-    one inverse-CDF draw over the whole row, but the only full-width work is one sum.
+    one inverse-CDF draw over the whole row. On CPU the only full-width work is one
+    sum, and the chosen blocks' cumsums are made per draw; with fixed shapes (many
+    draws per row at once) every block's cumsum is made once, in place, and the token
+    is found by a binary search of fixed depth.
 
     Args:
-        w: (R, V) non-negative weights (a row's distribution up to a constant).
-        gen: random generator.
+        w: (R, V) non-negative weights (a row's distribution up to a constant);
+            overwritten with fixed shapes.
+        fixed_shape: the accelerator variant (same draws).
 
     Returns:
-        A draw function (rows (r,), m) -> (r, m) ids, -1 where rounding left a draw empty.
+        A :data:`DrawFn`; -1 where rounding left a draw empty.
     """
     n_rows, vocab = w.shape
     nb = -(-vocab // BLOCK)
@@ -272,17 +331,30 @@ def _two_level_draw(w: torch.Tensor, gen: torch.Generator) -> DrawFn:
         w = torch.nn.functional.pad(w, (0, nb * BLOCK - vocab))
     blocks = w.view(n_rows, nb, BLOCK)  # (R, nb, BLOCK)
     block_cdf = blocks.sum(-1).cumsum_(-1)  # (R, nb)
+    if fixed_shape:
+        inner_cdf = blocks.cumsum_(-1).view(n_rows, nb * BLOCK)  # (R, nb * BLOCK) per block
 
-    def draw(rows: torch.Tensor, m: int) -> torch.Tensor:
-        bc = block_cdf if rows.numel() == n_rows else block_cdf[rows]  # (r, nb)
-        u = torch.rand(rows.numel(), m, generator=gen, device=w.device) * bc[:, -1:]  # (r, m)
+    def in_block(rows: torch.Tensor | None, b: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
+        """(r, m): how many of block b's cumulative weights are <= rest (searchsorted, right)."""
+        if not fixed_shape:
+            inner = blocks[rows.unsqueeze(1), b].cumsum_(-1)  # (r, m, BLOCK)
+            return torch.searchsorted(inner, rest.unsqueeze(-1), right=True).squeeze(-1)
+        count, step, base = torch.zeros_like(b), BLOCK, b * BLOCK
+        while step:  # binary lifting over a sorted block: fixed depth log2(BLOCK) + 1
+            probe = count + step
+            val = inner_cdf.gather(1, base + (probe - 1).clamp(max=BLOCK - 1))
+            count = torch.where((probe <= BLOCK) & (val <= rest), probe, count)
+            step //= 2
+        return count
+
+    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
+        bc = block_cdf if rows is None else block_cdf[rows]  # (r, nb)
+        u = u.to(w.dtype) * bc[:, -1:]  # (r, m)
         b = torch.searchsorted(bc, u, right=True)  # (r, m) first block whose cdf exceeds u
         full = b < nb
         b = b.clamp_(max=nb - 1)
         below = torch.where(b > 0, bc.gather(1, (b - 1).clamp(min=0)), 0.0)  # (r, m)
-        inner = blocks[rows.unsqueeze(1), b].cumsum_(-1)  # (r, m, BLOCK)
-        rest = (u - below).unsqueeze(-1)  # (r, m, 1) remainder inside the block
-        j = torch.searchsorted(inner, rest, right=True).squeeze(-1)  # (r, m)
+        j = in_block(rows, b, u - below)  # (r, m)
         ids = b * BLOCK + j.clamp(max=BLOCK - 1)
         ok = full & (j < BLOCK) & (ids < vocab)
         return torch.where(ok, ids, -1)

@@ -248,7 +248,7 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     norm = sum(n_pos[j] for mb in group for j in mb)
     # this process's micro-batches, gradients accumulated locally
     mine = group[acc.process_index :: acc.num_processes]
-    step_loss = 0.0
+    step_loss = torch.zeros((), dtype=torch.float64, device=acc.device)
     for a, mb in enumerate(mine):
         meter["tokens"] += sum(len(run.train_ex[j]["input_ids"]) for j in mb)
         gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
@@ -257,7 +257,8 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
         with sync:
             loss_sum, _ = micro_loss(run.ctx, mb, run.train_ex, run.collate, gen, run.train_cache)
             acc.backward(loss_sum * acc.num_processes / norm)
-        step_loss += loss_sum.item() / norm
+        step_loss += loss_sum.detach().double() / norm  # stays on the device
+    step_loss = float(step_loss)  # the step's one loss readout (host sync)
     if not math.isfinite(step_loss):
         raise FloatingPointError(
             f"the training loss became {step_loss} at step {state.step + 1} (lr={run.config.lr}); "

@@ -82,7 +82,11 @@ def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], colla
     """Loss of the micro-batch ``indices``: from the hidden-state cache when there is one."""
     if cache is None:
         batch = collate([examples[j] for j in indices])
-        return batch_loss(ctx, {k: v.to(ctx.model.backbone.device) for k, v in batch.items()}, gen)
+        batch["trained_index"] = ctx.model.backbone.trained_index(batch["labels"])  # host side
+        device = ctx.model.backbone.device
+        if device.type == "cuda":  # copies that do not wait for the device's queue
+            batch = {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
+        return batch_loss(ctx, {k: v.to(device) for k, v in batch.items()}, gen)
     cache.fill(indices, examples, ctx.autocast)
     pos, dominant_ids = cache.positions(indices)
     return head_loss(ctx, pos, dominant_ids, gen)
@@ -97,7 +101,8 @@ def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], c
     for i in range(rank, len(batches), world):
         gen = _seeded(seed, -1, i, device=accelerator.device)
         loss, n = micro_loss(ctx, batches[i], examples, collate, gen, cache)
-        total += torch.tensor([loss.item(), n], dtype=torch.float64, device=accelerator.device)
+        total[0] += loss.double()  # accumulated on the device: one readout at the end
+        total[1] += n
     total = accelerator.reduce(total, reduction="sum")
     return float(total[0] / total[1].clamp(min=1))
 

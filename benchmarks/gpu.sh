@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Training, scoring, generation and memory benchmarks on a GPU, every figure in one file.
+#
+#   bash benchmarks/gpu.sh [--device cuda] [--out gpu_benchmarks.txt]
+#   bash benchmarks/gpu.sh --device cpu --tiny     # a dry run on tiny models (the test suite)
+#
+# Models: random-init OLMo-2-1B and OLMo-2-7B shapes (bf16 on CUDA, no download) and the
+# embedded SmolLM2-135M; --tiny swaps in one tiny random-init model. Per model:
+#   train_throughput.py --memory  training tokens/s vs forward-only (target >= 0.9x), and
+#                                 max allocated vs forward + head + optimizer state;
+#   scoring.py                    full scoring vs the forward pass;
+#   generation.py                 generation with scores vs plain generate.
+# First, step_ops.py: operators and host syncs of one step at 256 / 1,024 / 4,096 positions.
+# All of it runs in one process (gpu_suite.py). Set PYTHON to choose the interpreter.
+set -euo pipefail
+
+device=cuda
+tiny=0
+out=gpu_benchmarks.txt
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) device="$2"; shift 2 ;;
+    --tiny) tiny=1; shift ;;
+    --out) out="$2"; shift 2 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
+py="${PYTHON:-python}"
+extra=()
+if [ "$tiny" = 1 ]; then extra=(--tiny); fi
+
+{
+  echo "# sigmoid-head benchmarks: device=$device tiny=$tiny $(date -u +%Y-%m-%dT%H:%MZ)"
+  cd "$here" && "$py" gpu_suite.py --device "$device" "${extra[@]}"
+} 2>&1 | tee "$out"

@@ -1,0 +1,54 @@
+"""The step-operator benchmark's verdict, its counter, and the GPU benchmark's CPU dry run."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import step_ops  # noqa: E402
+
+
+def test_the_counter_sees_syncs_and_operators():
+    counter = step_ops.Counting()
+    x = torch.tensor([0.0, 2.0, 0.0, 3.0])
+    with counter, step_ops.python_syncs(counter):
+        y = x * 2
+        y.nonzero()
+        float(y.sum())
+        y[y > 1]  # boolean-mask indexing: its size depends on the data
+    whats = {what for _, what in counter.syncs}
+    assert {"Tensor.nonzero", "Tensor.__float__", "aten::nonzero", "aten::_local_scalar_dense",
+            "aten::index"} <= whats
+    assert counter.ops["other"] >= 5
+
+
+def test_step_ops_quick_passes_its_verdict(capsys):
+    status = step_ops.main(["--quick", "--device", "cpu", "--device-profile", "cuda"])
+    out = capsys.readouterr().out
+    assert status == 0 and "verdict: PASS" in out
+    assert out.count("ops(4096) / ops(256) = 1.0") == 2  # both samplers, ratio 1.0xx
+    assert "syncing calls inside the step: 0 (must be 0)" in out
+
+
+def test_gpu_sh_dry_run_writes_every_figure(tmp_path):
+    from sigmoid_head.embedded.default_model import is_converted
+
+    if not is_converted():
+        pytest.skip("the embedded SmolLM2 (its tokenizer serves the random-init models) is absent")
+    out = tmp_path / "figures.txt"
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHON": sys.executable,
+           "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run(["bash", str(BENCH / "gpu.sh"), "--device", "cpu", "--tiny", "--out",
+                          str(out)], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    text = out.read_text()
+    for figure in ("step_ops verdict: PASS", "vs fwd_trained", "ours_mixed",
+                   "forward+head+optimizer state", "full_scores", "same outputs: True"):
+        assert figure in text, figure
