@@ -171,11 +171,13 @@ def load_head_files(directory: str | Path) -> tuple[HeadConfig, dict[str, torch.
         state = load_file(str(weights))
     except Exception as err:  # SafetensorError and friends
         raise ValueError(f"{weights}: corrupt or truncated weights file ({err})") from err
-    w = state.get("weight")
-    if w is None or tuple(w.shape) != (config.vocab_size, config.hidden_size):
-        shape = None if w is None else tuple(w.shape)
-        raise ValueError(f"{weights}: weight shape {shape} does not match {CONFIG_NAME} "
-                         f"({config.vocab_size}, {config.hidden_size})")
+    v, d, r = config.vocab_size, config.hidden_size, config.rank
+    expected = {"lora_a": (v, r), "lora_b": (r, d)} if r else {"weight": (v, d)}
+    for name, want in expected.items():
+        got = state.get(name)
+        if got is None or tuple(got.shape) != want:
+            shape = None if got is None else tuple(got.shape)
+            raise ValueError(f"{weights}: {name} shape {shape} does not match {CONFIG_NAME} {want}")
     return config, state
 
 
