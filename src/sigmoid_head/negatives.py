@@ -1,4 +1,4 @@
-"""Negative samplers, registered by name.
+"""Negative samplers, chosen by name (:data:`SAMPLERS` lists the names; :class:`NegativeSampler` dispatches on them).
 
 Every sampler returns, for each of N positions, k *distinct* token ids that are never
 the position's reference token nor (with avoid-dominant) one of its dominant tokens.
