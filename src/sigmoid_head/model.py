@@ -80,22 +80,37 @@ class SigmoidHeadModel:
 
     @classmethod
     def from_pretrained(cls, head_path: str | Path, model: str | Backbone | None = None, *,
-                        dtype: str = "auto", device: str | None = None,
-                        strict: bool = True) -> SigmoidHeadModel:
+                        dtype: str = "auto", device: str | None = None, strict: bool = True,
+                        revision: str | None = None, token: str | bool | None = None,
+                        base_revision: str | None = None) -> SigmoidHeadModel:
         """Load a saved head onto its base model.
 
         Args:
-            head_path: directory written by :meth:`save_pretrained`.
+            head_path: directory written by :meth:`save_pretrained`, or a Hugging Face Hub
+                repository id holding one (downloaded into the Hub cache; with
+                ``HF_HUB_OFFLINE=1`` loaded from it). A folder in the paper authors'
+                released format is recognised and loaded without running its code
+                (see :mod:`sigmoid_head.integrations.released`).
             model: base model (id, path or Backbone); None = the one named in the head's config.
             dtype: backbone dtype.
             device: None = CUDA if available, else CPU.
             strict: refuse a base model whose output matrix does not match the fingerprint.
+            revision: Hub revision (branch, tag, commit) of the head repository.
+            token: Hub token for the head repository (None: the stored one).
+            base_revision: Hub revision of the base model (default: the one the head records).
         """
-        config, state = load_head_files(head_path)
+        from .integrations.hub import resolve_head
+        from .integrations.released import is_released_head, load_released
+
+        directory = resolve_head(head_path, revision=revision, token=token)
+        if is_released_head(directory):
+            return load_released(directory, model, dtype=dtype, device=device,
+                                 base_revision=base_revision)
+        config, state = load_head_files(directory)
         if model is None:
             model = config.base_model
         backbone = model if isinstance(model, Backbone) else load_backbone(
-            model, dtype=dtype, device=device, revision=config.base_revision)
+            model, dtype=dtype, device=device, revision=base_revision or config.base_revision)
         if strict:
             check_compatible(config, backbone)
         if config.rank:  # the frozen part is the base model's own output matrix
@@ -118,6 +133,18 @@ class SigmoidHeadModel:
         config = self.config if training is None else replace(self.config, training=training)
         extra = {"token_counts": self.token_counts} if self.token_counts is not None else None
         return save_head_files(directory, config, self.head, extra)
+
+    def push_to_hub(self, repo_id: str, *, private: bool | None = None,
+                    token: str | bool | None = None, commit_message: str | None = None,
+                    evaluation: object = None) -> object:
+        """Upload the head with a generated model card to a Hub repository.
+
+        See :func:`sigmoid_head.integrations.hub.push_to_hub`; returns its ``CommitInfo``.
+        """
+        from .integrations.hub import push_to_hub
+
+        return push_to_hub(self, repo_id, private=private, token=token,
+                           commit_message=commit_message, evaluation=evaluation)
 
     def to(self, device: str | torch.device) -> SigmoidHeadModel:
         """Move the backbone and the head to ``device`` (in place); returns self."""

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "generate": "Eval Self: generate, then score the outputs",
     "evaluate": "correlate QE scores with gold quality",
     "demo": "train a head on SmolLM2 and compare it with softmax and BoostedProb",
+    "push": "upload a trained head with a generated model card to the Hugging Face Hub",
 }
 """Command name -> one-line help; the command's code is the module ``cli/<name>.py``."""
 

@@ -1,0 +1,47 @@
+"""``sigmoid-head push``: upload a trained head and its generated model card to the Hub."""
+
+from __future__ import annotations
+
+import argparse
+
+
+DESCRIPTION = (
+    "Upload a head directory (head_config.json + head.safetensors) and a README.md model "
+    "card generated from its training record to a Hub repository (created if needed). Uses "
+    "HF_TOKEN / the stored login unless --token is given, and HF_ENDPOINT when set."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("head", help="head directory written by train / save_pretrained")
+    p.add_argument("repo_id", help="Hub repository, owner/name")
+    p.add_argument("--private", action="store_true", default=None,
+                   help="create the repository as private")
+    p.add_argument("--token", help="Hub token (default: HF_TOKEN or the stored login)")
+    p.add_argument("--revision", help="branch to commit to (default: main)")
+    p.add_argument("--commit-message", help="commit message")
+    p.add_argument("--evaluation",
+                   help="evaluation table for the card: results.csv from `evaluate --out-dir`, "
+                   "a .json ({method: {metric: value}} or rows) or a .md file")
+    p.add_argument("--card-only", action="store_true",
+                   help="print the model card and upload nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..head_io import HeadConfig
+    from ..integrations.hub import push_folder
+    from ..integrations.model_card import base_parameter_count, model_card
+
+    if args.card_only:
+        config = HeadConfig.load(Path(args.head))
+        params = base_parameter_count(config.base_model, config.base_revision)
+        print(model_card(config, repo_id=args.repo_id, base_params=params,
+                         evaluation=args.evaluation), end="")
+        return 0
+    info = push_folder(args.head, args.repo_id, private=args.private, token=args.token,
+                       revision=args.revision, commit_message=args.commit_message,
+                       evaluation=args.evaluation)
+    print(f"pushed {args.head} to {args.repo_id}: {info.commit_url}")
+    return 0

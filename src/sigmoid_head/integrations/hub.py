@@ -1,0 +1,136 @@
+"""Heads on the Hugging Face Hub, the way PEFT adapters live there.
+
+A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
+(``head_config.json`` + ``head.safetensors``) plus a generated ``README.md`` model card
+(:mod:`.model_card`); the base model stays in its own repository and is named in the
+config. Downloading goes through ``huggingface_hub.snapshot_download``, so its cache,
+``revision``, ``token``, ``HF_HUB_OFFLINE`` and ``HF_ENDPOINT`` all work as usual.
+Only data files are fetched (JSON, safetensors, the card): never code, never pickles.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..head_io import CONFIG_NAME, WEIGHTS_NAME
+
+HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, "README.md")
+"""The files of a head repository in this library's format."""
+RELEASED_FILES = ("config.json", "model.safetensors")
+"""The files of a head in the paper authors' released format (:mod:`.released`)."""
+LIBRARY_NAME = "sigmoid-head"
+
+
+class HeadNotFoundError(FileNotFoundError):
+    """Neither a local head directory nor a Hub repository that holds a head."""
+
+
+def is_local(name_or_path: str | Path) -> bool:
+    """Whether ``name_or_path`` names an existing local directory."""
+    return Path(name_or_path).expanduser().is_dir()
+
+
+def download_head(repo_id: str, *, revision: str | None = None, token: str | bool | None = None,
+                  cache_dir: str | Path | None = None) -> Path:
+    """Fetch a head repository (or the cached copy of it) and return its local snapshot.
+
+    Args:
+        repo_id: ``owner/name`` on the Hub (or on ``HF_ENDPOINT``).
+        revision: branch, tag or commit (default: the main branch).
+        token: a Hub token, True for the stored one, None for the default lookup.
+        cache_dir: the Hub cache (default: ``HF_HUB_CACHE``).
+
+    Returns:
+        The snapshot directory. With ``HF_HUB_OFFLINE=1`` this is the cached snapshot.
+
+    Raises:
+        HeadNotFoundError: when the repository (or the cached copy offline) does not exist
+            or holds no head files.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError, RepositoryNotFoundError
+
+    try:
+        path = Path(snapshot_download(
+            repo_id, revision=revision, token=token, cache_dir=cache_dir,
+            allow_patterns=[*HEAD_FILES, *RELEASED_FILES],
+        ))
+    except HFValidationError as err:
+        raise HeadNotFoundError(
+            f"{repo_id!r} is neither a local head directory nor a valid Hub repository id") from err
+    except (RepositoryNotFoundError, LocalEntryNotFoundError) as err:
+        raise HeadNotFoundError(
+            f"no head found at {repo_id!r} (revision {revision or 'main'}): not a local directory, "
+            f"and the Hub could not provide it ({type(err).__name__}). Offline, a Hub head "
+            "loads only from the cache (HF_HUB_OFFLINE=1 with the repository downloaded before)."
+        ) from err
+    if not any((path / f).is_file() for f in (CONFIG_NAME, *RELEASED_FILES)):
+        raise HeadNotFoundError(f"the Hub repository {repo_id!r} holds no sigmoid head files")
+    return path
+
+
+def resolve_head(name_or_path: str | Path, *, revision: str | None = None,
+                 token: str | bool | None = None) -> Path:
+    """A local directory unchanged, anything else downloaded as a Hub repository id."""
+    if is_local(name_or_path):
+        return Path(name_or_path).expanduser()
+    return download_head(str(name_or_path), revision=revision, token=token)
+
+
+def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = None,
+                token: str | bool | None = None, commit_message: str | None = None,
+                evaluation: Any = None, revision: str | None = None,
+                base_params: int | None = None) -> Any:
+    """Upload a saved head directory with a generated model card (one commit).
+
+    The head's own files are sent as they are (nothing is copied or rewritten); the card
+    is generated from its ``head_config.json`` and replaces any README.md in the repository.
+
+    Args:
+        head_dir: a directory written by ``save_pretrained``.
+        repo_id: ``owner/name``; the repository is created if needed.
+        private: create the repository as private (an existing one keeps its visibility).
+        token: a Hub token (None: the stored one).
+        commit_message: default ``"Upload sigmoid head"``.
+        evaluation: an evaluation table for the card (see :func:`.model_card.model_card`).
+        revision: the branch to commit to (default: main).
+        base_params: the base model's parameter count for the card (default: read from
+            the base model's safetensors headers when they are at hand, else left out).
+
+    Returns:
+        huggingface_hub's ``CommitInfo`` (``.commit_url``, ``.oid``).
+    """
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from ..head_io import HeadConfig
+    from .model_card import base_parameter_count, model_card
+
+    head_dir = Path(head_dir)
+    config = HeadConfig.load(head_dir)  # refuses a folder that is not a head
+    if not (head_dir / WEIGHTS_NAME).is_file():
+        raise FileNotFoundError(f"{head_dir} holds {CONFIG_NAME} but no {WEIGHTS_NAME}")
+    if base_params is None:
+        base_params = base_parameter_count(config.base_model, config.base_revision)
+    card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation)
+    api = HfApi(token=token)
+    api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+    ops = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
+           for name in (CONFIG_NAME, WEIGHTS_NAME)]
+    ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card.encode("utf-8")))
+    return api.create_commit(repo_id=repo_id, operations=ops, repo_type="model", revision=revision,
+                             commit_message=commit_message or "Upload sigmoid head")
+
+
+def push_to_hub(model: Any, repo_id: str, **kwargs: Any) -> Any:
+    """Save a :class:`~sigmoid_head.model.SigmoidHeadModel` and upload it (see :func:`push_folder`).
+
+    The base model's parameter count for the card is taken from the loaded backbone.
+    """
+    from .model_card import parameter_count
+
+    with tempfile.TemporaryDirectory(prefix="sigmoid-head-push-") as tmp:
+        model.save_pretrained(tmp)
+        kwargs.setdefault("base_params", parameter_count(model.backbone.model))
+        return push_folder(tmp, repo_id, **kwargs)

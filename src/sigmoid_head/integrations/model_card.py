@@ -1,0 +1,240 @@
+"""The model card (README.md) of a head uploaded to the Hub.
+
+YAML metadata the Hub indexes (``library_name``, ``base_model``, ``tags``), then what the
+card reader needs to judge the head: how to load it, its parameter overhead over the base
+model, the training data and every training setting, the validation curve, and an
+evaluation table when one is given. Everything comes from ``head_config.json``; nothing
+is invented: a value that is not known is left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..head_io import HeadConfig
+
+LIBRARY_NAME = "sigmoid-head"
+TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
+EMBEDDED_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+"""The Hub id of the embedded default model (``smollm2-135m-instruct``)."""
+SPARK = "▁▂▃▄▅▆▇█"
+DATA_KEYS = ("train_file", "validation_file", "task", "prompt_template", "use_chat_template",
+             "max_length")
+
+
+def parameter_count(module: Any) -> int:
+    """Number of parameters of a torch module (tied weights counted once)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def _safetensors_params(folder: Path) -> int | None:
+    """Parameters in a folder's ``*.safetensors`` files, read from their headers only."""
+    import struct
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return None
+    total = 0
+    for f in files:
+        with f.open("rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(n))
+        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+    return total
+
+
+def base_parameter_count(base_model: str, revision: str | None = None) -> int | None:
+    """The base model's parameter count without loading it, or None when not at hand.
+
+    Reads the safetensors headers of a local checkpoint (the embedded model included), or
+    asks the Hub for a repository's safetensors metadata (None offline or on any error).
+    """
+    from ..embedded.default_model import resolve_model_name
+
+    path = Path(resolve_model_name(base_model)).expanduser()
+    if path.is_dir():
+        return _safetensors_params(path)
+    try:
+        from huggingface_hub import get_safetensors_metadata
+
+        meta = get_safetensors_metadata(base_model, revision=revision)
+        return int(sum(meta.parameter_count.values()))
+    except Exception:  # offline, gated, not safetensors: the card simply omits the ratio
+        return None
+
+
+def hub_base_model(base_model: str) -> str | None:
+    """The base model as a Hub id for the card's metadata (None for a local path)."""
+    from ..embedded.default_model import DEFAULT_MODEL_NAME
+
+    if base_model == DEFAULT_MODEL_NAME:
+        return EMBEDDED_HUB_ID
+    parts = base_model.split("/")
+    if len(parts) == 2 and all(parts) and not Path(base_model).expanduser().exists():
+        return base_model
+    return None
+
+
+def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    text = json.dumps(v) if isinstance(v, list | dict) else str(v)
+    return text.replace("|", "\\|").replace("\n", "\\n")
+
+
+def _table(rows: Sequence[Mapping[str, Any]], cols: Sequence[str] | None = None) -> list[str]:
+    cols = list(cols) if cols else list(dict.fromkeys(k for r in rows for k in r))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_cell(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return lines
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """One block character per value, low to high."""
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    return "".join(SPARK[min(len(SPARK) - 1, int((v - lo) / span * len(SPARK)))] for v in values)
+
+
+def evaluation_rows(evaluation: Any) -> list[dict[str, Any]] | str:
+    """Normalise an evaluation table: rows, ``{method: {metric: value}}``, or a file.
+
+    Files: ``.csv`` (e.g. ``sigmoid-head evaluate --out-dir``'s results.csv), ``.json``
+    (rows or the mapping form), ``.md`` (inserted verbatim).
+    """
+    if isinstance(evaluation, str | Path):
+        path = Path(evaluation)
+        if path.suffix == ".md":
+            return path.read_text(encoding="utf-8").strip()
+        if path.suffix == ".csv":
+            with path.open(newline="", encoding="utf-8") as fh:
+                return [dict(r) for r in csv.DictReader(fh)]
+        if path.suffix == ".json":
+            return evaluation_rows(json.loads(path.read_text(encoding="utf-8")))
+        raise ValueError(f"evaluation table {path}: use a .csv, .json or .md file")
+    if isinstance(evaluation, Mapping):
+        return [{"method": m, **dict(v)} for m, v in evaluation.items()]
+    rows = [dict(r) for r in evaluation]
+    for r in rows:
+        r.pop("notes", None)
+    return rows
+
+
+def _metadata(config: HeadConfig) -> list[str]:
+    lines = ["---", f"library_name: {LIBRARY_NAME}"]
+    base = hub_base_model(config.base_model)
+    if base:
+        lines.append(f"base_model: {base}")
+        lines.append("base_model_relation: adapter")
+    lines.append("tags:")
+    lines += [f"- {t}" for t in TAGS]
+    lines.append("---")
+    return lines
+
+
+def _overhead(config: HeadConfig, base_params: int | None) -> list[str]:
+    head = config.vocab_size * config.hidden_size + (config.vocab_size if config.bias else 0)
+    text = (f"The head adds {head:,} parameters (a {config.vocab_size:,} x {config.hidden_size:,} "
+            f"matrix{' and a bias' if config.bias else ''})")
+    if base_params:
+        text += f" to the base model's {base_params:,}: {100 * head / base_params:.1f}% more"
+    return [text + ". The base model itself is unchanged and frozen."]
+
+
+def _training(config: HeadConfig) -> list[str]:
+    settings = {k: v for k, v in _flat(config.training).items()
+                if not k.startswith("history") and v is not None}
+    if not settings:
+        return ["No training record was saved with this head."]
+    data = {k: v for k, v in settings.items() if k.rsplit(".", 1)[-1] in DATA_KEYS}
+    rest = {k: v for k, v in settings.items() if k not in data}
+    lines = []
+    if data:
+        lines += ["Data:", "", *_table([{"setting": k, "value": v} for k, v in data.items()]), ""]
+    lines += ["Settings:", "", *_table([{"setting": k, "value": v} for k, v in rest.items()])]
+    return lines
+
+
+def _curve(config: HeadConfig) -> list[str]:
+    history = [h for h in config.training.get("history", []) if h.get("val_loss") is not None]
+    if not history:
+        return ["No validation curve was recorded."]
+    losses = [float(h["val_loss"]) for h in history]
+    lines = [f"Validation loss by step: `{sparkline(losses)}` ({losses[0]:.4f} -> best "
+             f"{min(losses):.4f}).", ""]
+    cols = [c for c in ("step", "val_loss", "train_loss") if any(c in h for h in history)]
+    return lines + _table(history, cols)
+
+
+def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: int | None = None,
+               evaluation: Any = None) -> str:
+    """The README.md of a head repository.
+
+    Args:
+        config: the head's config (its ``training`` record supplies data, settings, curve).
+        repo_id: where the head is uploaded (used in the loading example).
+        base_params: the base model's parameter count (the overhead line shows a ratio then).
+        evaluation: optional evaluation table: metric rows (as ``evaluate_scores`` returns),
+            ``{method: {metric: value}}``, or a .csv/.json/.md file.
+
+    Returns:
+        The card text: YAML metadata, then markdown.
+    """
+    where = repo_id or "path/to/head"
+    lines = _metadata(config) + [
+        "",
+        f"# Sigmoid Head for {config.base_model}",
+        "",
+        "A second unembedding head with sigmoid activation, trained on the frozen base model "
+        "for quality estimation under language ambiguity (Sigmoid Head). Its per-token "
+        "probabilities score text the model generates or force-decodes, at token, word and "
+        f"sequence level. Made with `{LIBRARY_NAME}` {config.library_version}.",
+        "",
+        "## Use",
+        "",
+        "```python",
+        "from sigmoid_head import SigmoidHeadModel, generate_and_score",
+        "",
+        f'model = SigmoidHeadModel.from_pretrained("{where}")',
+        'print(generate_and_score(model, ["Your prompt"])[0]["sigmoid"])',
+        "```",
+        "",
+        f"or `sigmoid-head generate --head {where} -s sources.txt`.",
+        "",
+        "## Base model and overhead",
+        "",
+        f"Base model: `{config.base_model}`"
+        + (f" (revision `{config.base_revision}`)" if config.base_revision else "")
+        + f"; vocabulary {config.vocab_size:,}, hidden size {config.hidden_size:,}; "
+        f"output-matrix fingerprint `{config.fingerprint}` (checked when the head is loaded).",
+        "",
+        *_overhead(config, base_params),
+        "",
+        "## Training",
+        "",
+        *_training(config),
+        "",
+        "## Validation curve",
+        "",
+        *_curve(config),
+    ]
+    if evaluation is not None:
+        rows = evaluation_rows(evaluation)
+        lines += ["", "## Evaluation", ""]
+        lines += [rows] if isinstance(rows, str) else _table(rows)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,192 @@
+"""The paper authors' released heads, loaded without running their code.
+
+The released heads (e.g. ``tuanh23/SigmoidHead-OLMo-2-0425-1B-SFT``) are a folder with
+``model.safetensors`` holding one tensor ``weight`` of shape (V, d) and a ``config.json``
+meant for a ``SigmoidHeadConfig`` class that ``transformers`` would import from the
+repository (``trust_remote_code``). Here the JSON is only read as data and the tensor
+comes from safetensors (no pickle), so no code from the repository is ever executed;
+the folder's ``*.py`` files are not even downloaded.
+
+The head is checked against its base model before it is used: one 2-D ``weight`` tensor;
+its shape equal to the base model's output matrix (V rows, d columns) and to the sizes
+the config declares; every token id of the base tokenizer has a row; finite values.
+The result is an ordinary :class:`~sigmoid_head.model.SigmoidHeadModel`, so
+``save_pretrained`` converts it to this library's format.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..backbone import Backbone, load_backbone
+from ..head import HeadMismatchError, SigmoidHead
+from ..head_io import CONFIG_NAME, HeadConfig, fingerprint
+
+RELEASED_CONFIG = "config.json"
+RELEASED_WEIGHTS = "model.safetensors"
+TENSOR_NAME = "weight"
+BASE_MODEL_KEYS = ("base_model", "base_model_name_or_path", "base_model_name", "base_model_id",
+                   "model_id", "model_name_or_path")
+"""config.json keys that may name the base model, in the order they are tried."""
+VOCAB_KEYS = ("vocab_size", "out_features")
+HIDDEN_KEYS = ("hidden_size", "in_features")
+FORMAT_NAME = "sigmoid-confidence released head"
+
+
+class ReleasedHeadError(HeadMismatchError):
+    """A released head that is malformed or does not fit the base model."""
+
+
+def is_released_head(directory: str | Path) -> bool:
+    """Whether a folder is in the released format (and not in this library's own)."""
+    d = Path(directory)
+    return (not (d / CONFIG_NAME).is_file() and (d / RELEASED_CONFIG).is_file()
+            and (d / RELEASED_WEIGHTS).is_file() and _looks_like_head(_read_config(d)))
+
+
+def _read_config(directory: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((directory / RELEASED_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not readable JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not a JSON object")
+    return data
+
+
+def _looks_like_head(config: dict[str, Any]) -> bool:
+    names = [str(config.get("model_type", ""))] + [str(a) for a in config.get("architectures") or []]
+    names += [str(v) for v in (config.get("auto_map") or {}).values()]
+    return any("sigmoid" in n.lower() for n in names)
+
+
+def _first(config: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((config[k] for k in keys if config.get(k) is not None), None)
+
+
+def read_released_weight(directory: Path) -> torch.Tensor:
+    """The (V, d) ``weight`` tensor, after checking it is the file's only tensor."""
+    from safetensors import safe_open
+
+    path = directory / RELEASED_WEIGHTS
+    with safe_open(str(path), framework="pt") as fh:
+        names = list(fh.keys())
+        if names != [TENSOR_NAME]:
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            raise ReleasedHeadError(
+                f"{path} should hold exactly one tensor {TENSOR_NAME!r} (a released Sigmoid "
+                f"Head) but holds {len(names)}: {shown}. Is this a full model checkpoint?")
+        weight = fh.get_tensor(TENSOR_NAME)
+    if weight.ndim != 2:
+        raise ReleasedHeadError(f"{path}: {TENSOR_NAME!r} has shape {tuple(weight.shape)}, "
+                                "expected (vocabulary, hidden size)")
+    return weight
+
+
+def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backbone) -> None:
+    """Raise ReleasedHeadError unless the head's shape and vocabulary fit the base model."""
+    v, d = weight.shape
+    base_v, base_d = backbone.output_weight().shape
+    problems = []
+    declared_v, declared_d = _first(config, VOCAB_KEYS), _first(config, HIDDEN_KEYS)
+    if declared_v is not None and int(declared_v) != v:
+        problems.append(f"config.json declares vocabulary {declared_v} but the tensor has {v} rows")
+    if declared_d is not None and int(declared_d) != d:
+        problems.append(f"config.json declares hidden size {declared_d} but the tensor has {d} columns")
+    if v != base_v:
+        problems.append(f"the head has {v} vocabulary rows but the base model's output layer has {base_v}")
+    if d != base_d:
+        problems.append(f"the head's hidden size is {d} but the base model's is {base_d}")
+    n_tok = len(backbone.tokenizer)  # type: ignore[arg-type]
+    if n_tok > v:
+        problems.append(f"the base tokenizer has {n_tok} tokens but the head only {v} rows "
+                        "(token ids without a row)")
+    if not problems and not bool(torch.isfinite(weight).all()):
+        problems.append("the weight holds NaN or infinite values")
+    if problems:
+        raise ReleasedHeadError(
+            f"the released head does not fit base model {backbone.name_or_path!r}: "
+            + "; ".join(problems) + ".")
+
+
+def load_released(head_path: str | Path, model: str | Backbone | None = None, *,
+                  dtype: str = "auto", device: str | None = None,
+                  base_revision: str | None = None, revision: str | None = None,
+                  token: str | bool | None = None) -> Any:
+    """Load a released head (local folder or Hub id) onto its base model.
+
+    Args:
+        head_path: the head's folder or Hub repository id.
+        model: the base model (id, path or Backbone); None = the one config.json names.
+        dtype: backbone dtype.
+        device: None = CUDA if available, else CPU.
+        base_revision: Hub revision of the base model.
+        revision: Hub revision of the head repository.
+        token: Hub token for the head repository.
+
+    Returns:
+        A SigmoidHeadModel whose config records where the head came from.
+    """
+    from ..model import SigmoidHeadModel
+    from .hub import resolve_head
+
+    directory = resolve_head(head_path, revision=revision, token=token)
+    for name in (RELEASED_CONFIG, RELEASED_WEIGHTS):
+        if not (directory / name).is_file():
+            raise ReleasedHeadError(f"{directory} is not a released head: {name} is missing")
+    config = _read_config(directory)
+    weight = read_released_weight(directory)
+    if model is None:
+        model = _first(config, BASE_MODEL_KEYS)
+        if model is None:
+            raise ReleasedHeadError(
+                f"{directory / RELEASED_CONFIG} names no base model (looked for "
+                f"{', '.join(BASE_MODEL_KEYS)}); pass the base model explicitly")
+    backbone = model if isinstance(model, Backbone) else load_backbone(
+        str(model), dtype=dtype, device=device, revision=base_revision)
+    check_released(weight, config, backbone)
+    base_weight = backbone.output_weight()
+    head = SigmoidHead(weight.shape[0], weight.shape[1], dtype=torch.float32)
+    head.load_saved_state({"weight": weight.float()})
+    head_config = HeadConfig(
+        base_model=backbone.name_or_path, base_revision=backbone.revision,
+        vocab_size=weight.shape[0], hidden_size=weight.shape[1], fingerprint=fingerprint(base_weight),
+        is_encoder_decoder=backbone.is_encoder_decoder, bias=False,
+        training={"imported_from": str(head_path), "format": FORMAT_NAME,
+                  "released_config": config},
+    )
+    return SigmoidHeadModel(backbone, head.to(backbone.device), head_config)
+
+
+def save_released(weight: torch.Tensor, directory: str | Path, base_model: str,
+                  extra: dict[str, Any] | None = None) -> Path:
+    """Write a head in the released format (for tests and for sharing with that code).
+
+    Args:
+        weight: (V, d) head matrix.
+        directory: output folder.
+        base_model: what config.json names as the base model.
+        extra: further config.json entries.
+    """
+    from safetensors.torch import save_file
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    save_file({TENSOR_NAME: weight.detach().contiguous().cpu()}, str(directory / RELEASED_WEIGHTS),
+              metadata={"format": "pt"})
+    config = {
+        "architectures": ["SigmoidHead"],
+        "auto_map": {"AutoConfig": "configuration_sigmoid_head.SigmoidHeadConfig",
+                     "AutoModel": "modeling_sigmoid_head.SigmoidHead"},
+        "model_type": "sigmoid_head",
+        "base_model": base_model,
+        "vocab_size": int(weight.shape[0]),
+        "hidden_size": int(weight.shape[1]),
+        **(extra or {}),
+    }
+    (directory / RELEASED_CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return directory
