@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 DESCRIPTION = (
     "Upload a head directory (head_config.json + head.safetensors) and a README.md model "
     "card generated from its training record to a Hub repository (created if needed). Uses "

@@ -50,7 +50,11 @@ def download_head(repo_id: str, *, revision: str | None = None, token: str | boo
             or holds no head files.
     """
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
 
     try:
         path = Path(snapshot_download(

@@ -1,0 +1,274 @@
+"""Hub integration with the real huggingface_hub client, offline.
+
+Uploads go through ``sigmoid-head push`` (the installed entry point) to a local stand-in
+for the Hub's HTTP API (``HF_ENDPOINT``); the stand-in keeps the committed files and
+serves them back, so huggingface_hub's own downloader fills a Hub cache from it; the
+head is then loaded from that cache in a fresh process with ``HF_HUB_OFFLINE=1``.
+What the stand-in cannot show: authentication, LFS/Xet uploads of large files (it asks
+for regular uploads), and the real Hub's rendering of the card's metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import torch
+
+from sigmoid_head.head_io import HeadConfig
+from sigmoid_head.integrations.hub import HeadNotFoundError
+from sigmoid_head.integrations.model_card import model_card
+from sigmoid_head.model import SigmoidHeadModel
+
+REPO = "tester/tiny-sigmoid-head"
+
+
+class StandInHub(BaseHTTPRequestHandler):
+    """The few Hub endpoints create_repo, create_commit and snapshot_download use."""
+
+    repos: dict[str, dict] = {}
+    requests: list[tuple[str, str, dict]] = []
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def _json(self, obj, status=200):
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+
+    def do_POST(self):
+        path, body = self.path.split("?")[0], self._body()
+        auth = self.headers.get("Authorization", "")
+        if path == "/api/repos/create":
+            payload = json.loads(body)
+            repo = f"{payload['organization']}/{payload['name']}"
+            self.requests.append(("create", repo, {**payload, "auth": auth}))
+            self.repos.setdefault(repo, {"files": {}, "sha": None, "private": payload.get("visibility")})
+            return self._json({"url": f"{self.server.url}/{repo}", "name": repo})
+        if path == "/api/validate-yaml":  # the client checks the card's metadata first
+            self.requests.append(("validate-yaml", "", json.loads(body)))
+            return self._json({"errors": [], "warnings": []})
+        parts = path.strip("/").split("/")  # api models owner name (preupload|commit) rev
+        if len(parts) < 6:
+            raise AssertionError(f"unexpected POST {path}")
+        repo, action = f"{parts[2]}/{parts[3]}", parts[4]
+        if repo not in self.repos:
+            return self._json({"error": "Repository not found"}, 404)
+        if action == "preupload":
+            files = json.loads(body)["files"]
+            return self._json({"files": [{"path": f["path"], "uploadMode": "regular",
+                                          "shouldIgnore": False} for f in files]})
+        if action == "commit":
+            lines = [json.loads(x) for x in body.splitlines() if x.strip()]
+            header = next(x["value"] for x in lines if x["key"] == "header")
+            files = {x["value"]["path"]: base64.b64decode(x["value"]["content"])
+                     for x in lines if x["key"] == "file"}
+            sha = hashlib.sha1(body).hexdigest()
+            self.repos[repo]["files"].update(files)
+            self.repos[repo]["sha"] = sha
+            self.requests.append(("commit", repo, {"summary": header["summary"], "auth": auth}))
+            return self._json({"commitUrl": f"{self.server.url}/{repo}/commit/{sha}",
+                               "commitOid": sha, "success": True})
+        return self._json({"error": "unknown"}, 404)
+
+    def _resolve(self, send_body: bool):
+        parts = self.path.split("?")[0].strip("/").split("/")
+        if len(parts) >= 5 and parts[2] == "resolve":  # owner name resolve rev file
+            repo, name = f"{parts[0]}/{parts[1]}", "/".join(parts[4:])
+            data = self.repos.get(repo, {}).get("files", {}).get(name)
+            if data is None:
+                self.send_response(404)
+                self.send_header("X-Error-Code", "EntryNotFound")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("X-Repo-Commit", self.repos[repo]["sha"])
+            self.send_header("ETag", '"' + hashlib.sha1(data).hexdigest() + '"')
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if send_body:
+                self.wfile.write(data)
+            return
+        if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] == "revision":
+            repo = f"{parts[2]}/{parts[3]}"
+            if repo not in self.repos:
+                return self._json({"error": "Repository not found"}, 404)
+            info = self.repos[repo]
+            return self._json({"id": repo, "modelId": repo, "sha": info["sha"], "private": False,
+                               "siblings": [{"rfilename": f} for f in sorted(info["files"])]})
+        if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] == "tree":
+            files = self.repos.get(f"{parts[2]}/{parts[3]}", {}).get("files", {})
+            return self._json([{"type": "file", "path": f, "size": len(d),
+                                "oid": hashlib.sha1(d).hexdigest()} for f, d in sorted(files.items())])
+        return self._json({"error": "unknown"}, 404)
+
+    def do_GET(self):
+        self._resolve(True)
+
+    def do_HEAD(self):
+        self._resolve(False)
+
+
+@pytest.fixture
+def hub():
+    StandInHub.repos, StandInHub.requests = {}, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandInHub)
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HOME=str(tmp_path / "hf-home"), PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""),
+               OMP_WAIT_POLICY="PASSIVE", **extra)
+    return env
+
+
+@pytest.fixture
+def trained_head(tiny_causal_path, tmp_path):
+    """A saved head with a training record (perturbed so that it differs from the LM head)."""
+    shm = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu")
+    torch.manual_seed(0)
+    with torch.no_grad():
+        shm.head.weight.add_(0.1 * torch.randn_like(shm.head.weight))
+    record = {"train_file": "pairs.jsonl", "negatives": "token_freq", "lr": 1e-3, "steps": 40,
+              "history": [{"step": 0, "val_loss": 0.9}, {"step": 20, "val_loss": 0.5,
+                                                         "train_loss": 0.6},
+                          {"step": 40, "val_loss": 0.45, "train_loss": 0.5}]}
+    shm.save_pretrained(tmp_path / "head", training=record)
+    return shm, tmp_path / "head"
+
+
+def _sigmoid_logits(shm: SigmoidHeadModel) -> torch.Tensor:
+    h = torch.linspace(-1, 1, shm.config.hidden_size).repeat(3, 1)
+    return shm.head.logits(h, torch.tensor([[1, 5, 7]] * 3))
+
+
+def test_push_then_download_then_load_offline_from_the_hub_cache(hub, trained_head, tmp_path):
+    shm, head_dir = trained_head
+    env = _env(tmp_path, HF_ENDPOINT=hub.url, HF_TOKEN="hf_test_token")
+    cli = shutil.which("sigmoid-head", path=str(Path(sys.executable).parent))
+    run = subprocess.run([cli, "push", str(head_dir), REPO, "--private"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert f"{hub.url}/{REPO}/commit/" in run.stdout
+    kinds = [r[0] for r in StandInHub.requests]
+    assert kinds == ["create", "validate-yaml", "commit"]
+    assert StandInHub.requests[0][2]["visibility"] == "private"
+    assert StandInHub.requests[2][2]["auth"] == "Bearer hf_test_token"
+    files = StandInHub.repos[REPO]["files"]
+    assert set(files) == {"head_config.json", "head.safetensors", "README.md"}
+    assert files["head.safetensors"] == (head_dir / "head.safetensors").read_bytes()
+    assert files["head_config.json"] == (head_dir / "head_config.json").read_bytes()
+    assert files["README.md"].startswith(b"---\nlibrary_name: sigmoid-head\n")
+
+    # huggingface_hub's own downloader fills a Hub cache from the stand-in ...
+    cache = tmp_path / "hf-home" / "hub"
+    from huggingface_hub import snapshot_download
+
+    local = Path(snapshot_download(REPO, endpoint=hub.url, cache_dir=cache, token="hf_test_token"))
+    assert (local / "head.safetensors").read_bytes() == files["head.safetensors"]
+    assert cache.joinpath(f"models--{REPO.replace('/', '--')}", "refs", "main").is_file()
+
+    # ... and a fresh process loads the head from that cache with HF_HUB_OFFLINE=1.
+    code = ("import sys, torch; from sigmoid_head.model import SigmoidHeadModel;"
+            f"m = SigmoidHeadModel.from_pretrained({REPO!r}, sys.argv[1], device='cpu');"
+            "torch.save(m.head.weight.detach(), sys.argv[2])")
+    offline = _env(tmp_path, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
+    out = tmp_path / "w.pt"
+    run = subprocess.run([sys.executable, "-c", code, shm.backbone.name_or_path, str(out)],
+                         env=offline, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert torch.equal(torch.load(out), shm.head.weight.detach())
+
+
+def test_from_pretrained_takes_a_hub_revision_from_the_cache(trained_head, tmp_path, monkeypatch):
+    """Two revisions in a hub cache (written with huggingface_hub's layout); offline,
+    ``revision=`` picks the commit and the default is refs/main."""
+    import huggingface_hub.constants as hc
+
+    shm, head_dir = trained_head
+    cache = tmp_path / "cache"
+    repo_dir = cache / f"models--{REPO.replace('/', '--')}"
+    old, new = "a" * 40, "b" * 40
+    for sha, scale in ((old, 0.0), (new, 1.0)):
+        snap = repo_dir / "snapshots" / sha
+        snap.mkdir(parents=True)
+        shutil.copy(head_dir / "head_config.json", snap)
+        state = {"weight": shm.head.weight.detach() + scale}
+        from safetensors.torch import save_file
+
+        save_file(state, str(snap / "head.safetensors"))
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / "main").write_text(new)
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(cache))
+    base = shm.backbone
+    latest = SigmoidHeadModel.from_pretrained(REPO, base)
+    pinned = SigmoidHeadModel.from_pretrained(REPO, base, revision=old)
+    assert torch.equal(latest.head.weight, shm.head.weight + 1.0)
+    assert torch.equal(pinned.head.weight, shm.head.weight)
+    assert torch.equal(_sigmoid_logits(pinned), _sigmoid_logits(shm))
+    with pytest.raises(HeadNotFoundError, match="HF_HUB_OFFLINE"):
+        SigmoidHeadModel.from_pretrained("tester/not-cached", base)
+
+
+def test_a_missing_local_path_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither a local head directory"):
+        SigmoidHeadModel.from_pretrained(str(tmp_path / "no" / "such" / "head"))
+
+
+def test_model_card_metadata_and_sections(trained_head):
+    from huggingface_hub import ModelCard
+
+    _, head_dir = trained_head
+    config = HeadConfig.load(head_dir)
+    evaluation = {"sigmoid": {"pearson": 0.41, "roc_auc": 0.8},
+                  "softmax": {"pearson": 0.3, "roc_auc": 0.7}}
+    text = model_card(config, repo_id=REPO, base_params=1_000_000, evaluation=evaluation)
+    card = ModelCard(text)
+    assert card.data.library_name == "sigmoid-head"
+    assert "quality-estimation" in card.data.tags
+    assert card.data.base_model is None  # a local path is not a Hub id
+    head_params = config.vocab_size * config.hidden_size
+    assert f"{head_params:,} parameters" in text
+    assert f"{100 * head_params / 1_000_000:.1f}% more" in text
+    assert "| train_file | pairs.jsonl |" in text  # data
+    assert "| negatives | token_freq |" in text  # settings
+    assert "| 20 | 0.5 | 0.6 |" in text  # the validation curve
+    assert "0.9000 -> best 0.4500" in text
+    assert "| sigmoid | 0.41 | 0.8 |" in text  # the evaluation table
+    assert f'from_pretrained("{REPO}")' in text
+
+
+def test_model_card_names_a_hub_base_model_and_omits_unknowns():
+    from huggingface_hub import ModelCard
+
+    config = HeadConfig(base_model="allenai/OLMo-2-0425-1B-SFT", vocab_size=10, hidden_size=4,
+                        fingerprint="x")
+    text = model_card(config)
+    assert ModelCard(text).data.base_model == "allenai/OLMo-2-0425-1B-SFT"
+    assert "No validation curve was recorded." in text
+    assert "## Evaluation" not in text
+    assert "% more" not in text  # no base parameter count given

@@ -1,0 +1,110 @@
+"""The paper authors' released-head format: loaded without executing the repository's code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from sigmoid_head.integrations.released import (
+    ReleasedHeadError,
+    is_released_head,
+    load_released,
+    save_released,
+)
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.scoring.force_decode import score_records
+
+TRAP = """
+import pathlib
+pathlib.Path(__file__).with_name("EXECUTED").write_text("remote code ran")
+raise RuntimeError("remote code must never run")
+"""
+
+
+@pytest.fixture
+def released(tiny_causal_path, tmp_path):
+    """A head in the released format for the tiny causal model, with code files that
+    would leave a marker if anything imported them."""
+    base = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu")
+    torch.manual_seed(1)
+    weight = base.backbone.output_weight().detach().float() + 0.05 * torch.randn(
+        base.backbone.output_weight().shape)
+    folder = save_released(weight, tmp_path / "released", str(tiny_causal_path),
+                           extra={"transformers_version": "4.51.0"})
+    for name in ("configuration_sigmoid_head.py", "modeling_sigmoid_head.py"):
+        (folder / name).write_text(TRAP)
+    return folder, weight, base
+
+
+def test_released_head_loads_onto_its_base_model_without_running_code(released):
+    folder, weight, base = released
+    assert is_released_head(folder)
+    shm = SigmoidHeadModel.from_pretrained(folder, device="cpu")
+    assert not (folder / "EXECUTED").exists()
+    assert torch.equal(shm.head.weight, weight)
+    assert shm.config.training["format"] == "sigmoid-confidence released head"
+    recs = [{"source": "a b c", "candidate": "d e"}, {"source": "x", "candidate": "y z w"}]
+    got = score_records(shm, recs, progress=False)
+    # the head's scores: sigmoid of the released rows at the LM head's input
+    manual = SigmoidHeadModel(base.backbone, base.head, base.config)
+    with torch.no_grad():
+        manual.head.weight.copy_(weight)
+    want = score_records(manual, recs, progress=False)
+    for g, w in zip(got, want, strict=True):
+        assert g["sigmoid_logprob"] == pytest.approx(w["sigmoid_logprob"], abs=1e-6)
+        assert g["softmax_logprob"] == pytest.approx(w["softmax_logprob"], abs=1e-6)
+        assert g["sigmoid_logprob"] != pytest.approx(g["softmax_logprob"], abs=1e-3)
+
+
+def test_a_released_head_converts_to_the_library_format(released, tmp_path):
+    folder, weight, base = released
+    shm = load_released(folder, base.backbone)
+    shm.save_pretrained(tmp_path / "converted")
+    again = SigmoidHeadModel.from_pretrained(tmp_path / "converted", base.backbone)
+    assert torch.equal(again.head.weight, weight)
+    assert again.config.fingerprint == base.config.fingerprint
+
+
+def test_shape_and_vocabulary_checks(released, tiny_causal_path, tmp_path):
+    folder, weight, base = released
+    v, d = weight.shape
+    bad_rows = save_released(weight[:-3], tmp_path / "rows", str(tiny_causal_path))
+    with pytest.raises(ReleasedHeadError, match=f"{v - 3} vocabulary rows but the base model's output layer has {v}"):
+        load_released(bad_rows, base.backbone)
+    bad_cols = save_released(weight[:, :-2], tmp_path / "cols", str(tiny_causal_path))
+    with pytest.raises(ReleasedHeadError, match=f"hidden size is {d - 2} but the base model's is {d}"):
+        load_released(bad_cols, base.backbone)
+    declared = save_released(weight, tmp_path / "declared", str(tiny_causal_path),
+                             extra={"vocab_size": v + 1})
+    with pytest.raises(ReleasedHeadError, match=f"declares vocabulary {v + 1}"):
+        load_released(declared, base.backbone)
+    unnamed = save_released(weight, tmp_path / "unnamed", str(tiny_causal_path))
+    cfg = json.loads((unnamed / "config.json").read_text())
+    del cfg["base_model"]
+    (unnamed / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ReleasedHeadError, match="names no base model"):
+        load_released(unnamed)
+
+
+def test_a_tokenizer_with_more_ids_than_head_rows_is_refused(released):
+    folder, weight, base = released
+    base.backbone.tokenizer.add_special_tokens({"additional_special_tokens": ["<|extra_pad|>"]})
+    with pytest.raises(ReleasedHeadError, match="token ids without a row"):
+        load_released(folder, base.backbone)
+
+
+def test_a_full_checkpoint_or_a_non_finite_head_is_refused(released, tmp_path):
+    folder, weight, base = released
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "config.json").write_text((folder / "config.json").read_text())
+    save_file({"weight": weight, "model.norm.weight": torch.ones(3)}, str(full / "model.safetensors"))
+    with pytest.raises(ReleasedHeadError, match="exactly one tensor 'weight'.*holds 2"):
+        load_released(full, base.backbone)
+    nan = weight.clone()
+    nan[0, 0] = float("nan")
+    with pytest.raises(ReleasedHeadError, match="NaN"):
+        load_released(save_released(nan, tmp_path / "nan", "x"), base.backbone)
