@@ -1,0 +1,263 @@
+"""An LM-Polygraph plugin: the Sigmoid Head and its baselines as polygraph estimators.
+
+Needs the ``polygraph`` extra (``lm-polygraph>=0.7.0``). Two pieces, the way polygraph
+composes uncertainty methods:
+
+* :class:`SigmoidHeadCalculator`, a ``StatCalculator`` that generates with the frozen LM
+  and scores every generated token in the same pass (:func:`sigmoid_head.scoring.generate.
+  generate_outputs`: the head reads the LM head's input at each step, the softmax values
+  come from the step's raw logits). Besides its own statistics it yields polygraph's
+  greedy ones from that same pass (``greedy_tokens``, ``greedy_texts``,
+  ``greedy_log_likelihoods``, ``entropy``, ``input_tokens``), so polygraph's own
+  ``MaximumSequenceProbability``, ``Perplexity``, ``MeanTokenEntropy``,
+  ``MaximumTokenProbability`` and ``TokenEntropy`` run on the very outputs the head scored
+  without a second generation. Under ``CausalLMWithUncertainty`` it also returns ``out``.
+* Estimators, loaded by polygraph as a third-party module
+  (``FactoryEstimator()("sigmoid_head.integrations.polygraph", cfg)`` calls
+  :func:`load_estimator`): :class:`SigmoidHeadSequence` (product, geometric mean or
+  minimum of token probabilities; ``method`` sigmoid, softmax or boostedprob),
+  :class:`SigmoidHeadToken` and :class:`SigmoidHeadMeanEntropy`.
+
+Sign convention: polygraph estimators return an *uncertainty* (higher = worse). Every
+probability-based estimator here returns ``-log`` of the library's score: product ->
+``-sum log p`` (= polygraph's MSP for the softmax), geometric mean -> ``-mean log p``
+(= its Perplexity), min -> ``-min log p``; entropy is returned as is (= its
+MeanTokenEntropy). Token-level estimators drop each output's last token, as polygraph's
+own token-level estimators do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from lm_polygraph.estimators.estimator import Estimator
+from lm_polygraph.stat_calculators.stat_calculator import StatCalculator
+
+from ..backbone import Backbone
+from ..dominant import DominantConfig
+from ..head_io import fingerprint
+from ..model import SigmoidHeadModel
+from ..scoring.generate import DecodingConfig, Generated, generate_outputs
+from ..scoring.token_scores import safe_log
+
+STATS = {
+    "sigmoid": "sigmoid_head_log_likelihoods",
+    "softmax": "greedy_log_likelihoods",
+    "boostedprob": "sigmoid_head_boostedprob_log_likelihoods",
+}
+"""Method -> the statistic holding its per-token log-probabilities (one (T,) array per output)."""
+ENTROPY_STAT = "entropy"
+GREEDY_STATS = ["input_tokens", "greedy_tokens", "greedy_texts", "greedy_log_likelihoods",
+                ENTROPY_STAT]
+"""polygraph's own statistics that the calculator yields from its single pass."""
+AGGREGATIONS = ("product", "geo_mean", "min")
+DECODING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "num_beams")
+"""Generation parameters of a polygraph model adapter that are passed on to ``generate``."""
+
+
+class SigmoidHeadCalculator(StatCalculator):
+    """Generate once and yield the head's and the softmax's per-token statistics.
+
+    Args:
+        model: a SigmoidHeadModel whose backbone is the model polygraph generates with
+            (the same module, or one with the same output matrix), or a head path/Hub id
+            loaded onto the polygraph model on first use.
+        dominant: dominant-token rule for BoostedProb (default: the paper's).
+        decoding: further :class:`DecodingConfig` fields (e.g. ``{"do_sample": True}``);
+            otherwise the polygraph model's generation parameters, else greedy.
+    """
+
+    def __init__(self, model: SigmoidHeadModel | str | Path, dominant: DominantConfig | None = None,
+                 decoding: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.model, self.dominant, self.decoding = model, dominant, dict(decoding or {})
+
+    @staticmethod
+    def meta_info() -> tuple[list[str], list[str]]:
+        return [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"]], []
+
+    def __str__(self) -> str:
+        return "SigmoidHeadCalculator"
+
+    def _head_model(self, hf_model: torch.nn.Module, tokenizer: Any) -> SigmoidHeadModel:
+        if not isinstance(self.model, SigmoidHeadModel):  # a path: load onto polygraph's model
+            backbone = Backbone(hf_model, tokenizer, str(getattr(hf_model, "name_or_path", "")))
+            self.model = SigmoidHeadModel.from_pretrained(self.model, backbone)
+        backbone = self.model.backbone
+        if backbone.model is not hf_model:
+            theirs = hf_model.get_output_embeddings().weight
+            if fingerprint(theirs) != self.model.config.fingerprint:
+                raise ValueError("the polygraph model is not the base model of this Sigmoid Head "
+                                 "(its output matrix differs from the one the head was trained on)")
+        return self.model
+
+    def _decoding(self, model: Any, max_new_tokens: int, extra: dict[str, Any]) -> DecodingConfig:
+        params = getattr(model, "generation_parameters", None) or {}
+        params = params if isinstance(params, dict) else vars(params)
+        kw = {k: params[k] for k in DECODING_KEYS if params.get(k) is not None}
+        kw.update({k: extra[k] for k in DECODING_KEYS if k in extra})
+        kw.update(self.decoding)
+        if not kw.get("do_sample"):
+            for k in ("temperature", "top_p", "top_k"):
+                kw.pop(k, None)
+        return DecodingConfig(max_new_tokens=max_new_tokens, **kw)
+
+    def __call__(self, dependencies: dict[str, Any], texts: list[str], model: Any,
+                 max_new_tokens: int = 100, **kwargs: Any) -> dict[str, Any]:
+        """Generate for one batch and score it.
+
+        Prompts come from ``dependencies["model_inputs"]`` (``CausalLMWithUncertainty``)
+        or from ``model.tokenize(texts)`` (polygraph's ``UEManager`` / benchmark runner).
+
+        Returns:
+            Per output: ``greedy_tokens`` (list of ids, cut after the first EOS, EOS
+            included), ``greedy_texts``, ``greedy_log_likelihoods`` (softmax log p per
+            token), ``entropy`` (nats per token), ``sigmoid_head_log_likelihoods``,
+            ``sigmoid_head_boostedprob_log_likelihoods``; ``input_tokens``; ``out``.
+        """
+        shm = self._head_model(model.model, model.tokenizer)
+        inputs = dependencies.get("model_inputs")
+        if inputs is None:
+            inputs = dict(model.tokenize(texts))
+        extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
+        prompts = _prompts(inputs["input_ids"], inputs.get("attention_mask"),
+                           model.tokenizer.pad_token_id)
+        decoding = self._decoding(model, max_new_tokens or 100, extra)
+        outs = generate_outputs(shm, prompts, decoding, batch_size=max(1, len(prompts)),
+                                dominant=self.dominant, progress=False)
+        return _stats(outs, prompts, model.tokenizer)
+
+
+def _prompts(input_ids: Any, mask: Any, pad_id: int | None) -> list[list[int]]:
+    """Unpadded prompt ids per row of a (B, L) batch."""
+    ids = torch.as_tensor(input_ids)
+    if mask is not None:
+        keep = torch.as_tensor(mask).bool()
+        return [row[m].tolist() for row, m in zip(ids, keep, strict=True)]
+    rows = []
+    for row in ids.tolist():  # no mask: strip left padding only
+        start = 0
+        while pad_id is not None and start < len(row) - 1 and row[start] == pad_id:
+            start += 1
+        rows.append(row[start:])
+    return rows
+
+
+def _stats(outs: list[Generated], prompts: list[list[int]], tokenizer: Any) -> dict[str, Any]:
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
+
+    stats: dict[str, Any] = {k: [] for k in [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"]]}
+    stats["input_tokens"] = [list(p) for p in prompts]
+    for g in outs:
+        ts = g.scores
+        stats["greedy_tokens"].append(list(g.output))
+        stats["greedy_texts"].append(tokenizer.decode(g.output, skip_special_tokens=True))
+        stats["greedy_log_likelihoods"].append(np.asarray(ts.softmax_log, dtype=np.float64))
+        stats[ENTROPY_STAT].append(np.asarray(ts.entropy, dtype=np.float64))
+        stats[STATS["sigmoid"]].append(np.asarray(ts.sigmoid_log, dtype=np.float64))
+        stats[STATS["boostedprob"]].append(safe_log(ts.boostedprob))
+    width = max(len(p) + len(g.output) for p, g in zip(prompts, outs, strict=True))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    seqs = torch.full((len(outs), width), pad, dtype=torch.long)
+    for i, (p, g) in enumerate(zip(prompts, outs, strict=True)):  # left-padded prompt + output
+        row = p + g.output
+        seqs[i, width - len(row):] = torch.tensor(row)
+    stats["out"] = GenerateDecoderOnlyOutput(sequences=seqs)
+    return stats
+
+
+def _aggregate(log_probs: np.ndarray, how: str) -> float:
+    lp = np.asarray(log_probs, dtype=np.float64)
+    if how == "product":
+        return -float(lp.sum())
+    if how == "geo_mean":
+        return -float(lp.mean())
+    return -float(lp.min())
+
+
+class SigmoidHeadSequence(Estimator):
+    """Sequence uncertainty ``-log`` of the product, geometric mean or minimum of the
+    token probabilities of one method.
+
+    Args:
+        method: ``sigmoid`` (the head), ``softmax`` or ``boostedprob``.
+        aggregation: ``product``, ``geo_mean`` or ``min``.
+    """
+
+    def __init__(self, method: str = "sigmoid", aggregation: str = "product") -> None:
+        if method not in STATS:
+            raise ValueError(f"unknown method {method!r}; use one of {sorted(STATS)}")
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"unknown aggregation {aggregation!r}; use one of {AGGREGATIONS}")
+        self.method, self.aggregation = method, aggregation
+        super().__init__([STATS[method]], "sequence")
+
+    def __str__(self) -> str:
+        return f"SigmoidHeadSequence_{self.method}_{self.aggregation}"
+
+    def __call__(self, stats: dict[str, Any]) -> np.ndarray:
+        return np.array([_aggregate(lp, self.aggregation) for lp in stats[STATS[self.method]]])
+
+
+class SigmoidHeadToken(Estimator):
+    """Token uncertainty ``-log p`` of one method, each output's last token dropped."""
+
+    def __init__(self, method: str = "sigmoid") -> None:
+        if method not in STATS:
+            raise ValueError(f"unknown method {method!r}; use one of {sorted(STATS)}")
+        self.method = method
+        super().__init__([STATS[method]], "token")
+
+    def __str__(self) -> str:
+        return f"SigmoidHeadToken_{self.method}"
+
+    def __call__(self, stats: dict[str, Any]) -> list[np.ndarray]:
+        return [-np.asarray(lp[:-1], dtype=np.float64) for lp in stats[STATS[self.method]]]
+
+
+class SigmoidHeadMeanEntropy(Estimator):
+    """Mean softmax entropy of an output's tokens (from the calculator's single pass)."""
+
+    def __init__(self) -> None:
+        super().__init__([ENTROPY_STAT], "sequence")
+
+    def __str__(self) -> str:
+        return "SigmoidHeadMeanEntropy"
+
+    def __call__(self, stats: dict[str, Any]) -> np.ndarray:
+        return np.array([float(np.mean(e)) for e in stats[ENTROPY_STAT]])
+
+
+def load_estimator(config: Any) -> Estimator:
+    """polygraph's hook for third-party estimators.
+
+    ``config`` keys: ``level`` (``sequence`` default, or ``token``), ``method``
+    (``sigmoid`` default, ``softmax``, ``boostedprob``, or ``entropy`` for the mean
+    entropy), ``aggregation`` (``product`` default, ``geo_mean``, ``min``).
+    """
+    cfg = dict(config or {})
+    method = cfg.get("method", "sigmoid")
+    if method == "entropy":
+        return SigmoidHeadMeanEntropy()
+    if cfg.get("level", "sequence") == "token":
+        return SigmoidHeadToken(method)
+    return SigmoidHeadSequence(method, cfg.get("aggregation", "product"))
+
+
+def load_stat_calculator(config: Any, environment: Any) -> SigmoidHeadCalculator:
+    """polygraph's hook for third-party stat calculators (its benchmark runner's
+    ``builder``): ``config["head"]`` is the head's folder or Hub id, loaded onto the
+    runner's model (``environment.model``) on first use; ``config["decoding"]`` optional."""
+    cfg = dict(config or {})
+    if "head" not in cfg:
+        raise ValueError("the SigmoidHeadCalculator config needs 'head': a head folder or Hub id")
+    return SigmoidHeadCalculator(cfg["head"], decoding=dict(cfg.get("decoding") or {}))
+
+
+def estimator_names(methods: Sequence[str] = tuple(STATS)) -> list[str]:
+    """Names of every sequence estimator of the given methods (for configs and reports)."""
+    return [str(SigmoidHeadSequence(m, a)) for m in methods for a in AGGREGATIONS]
