@@ -24,9 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head.head_io import HeadConfig
-from sigmoid_head.integrations.hub import HeadNotFoundError
-from sigmoid_head.integrations.model_card import model_card
+from sigmoid_head.hub import HeadNotFoundError
 from sigmoid_head.model import SigmoidHeadModel
 
 REPO = "tester/tiny-sigmoid-head"
@@ -237,38 +235,3 @@ def test_from_pretrained_takes_a_hub_revision_from_the_cache(trained_head, tmp_p
 def test_a_missing_local_path_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="neither a local head directory"):
         SigmoidHeadModel.from_pretrained(str(tmp_path / "no" / "such" / "head"))
-
-
-def test_model_card_metadata_and_sections(trained_head):
-    from huggingface_hub import ModelCard
-
-    _, head_dir = trained_head
-    config = HeadConfig.load(head_dir)
-    evaluation = {"sigmoid": {"pearson": 0.41, "roc_auc": 0.8},
-                  "softmax": {"pearson": 0.3, "roc_auc": 0.7}}
-    text = model_card(config, repo_id=REPO, base_params=1_000_000, evaluation=evaluation)
-    card = ModelCard(text)
-    assert card.data.library_name == "sigmoid-head"
-    assert "quality-estimation" in card.data.tags
-    assert card.data.base_model is None  # a local path is not a Hub id
-    head_params = config.vocab_size * config.hidden_size
-    assert f"{head_params:,} parameters" in text
-    assert f"{100 * head_params / 1_000_000:.1f}% more" in text
-    assert "| train_file | pairs.jsonl |" in text  # data
-    assert "| negatives | token_freq |" in text  # settings
-    assert "| 20 | 0.5 | 0.6 |" in text  # the validation curve
-    assert "0.9000 -> best 0.4500" in text
-    assert "| sigmoid | 0.41 | 0.8 |" in text  # the evaluation table
-    assert f'from_pretrained("{REPO}")' in text
-
-
-def test_model_card_names_a_hub_base_model_and_omits_unknowns():
-    from huggingface_hub import ModelCard
-
-    config = HeadConfig(base_model="allenai/OLMo-2-0425-1B-SFT", vocab_size=10, hidden_size=4,
-                        fingerprint="x")
-    text = model_card(config)
-    assert ModelCard(text).data.base_model == "allenai/OLMo-2-0425-1B-SFT"
-    assert "No validation curve was recorded." in text
-    assert "## Evaluation" not in text
-    assert "% more" not in text  # no base parameter count given

@@ -1,9 +1,10 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
 Layers, lowest first (README's layout section): the version, the embedded model and the
-file-writing utilities;
-data; the paper's core (head, head_io, dominant, negatives, backbone, model) and combine; the
-pipelines (training, scoring, evaluation); the demo and the CLI. The package __init__
+file-writing utilities; data; the paper's core (head, head_io with the Hub (hub,
+model_card) and the paper's released format (released), dominant, negatives, backbone,
+model) and combine; the pipelines (training, scoring, evaluation) and the integrations
+beside them (LM-Polygraph); the demo and the CLI. The package __init__
 is the public facade and may name anything (lazily).
 """
 
@@ -16,8 +17,9 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils"},
     {"data"},
-    {"head", "head_io", "dominant", "negatives", "backbone", "model", "combine"},
-    {"training", "scoring", "evaluation"},
+    {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
+     "model", "combine"},
+    {"training", "scoring", "evaluation", "integrations"},
     {"demo", "cli"},
 ]
 

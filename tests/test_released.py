@@ -8,13 +8,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from sigmoid_head.integrations.released import (
-    ReleasedHeadError,
-    is_released_head,
-    load_released,
-    save_released,
-)
 from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.released import ReleasedHeadError, is_released_head, save_released
 from sigmoid_head.scoring.force_decode import score_records
 
 TRAP = """
@@ -61,7 +56,7 @@ def test_released_head_loads_onto_its_base_model_without_running_code(released):
 
 def test_a_released_head_converts_to_the_library_format(released, tmp_path):
     folder, weight, base = released
-    shm = load_released(folder, base.backbone)
+    shm = SigmoidHeadModel.from_pretrained(folder, base.backbone)
     shm.save_pretrained(tmp_path / "converted")
     again = SigmoidHeadModel.from_pretrained(tmp_path / "converted", base.backbone)
     assert torch.equal(again.head.weight, weight)
@@ -73,27 +68,27 @@ def test_shape_and_vocabulary_checks(released, tiny_causal_path, tmp_path):
     v, d = weight.shape
     bad_rows = save_released(weight[:-3], tmp_path / "rows", str(tiny_causal_path))
     with pytest.raises(ReleasedHeadError, match=f"{v - 3} vocabulary rows but the base model's output layer has {v}"):
-        load_released(bad_rows, base.backbone)
+        SigmoidHeadModel.from_pretrained(bad_rows, base.backbone)
     bad_cols = save_released(weight[:, :-2], tmp_path / "cols", str(tiny_causal_path))
     with pytest.raises(ReleasedHeadError, match=f"hidden size is {d - 2} but the base model's is {d}"):
-        load_released(bad_cols, base.backbone)
+        SigmoidHeadModel.from_pretrained(bad_cols, base.backbone)
     declared = save_released(weight, tmp_path / "declared", str(tiny_causal_path),
                              extra={"vocab_size": v + 1})
     with pytest.raises(ReleasedHeadError, match=f"declares vocabulary {v + 1}"):
-        load_released(declared, base.backbone)
+        SigmoidHeadModel.from_pretrained(declared, base.backbone)
     unnamed = save_released(weight, tmp_path / "unnamed", str(tiny_causal_path))
     cfg = json.loads((unnamed / "config.json").read_text())
     del cfg["base_model"]
     (unnamed / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ReleasedHeadError, match="names no base model"):
-        load_released(unnamed)
+        SigmoidHeadModel.from_pretrained(unnamed)
 
 
 def test_a_tokenizer_with_more_ids_than_head_rows_is_refused(released):
     folder, weight, base = released
     base.backbone.tokenizer.add_special_tokens({"additional_special_tokens": ["<|extra_pad|>"]})
     with pytest.raises(ReleasedHeadError, match="token ids without a row"):
-        load_released(folder, base.backbone)
+        SigmoidHeadModel.from_pretrained(folder, base.backbone)
 
 
 def test_a_full_checkpoint_or_a_non_finite_head_is_refused(released, tmp_path):
@@ -103,8 +98,8 @@ def test_a_full_checkpoint_or_a_non_finite_head_is_refused(released, tmp_path):
     (full / "config.json").write_text((folder / "config.json").read_text())
     save_file({"weight": weight, "model.norm.weight": torch.ones(3)}, str(full / "model.safetensors"))
     with pytest.raises(ReleasedHeadError, match="exactly one tensor 'weight'.*holds 2"):
-        load_released(full, base.backbone)
+        SigmoidHeadModel.from_pretrained(full, base.backbone)
     nan = weight.clone()
     nan[0, 0] = float("nan")
     with pytest.raises(ReleasedHeadError, match="NaN"):
-        load_released(save_released(nan, tmp_path / "nan", "x"), base.backbone)
+        SigmoidHeadModel.from_pretrained(save_released(nan, tmp_path / "nan", "x"), base.backbone)

@@ -208,3 +208,4 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
     io_utils.replace(tmp_weights, directory / WEIGHTS_NAME)
     io_utils.replace(tmp_config, directory / CONFIG_NAME)
     return directory
+

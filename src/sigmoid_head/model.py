@@ -10,6 +10,8 @@ import torch
 from .backbone import Backbone, load_backbone
 from .head import HeadMismatchError, SigmoidHead
 from .head_io import HeadConfig, fingerprint, load_head_files, save_head_files
+from .hub import resolve_head_dir
+from .released import ReleasedHeadError, is_released_head, load_released_files, released_base_model
 
 
 def check_compatible(config: HeadConfig, backbone: Backbone) -> None:
@@ -90,7 +92,7 @@ class SigmoidHeadModel:
                 repository id holding one (downloaded into the Hub cache; with
                 ``HF_HUB_OFFLINE=1`` loaded from it). A folder in the paper authors'
                 released format is recognised and loaded without running its code
-                (see :mod:`sigmoid_head.integrations.released`).
+                (see :mod:`sigmoid_head.released`).
             model: base model (id, path or Backbone); None = the one named in the head's config.
             dtype: backbone dtype.
             device: None = CUDA if available, else CPU.
@@ -99,18 +101,23 @@ class SigmoidHeadModel:
             token: Hub token for the head repository (None: the stored one).
             base_revision: Hub revision of the base model (default: the one the head records).
         """
-        from .integrations.hub import resolve_head
-        from .integrations.released import is_released_head, load_released
-
-        directory = resolve_head(head_path, revision=revision, token=token)
-        if is_released_head(directory):
-            return load_released(directory, model, dtype=dtype, device=device,
-                                 base_revision=base_revision)
-        config, state = load_head_files(directory)
-        if model is None:
-            model = config.base_model
-        backbone = model if isinstance(model, Backbone) else load_backbone(
-            model, dtype=dtype, device=device, revision=base_revision or config.base_revision)
+        directory = resolve_head_dir(head_path, revision=revision, token=token)
+        if is_released_head(directory):  # the paper authors' format: data only, no code
+            model = model if model is not None else released_base_model(directory)
+            if model is None:
+                raise ReleasedHeadError(f"{head_path}: the released head names no base model; "
+                                        "pass the base model explicitly")
+            backbone = model if isinstance(model, Backbone) else load_backbone(
+                model, dtype=dtype, device=device, revision=base_revision)
+            config, state = load_released_files(directory, backbone, source=str(head_path))
+            strict = False  # checked against the base model by load_released_files
+        else:
+            config, state = load_head_files(directory)
+            if model is None:
+                model = config.base_model
+            backbone = model if isinstance(model, Backbone) else load_backbone(
+                model, dtype=dtype, device=device,
+                revision=base_revision or config.base_revision)
         if strict:
             check_compatible(config, backbone)
         if config.rank:  # the frozen part is the base model's own output matrix
@@ -139,9 +146,9 @@ class SigmoidHeadModel:
                     evaluation: object = None) -> object:
         """Upload the head with a generated model card to a Hub repository.
 
-        See :func:`sigmoid_head.integrations.hub.push_to_hub`; returns its ``CommitInfo``.
+        See :func:`sigmoid_head.hub.push_to_hub`; returns its ``CommitInfo``.
         """
-        from .integrations.hub import push_to_hub
+        from .hub import push_to_hub
 
         return push_to_hub(self, repo_id, private=private, token=token,
                            commit_message=commit_message, evaluation=evaluation)

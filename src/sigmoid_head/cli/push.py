@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..head_io import HeadConfig
-    from ..integrations.hub import push_folder
-    from ..integrations.model_card import base_parameter_count, model_card
+    from ..hub import push_folder
+    from ..model_card import base_parameter_count, model_card
 
     if args.card_only:
         config = HeadConfig.load(Path(args.head))

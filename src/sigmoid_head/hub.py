@@ -3,9 +3,10 @@
 A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
 (``head_config.json`` + ``head.safetensors``) plus a generated ``README.md`` model card
 (:mod:`.model_card`); the base model stays in its own repository and is named in the
-config. Downloading goes through ``huggingface_hub.snapshot_download``, so its cache,
-``revision``, ``token``, ``HF_HUB_OFFLINE`` and ``HF_ENDPOINT`` all work as usual.
-Only data files are fetched (JSON, safetensors, the card): never code, never pickles.
+config. Everything goes through ``huggingface_hub``: downloads through
+``snapshot_download`` (its cache, ``revision``, ``token``, ``HF_HUB_OFFLINE``,
+``HF_ENDPOINT`` work as usual; only data files are fetched, never code or pickles),
+uploads through ``HfApi.create_repo`` and one ``create_commit``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..head_io import CONFIG_NAME, WEIGHTS_NAME
+from .head_io import CONFIG_NAME, WEIGHTS_NAME, HeadConfig
 
 HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, "README.md")
-"""The files of a head repository in this library's format."""
+"""The files of a head repository in this library's format (config, tensors, model card)."""
 RELEASED_FILES = ("config.json", "model.safetensors")
-"""The files of a head in the paper authors' released format (:mod:`.released`)."""
-LIBRARY_NAME = "sigmoid-head"
+"""The files of a head in the paper authors' released format (:mod:`sigmoid_head.released`)."""
 
 
 class HeadNotFoundError(FileNotFoundError):
@@ -75,7 +75,7 @@ def download_head(repo_id: str, *, revision: str | None = None, token: str | boo
     return path
 
 
-def resolve_head(name_or_path: str | Path, *, revision: str | None = None,
+def resolve_head_dir(name_or_path: str | Path, *, revision: str | None = None,
                  token: str | bool | None = None) -> Path:
     """A local directory unchanged, anything else downloaded as a Hub repository id."""
     if is_local(name_or_path):
@@ -108,7 +108,6 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from ..head_io import HeadConfig
     from .model_card import base_parameter_count, model_card
 
     head_dir = Path(head_dir)

@@ -10,8 +10,8 @@ the folder's ``*.py`` files are not even downloaded.
 The head is checked against its base model before it is used: one 2-D ``weight`` tensor;
 its shape equal to the base model's output matrix (V rows, d columns) and to the sizes
 the config declares; every token id of the base tokenizer has a row; finite values.
-The result is an ordinary :class:`~sigmoid_head.model.SigmoidHeadModel`, so
-``save_pretrained`` converts it to this library's format.
+``SigmoidHeadModel.from_pretrained`` recognises the format (:func:`is_released_head`)
+and gives an ordinary model, so ``save_pretrained`` converts it to this library's format.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import torch
 
-from ..backbone import Backbone, load_backbone
-from ..head import HeadMismatchError, SigmoidHead
-from ..head_io import CONFIG_NAME, HeadConfig, fingerprint
+from .backbone import Backbone
+from .head import HeadMismatchError
+from .head_io import CONFIG_NAME, HeadConfig, fingerprint
 
 RELEASED_CONFIG = "config.json"
 RELEASED_WEIGHTS = "model.safetensors"
@@ -113,53 +113,43 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
             + "; ".join(problems) + ".")
 
 
-def load_released(head_path: str | Path, model: str | Backbone | None = None, *,
-                  dtype: str = "auto", device: str | None = None,
-                  base_revision: str | None = None, revision: str | None = None,
-                  token: str | bool | None = None) -> Any:
-    """Load a released head (local folder or Hub id) onto its base model.
+def released_base_model(directory: str | Path) -> str | None:
+    """The base model a released head's config.json names, if any."""
+    return _first(_read_config(Path(directory)), BASE_MODEL_KEYS)
+
+
+def load_released_files(directory: str | Path, backbone: Backbone, source: str | None = None,
+                        ) -> tuple[HeadConfig, dict[str, torch.Tensor]]:
+    """Read a released head and check it against its base model.
 
     Args:
-        head_path: the head's folder or Hub repository id.
-        model: the base model (id, path or Backbone); None = the one config.json names.
-        dtype: backbone dtype.
-        device: None = CUDA if available, else CPU.
-        base_revision: Hub revision of the base model.
-        revision: Hub revision of the head repository.
-        token: Hub token for the head repository.
+        directory: the head's folder (``config.json`` + ``model.safetensors``).
+        backbone: the loaded base model.
+        source: where the head came from (a Hub id), recorded in the config.
 
     Returns:
-        A SigmoidHeadModel whose config records where the head came from.
-    """
-    from ..model import SigmoidHeadModel
-    from .hub import resolve_head
+        A :class:`HeadConfig` (with the base model's fingerprint, the released config kept
+        under ``training``) and the state ``{"weight": (V, d) float32}``.
 
-    directory = resolve_head(head_path, revision=revision, token=token)
+    Raises:
+        ReleasedHeadError: on any malformed file or mismatch with the base model.
+    """
+    directory = Path(directory)
     for name in (RELEASED_CONFIG, RELEASED_WEIGHTS):
         if not (directory / name).is_file():
             raise ReleasedHeadError(f"{directory} is not a released head: {name} is missing")
     config = _read_config(directory)
     weight = read_released_weight(directory)
-    if model is None:
-        model = _first(config, BASE_MODEL_KEYS)
-        if model is None:
-            raise ReleasedHeadError(
-                f"{directory / RELEASED_CONFIG} names no base model (looked for "
-                f"{', '.join(BASE_MODEL_KEYS)}); pass the base model explicitly")
-    backbone = model if isinstance(model, Backbone) else load_backbone(
-        str(model), dtype=dtype, device=device, revision=base_revision)
     check_released(weight, config, backbone)
-    base_weight = backbone.output_weight()
-    head = SigmoidHead(weight.shape[0], weight.shape[1], dtype=torch.float32)
-    head.load_saved_state({"weight": weight.float()})
     head_config = HeadConfig(
         base_model=backbone.name_or_path, base_revision=backbone.revision,
-        vocab_size=weight.shape[0], hidden_size=weight.shape[1], fingerprint=fingerprint(base_weight),
+        vocab_size=weight.shape[0], hidden_size=weight.shape[1],
+        fingerprint=fingerprint(backbone.output_weight()),
         is_encoder_decoder=backbone.is_encoder_decoder, bias=False,
-        training={"imported_from": str(head_path), "format": FORMAT_NAME,
+        training={"imported_from": source or str(directory), "format": FORMAT_NAME,
                   "released_config": config},
     )
-    return SigmoidHeadModel(backbone, head.to(backbone.device), head_config)
+    return head_config, {"weight": weight.float()}
 
 
 def save_released(weight: torch.Tensor, directory: str | Path, base_model: str,

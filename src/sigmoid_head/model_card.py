@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..head_io import HeadConfig
+from .head_io import HeadConfig
 
 LIBRARY_NAME = "sigmoid-head"
 TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
@@ -54,7 +54,7 @@ def base_parameter_count(base_model: str, revision: str | None = None) -> int | 
     Reads the safetensors headers of a local checkpoint (the embedded model included), or
     asks the Hub for a repository's safetensors metadata (None offline or on any error).
     """
-    from ..embedded.default_model import resolve_model_name
+    from .embedded.default_model import resolve_model_name
 
     path = Path(resolve_model_name(base_model)).expanduser()
     if path.is_dir():
@@ -70,7 +70,7 @@ def base_parameter_count(base_model: str, revision: str | None = None) -> int | 
 
 def hub_base_model(base_model: str) -> str | None:
     """The base model as a Hub id for the card's metadata (None for a local path)."""
-    from ..embedded.default_model import DEFAULT_MODEL_NAME
+    from .embedded.default_model import DEFAULT_MODEL_NAME
 
     if base_model == DEFAULT_MODEL_NAME:
         return EMBEDDED_HUB_ID

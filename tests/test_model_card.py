@@ -1,0 +1,53 @@
+"""The model card written for a head on the Hub: metadata the Hub indexes, and sections."""
+
+from __future__ import annotations
+
+import pytest
+from huggingface_hub import ModelCard
+
+from sigmoid_head.head_io import HeadConfig
+from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.model_card import model_card
+
+REPO = "tester/tiny-sigmoid-head"
+
+
+@pytest.fixture
+def head_dir(tiny_causal_path, tmp_path):
+    record = {"train_file": "pairs.jsonl", "negatives": "token_freq", "lr": 1e-3, "steps": 40,
+              "history": [{"step": 0, "val_loss": 0.9}, {"step": 20, "val_loss": 0.5,
+                                                         "train_loss": 0.6},
+                          {"step": 40, "val_loss": 0.45, "train_loss": 0.5}]}
+    SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(
+        tmp_path / "head", training=record)
+    return tmp_path / "head"
+
+
+def test_model_card_metadata_and_sections(head_dir):
+    config = HeadConfig.load(head_dir)
+    evaluation = {"sigmoid": {"pearson": 0.41, "roc_auc": 0.8},
+                  "softmax": {"pearson": 0.3, "roc_auc": 0.7}}
+    text = model_card(config, repo_id=REPO, base_params=1_000_000, evaluation=evaluation)
+    card = ModelCard(text)
+    assert card.data.library_name == "sigmoid-head"
+    assert "quality-estimation" in card.data.tags
+    assert card.data.base_model is None  # a local path is not a Hub id
+    head_params = config.vocab_size * config.hidden_size
+    assert f"{head_params:,} parameters" in text
+    assert f"{100 * head_params / 1_000_000:.1f}% more" in text
+    assert "| train_file | pairs.jsonl |" in text  # data
+    assert "| negatives | token_freq |" in text  # settings
+    assert "| 20 | 0.5 | 0.6 |" in text  # the validation curve
+    assert "0.9000 -> best 0.4500" in text
+    assert "| sigmoid | 0.41 | 0.8 |" in text  # the evaluation table
+    assert f'from_pretrained("{REPO}")' in text
+
+
+def test_model_card_names_a_hub_base_model_and_omits_unknowns():
+    config = HeadConfig(base_model="allenai/OLMo-2-0425-1B-SFT", vocab_size=10, hidden_size=4,
+                        fingerprint="x")
+    text = model_card(config)
+    assert ModelCard(text).data.base_model == "allenai/OLMo-2-0425-1B-SFT"
+    assert "No validation curve was recorded." in text
+    assert "## Evaluation" not in text
+    assert "% more" not in text  # no base parameter count given
