@@ -51,3 +51,12 @@ def test_model_card_names_a_hub_base_model_and_omits_unknowns():
     assert "No validation curve was recorded." in text
     assert "## Evaluation" not in text
     assert "% more" not in text  # no base parameter count given
+
+
+def test_settings_without_data_or_data_without_settings_render_cleanly():
+    config = HeadConfig(base_model="smollm2-135m-instruct", vocab_size=10, hidden_size=4,
+                        fingerprint="x", training={"train_file": "x.jsonl"})
+    text = model_card(config)
+    assert "Settings:" not in text and "| train_file | x.jsonl |" in text
+    assert ModelCard(text).data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert "embedded build" in text  # the head fits the dequantized GGUF, not the original

