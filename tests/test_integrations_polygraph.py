@@ -84,6 +84,15 @@ class Recording(SigmoidHeadCalculator):
         return self.last
 
 
+class RecordingEntropy(EntropyCalculator):
+    """polygraph's EntropyCalculator, keeping every statistic of the run it was part of."""
+
+    def __call__(self, dependencies, *args, **kwargs):
+        out = super().__call__(dependencies, *args, **kwargs)
+        self.deps = {**dependencies, **out}
+        return out
+
+
 @pytest.fixture(scope="module")
 def plugin_stats(shm, prompts):
     """Our calculator under CausalLMWithUncertainty: (uncertainty, stats, output) per prompt."""
@@ -121,13 +130,14 @@ def test_plugin_estimators_equal_generate_and_score(plugin_stats, ours, shm):
 
 def test_our_softmax_baselines_equal_polygraphs_own_estimators(plugin_stats, prompts, shm):
     _, ids = prompts
-    native = [InferCausalLMCalculator(tokenize=False), EntropyCalculator()]
+    entropy = RecordingEntropy()
+    native = [InferCausalLMCalculator(tokenize=False), entropy]
     for p, (_, stats, _) in zip(ids, plugin_stats, strict=True):
         msp, out = _run(shm.backbone.model, shm.tokenizer, native, MaximumSequenceProbability(), p)
         assert out.sequences[0, len(p):len(p) + len(stats["greedy_tokens"][0])].tolist() \
             == stats["greedy_tokens"][0]  # the same outputs
-        mte, _ = _run(shm.backbone.model, shm.tokenizer, native, MeanTokenEntropy(), p)
-        ppl, _ = _run(shm.backbone.model, shm.tokenizer, native, Perplexity(), p)
+        theirs = entropy.deps  # polygraph's own statistics of that run
+        mte, ppl = MeanTokenEntropy()(theirs), Perplexity()(theirs)
         assert float(SigmoidHeadSequence("softmax", "product")(stats)[0]) == pytest.approx(float(msp[0]), rel=1e-4)
         assert float(SigmoidHeadSequence("softmax", "geo_mean")(stats)[0]) == pytest.approx(float(ppl[0]), rel=1e-4)
         assert float(SigmoidHeadMeanEntropy()(stats)[0]) == pytest.approx(float(mte[0]), rel=1e-4)
