@@ -210,14 +210,13 @@ def test_from_pretrained_takes_a_hub_revision_from_the_cache(trained_head, tmp_p
     cache = tmp_path / "cache"
     repo_dir = cache / f"models--{REPO.replace('/', '--')}"
     old, new = "a" * 40, "b" * 40
-    for sha, scale in ((old, 0.0), (new, 1.0)):
-        snap = repo_dir / "snapshots" / sha
-        snap.mkdir(parents=True)
-        shutil.copy(head_dir / "head_config.json", snap)
-        state = {"weight": shm.head.weight.detach() + scale}
-        from safetensors.torch import save_file
-
-        save_file(state, str(snap / "head.safetensors"))
+    w0 = shm.head.weight.detach().clone()
+    for sha, scale in ((old, 0.0), (new, 1.0)):  # each revision a complete save
+        with torch.no_grad():
+            shm.head.weight.copy_(w0 + scale)
+        shm.save_pretrained(repo_dir / "snapshots" / sha)
+    with torch.no_grad():
+        shm.head.weight.copy_(w0)
     (repo_dir / "refs").mkdir()
     (repo_dir / "refs" / "main").write_text(new)
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
@@ -225,8 +224,8 @@ def test_from_pretrained_takes_a_hub_revision_from_the_cache(trained_head, tmp_p
     base = shm.backbone
     latest = SigmoidHeadModel.from_pretrained(REPO, base)
     pinned = SigmoidHeadModel.from_pretrained(REPO, base, revision=old)
-    assert torch.equal(latest.head.weight, shm.head.weight + 1.0)
-    assert torch.equal(pinned.head.weight, shm.head.weight)
+    assert torch.equal(latest.head.weight, w0 + 1.0)
+    assert torch.equal(pinned.head.weight, w0)
     assert torch.equal(_sigmoid_logits(pinned), _sigmoid_logits(shm))
     with pytest.raises(HeadNotFoundError, match="HF_HUB_OFFLINE"):
         SigmoidHeadModel.from_pretrained("tester/not-cached", base)

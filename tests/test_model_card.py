@@ -60,3 +60,9 @@ def test_settings_without_data_or_data_without_settings_render_cleanly():
     assert "Settings:" not in text and "| train_file | x.jsonl |" in text
     assert ModelCard(text).data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert "embedded build" in text  # the head fits the dequantized GGUF, not the original
+
+
+def test_a_low_rank_head_counts_its_update_only():
+    config = HeadConfig(base_model="x/y", vocab_size=1000, hidden_size=64, fingerprint="x", rank=8)
+    text = model_card(config, base_params=100_000)
+    assert f"{8 * (1000 + 64):,} parameters" in text and "rank-8 update" in text

@@ -148,9 +148,16 @@ def _metadata(config: HeadConfig) -> list[str]:
 
 
 def _overhead(config: HeadConfig, base_params: int | None) -> list[str]:
-    head = config.vocab_size * config.hidden_size + (config.vocab_size if config.bias else 0)
-    text = (f"The head adds {head:,} parameters (a {config.vocab_size:,} x {config.hidden_size:,} "
-            f"matrix{' and a bias' if config.bias else ''})")
+    v, d, r = config.vocab_size, config.hidden_size, getattr(config, "rank", 0)
+    bias = v if config.bias else 0
+    if r:  # the frozen base output matrix plus a trainable rank-r update
+        head = r * (v + d) + bias
+        what = (f"a rank-{r} update A ({v:,} x {r}) B ({r} x {d:,}) of the base model's "
+                f"output matrix{', and a bias' if config.bias else ''}")
+    else:
+        head = v * d + bias
+        what = f"a {v:,} x {d:,} matrix{' and a bias' if config.bias else ''}"
+    text = f"The head adds {head:,} parameters ({what})"
     if base_params:
         text += f" to the base model's {base_params:,}: {100 * head / base_params:.1f}% more"
     return [text + ". The base model itself is unchanged and frozen."]
