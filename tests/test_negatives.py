@@ -37,6 +37,24 @@ def test_exclusions_and_distinct(strategy, avoid):
     assert all(len(set(row.tolist())) == 10 for row in neg)
 
 
+@pytest.mark.parametrize("strategy", ["random", "softmax"])
+def test_avoid_only_where_target_dominant(strategy):
+    """avoid_when=target_dominant: rows whose reference is dominant avoid their dominant ids, the
+    other rows may draw them (the model's top tokens that missed the reference)."""
+    targets, dom, logits, counts = _setup(n=400)
+    dom[::2, 1] = targets[::2]  # even rows: the reference is dominant; odd rows: it is not
+    dom[1::2] = torch.where(dom[1::2] == targets[1::2, None], -1, dom[1::2])
+    logits.scatter_(1, dom.clamp(min=0), 6.0)  # dominant ids carry most softmax mass
+    cfg = SamplerConfig(strategy=strategy, num_negatives=10, avoid_when="target_dominant")
+    neg = NegativeSampler(cfg, V, counts)(targets, torch.Generator().manual_seed(1), dom, logits)
+    in_dom = (neg.unsqueeze(-1) == dom.unsqueeze(1)).any(-1)  # (N, k); padding -1 never matches
+    assert not bool(in_dom[::2].any())
+    assert bool(in_dom[1::2].any(1).float().mean() > 0.5 if strategy == "softmax" else in_dom[1::2].any())
+    assert not bool((neg == targets[:, None]).any())
+    with pytest.raises(ValueError, match="avoid_when"):
+        SamplerConfig(avoid_when="sometimes")
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_deterministic_under_seed(strategy):
     targets, dom, logits, counts = _setup()

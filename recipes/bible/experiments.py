@@ -76,6 +76,12 @@ EXTENDED = {
     "token_freq+avoid+rank_loss": {"rank_loss_weight": 1.0, "rank_margin": 1.0},
     # the LM head frozen plus a trainable rank-16 update: r * (V + d) parameters instead of V * d
     "token_freq+avoid+low_rank16": {"head_rank": 16},
+    # avoid the dominant tokens only where the reference is one of them: elsewhere the model's
+    # top tokens missed the reference and may be drawn as negatives (see docs/results.md, Eval Self)
+    "token_freq+avoid_if_target_dominant": {"avoid_when": "target_dominant"},
+    "softmax_t2+token_freq+avoid_if_target_dominant": {"avoid_when": "target_dominant",
+                                                       "negatives": "token_freq+softmax",
+                                                       "softmax_temperature": 2.0},
     # the authors' training settings: lr 1e-4 cosine, 3 epochs, weight decay 0.01, effective
     # batch 72, k/2 negatives from token freq and k/2 from the softmax at t=2, first cut
     "authors_settings": {"lr": 1e-4, "epochs": 3.0, "weight_decay": 0.01, "batch_size": 8, "grad_accum": 9,
@@ -217,6 +223,8 @@ def main() -> None:
                    help=f"also train the rows beyond the paper: {', '.join(EXTENDED)}")
     p.add_argument("--eval-every", type=int, default=50, help="validation loss every N optimizer steps")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-only", action="store_true",
+                   help="stop after training the heads (e.g. for recipes/bible/eval_self_study.py)")
     args = p.parse_args()
     run(args)
 
@@ -255,6 +263,9 @@ def run(args: argparse.Namespace) -> None:
                      epochs=epochs, eval_every=args.eval_every, patience=3, cache_hidden=True, max_length=192,
                      seed=args.seed, progress=False, **render)
     heads = train_heads(backbone, config_kw, settings, out)
+    if args.train_only:
+        print(f"heads saved under {out / 'heads'} ({_elapsed(t_start)})")
+        return
     main_name = "token_freq+avoid" if "token_freq+avoid" in heads else next(iter(heads))
     if args.setting == "mt" and "softmax_t2+token_freq+avoid" in heads:
         main_name = "softmax_t2+token_freq+avoid"  # the paper's best setting for small MT models

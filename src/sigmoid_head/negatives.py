@@ -42,6 +42,8 @@ ROUNDS = 8
 FALLBACK_ROUNDS = 4
 """Rounds of uniform draws after the sampler's own rounds, for nearly exhausted supports."""
 WIDE_EXCLUSION = 32
+AVOID_WHEN = ("always", "target_dominant")
+"""When avoid-dominant applies (see :attr:`SamplerConfig.avoid_when`)."""
 """Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 
 
@@ -55,6 +57,9 @@ class SamplerConfig:
     """k, negatives per position."""
     avoid_dominant: bool = True
     """Exclude the position's dominant tokens (the paper's ambiguity-informed sampling)."""
+    avoid_when: str = "always"
+    """When avoid-dominant applies: always (the paper), or target_dominant (only at positions where
+    the reference is itself dominant; elsewhere the model's top tokens may be drawn as negatives)."""
     softmax_temperature: float = 2.0
     """Temperature of the "softmax" sampler: q is proportional to p ** (1 / t)."""
     freq_power: float = 1.0
@@ -70,6 +75,8 @@ class SamplerConfig:
             raise ValueError("num_negatives must be at least the number of mixed samplers")
         if self.softmax_temperature <= 0:
             raise ValueError("softmax_temperature must be > 0")
+        if self.avoid_when not in AVOID_WHEN:
+            raise ValueError(f"avoid_when must be one of {AVOID_WHEN}, got {self.avoid_when!r}")
         if self.freq_smoothing < 0 or self.freq_power < 0:
             raise ValueError("freq_power and freq_smoothing must be >= 0")
 
@@ -100,6 +107,25 @@ def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.
     if flat.numel() and int(flat.max()) >= vocab_size:
         raise ValueError(f"label id {int(flat.max())} is outside the vocabulary ({vocab_size})")
     return torch.bincount(flat, minlength=vocab_size).to(torch.float64)
+
+
+def avoided_ids(dominant_ids: torch.Tensor, targets: torch.Tensor, when: str) -> torch.Tensor:
+    """The dominant ids a position avoids as negatives.
+
+    Args:
+        dominant_ids: (N, M) dominant ids padded with -1.
+        targets: (N,) reference ids.
+        when: "always" keeps every row; "target_dominant" empties (all -1) the rows whose
+            reference is not among their dominant ids, so there the model's own top tokens,
+            which missed the reference, can be drawn as negatives.
+
+    Returns:
+        (N, M) ids, -1 = nothing to avoid.
+    """
+    if when == "always":
+        return dominant_ids
+    hit = (dominant_ids == targets.unsqueeze(1)).any(1, keepdim=True)  # (N, 1), no host read
+    return torch.where(hit, dominant_ids, -1)
 
 
 def _is_excluded(seq: torch.Tensor, excluded: torch.Tensor, is_sorted: bool) -> torch.Tensor:
@@ -255,7 +281,8 @@ class NegativeSampler:
         """
         excluded = targets.unsqueeze(1)
         if self.config.avoid_dominant and dominant_ids is not None:
-            excluded = torch.cat([excluded, dominant_ids.to(targets.device)], 1)
+            excluded = torch.cat([excluded, avoided_ids(dominant_ids.to(targets.device), targets,
+                                                        self.config.avoid_when)], 1)
         pieces = []
         for name, k in self.split():
             if name == "softmax":
