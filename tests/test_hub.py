@@ -231,6 +231,22 @@ def test_from_pretrained_takes_a_hub_revision_from_the_cache(trained_head, tmp_p
         SigmoidHeadModel.from_pretrained("tester/not-cached", base)
 
 
+def test_an_unreachable_hub_gives_one_line_at_once(tmp_path):
+    """No HF_HUB_OFFLINE, but the endpoint refuses connections: the model id is looked up in the
+    cache only, so the CLI answers with one line and exit 2 instead of retrying for half a minute."""
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"source": "a", "candidate": "b"}\n')
+    env = {k: v for k, v in _env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9").items() if k != "HF_HUB_OFFLINE"}
+    exe = Path(sys.executable).with_name("sigmoid-head")
+    run = subprocess.run([str(exe), "score", "--model", "someorg/not-cached", "--input", str(data)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "Retry" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "cannot be reached" in lines[0] and "someorg/not-cached" in lines[0]
+    assert not (tmp_path / "in.scores.jsonl").exists()
+
+
 def test_a_missing_local_path_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="neither a local head directory"):
         SigmoidHeadModel.from_pretrained(str(tmp_path / "no" / "such" / "head"))

@@ -14,11 +14,13 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from .data.batching import IGNORE_INDEX
+from .hub import hub_offline
 
 logger = logging.getLogger(__name__)
 
@@ -243,16 +245,18 @@ def check_device(device: str | None) -> str:
     return device
 
 
-def _load_problem(path: str, err: Exception) -> str:
+def _load_problem(path: str, err: Exception, offline: bool = False) -> str:
     """One line saying why a model could not be loaded."""
-    from pathlib import Path
-
     first = next((ln for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
     local = Path(path)
     if local.is_dir():
         return f"cannot load model from {path}: {first}"
     if path.startswith((".", "/", "~")) or local.suffix:
         return f"model path not found: {path}"
+    if offline:
+        return (f"cannot load model {path!r}: it is not a local directory, the Hugging Face Hub "
+                "cannot be reached from here (HF_HUB_OFFLINE or no connection), and it is not in the "
+                "Hub cache")
     return (f"cannot load model {path!r}: it is not a local directory and the Hugging Face Hub "
             f"could not provide it ({first})")
 
@@ -281,13 +285,15 @@ def load_backbone(
     if torch_dtype != "auto" and not isinstance(torch_dtype, torch.dtype):
         raise ValueError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
     device = check_device(device)
+    # a hub id on a machine that cannot reach the Hub: the cache only, no retried requests
+    cached = {"local_files_only": True} if not Path(path).expanduser().is_dir() and hub_offline() else {}
     try:
-        config = AutoConfig.from_pretrained(path, revision=revision)
+        config = AutoConfig.from_pretrained(path, revision=revision, **cached)
         auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
-        model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype)
-        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+        model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype, **cached)
+        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision, **cached)
     except (OSError, ValueError, KeyError) as err:
-        raise ValueError(_load_problem(path, err)) from err
+        raise ValueError(_load_problem(path, err, offline=bool(cached))) from err
     if model.get_output_embeddings() is None:
         raise ValueError(f"{path} has no output embedding layer to copy a head from")
     name = name_or_path if name_or_path is not None else DEFAULT_MODEL_NAME

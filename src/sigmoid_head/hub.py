@@ -11,9 +11,13 @@ uploads through ``HfApi.create_repo`` and one ``create_commit``.
 
 from __future__ import annotations
 
+import functools
+import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from .head_io import CONFIG_NAME, WEIGHTS_NAME, HeadConfig
 
@@ -25,6 +29,29 @@ RELEASED_FILES = ("config.json", "model.safetensors")
 
 class HeadNotFoundError(FileNotFoundError):
     """Neither a local head directory nor a Hub repository that holds a head."""
+
+
+@functools.lru_cache(maxsize=4)
+def _reachable(endpoint: str, timeout: float) -> bool:
+    url = urlparse(endpoint)
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def hub_offline(timeout: float = 3.0) -> bool:
+    """Whether the Hub must be treated as offline: ``HF_HUB_OFFLINE`` is set, or its endpoint
+    (``HF_ENDPOINT``, default huggingface.co) does not accept a connection within ``timeout``
+    seconds. Checked once per process and endpoint, so that a machine without network gets a
+    one-line answer from the cache at once instead of minutes of retried requests."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    return not _reachable(os.environ.get("HF_ENDPOINT", "https://huggingface.co"), timeout)
 
 
 def is_local(name_or_path: str | Path) -> bool:
@@ -59,7 +86,7 @@ def download_head(repo_id: str, *, revision: str | None = None, token: str | boo
     try:
         path = Path(snapshot_download(
             repo_id, revision=revision, token=token, cache_dir=cache_dir,
-            allow_patterns=[*HEAD_FILES, *RELEASED_FILES],
+            allow_patterns=[*HEAD_FILES, *RELEASED_FILES], local_files_only=hub_offline(),
         ))
     except HFValidationError as err:
         raise HeadNotFoundError(
@@ -67,8 +94,10 @@ def download_head(repo_id: str, *, revision: str | None = None, token: str | boo
     except (RepositoryNotFoundError, LocalEntryNotFoundError) as err:
         raise HeadNotFoundError(
             f"no head found at {repo_id!r} (revision {revision or 'main'}): not a local directory, "
-            f"and the Hub could not provide it ({type(err).__name__}). Offline, a Hub head "
-            "loads only from the cache (HF_HUB_OFFLINE=1 with the repository downloaded before)."
+            f"and the Hub could not provide it ({type(err).__name__}"
+            f"{'; the Hub cannot be reached from here' if hub_offline() else ''}). Offline "
+            "(HF_HUB_OFFLINE=1 or no connection), a Hub head loads only from the cache (the "
+            "repository downloaded before)."
         ) from err
     if not any((path / f).is_file() for f in (CONFIG_NAME, *RELEASED_FILES)):
         raise HeadNotFoundError(f"the Hub repository {repo_id!r} holds no sigmoid head files")
