@@ -158,14 +158,56 @@ def test_evaluate_gold_file(case, tmp_path, capsys):
     _one_clean_line(capsys, "evaluate", path, case.line)
 
 
-@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
-                    reason="root reads files whatever their permissions")
+def _run_unprivileged(argv: list[str]) -> tuple[int, str]:
+    """cli_main(argv) in a forked child that drops to the user nobody (the suite runs as root,
+    and root reads files whatever their permissions): (exit code, what it wrote to stderr)."""
+    import sys
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 99
+        try:
+            os.close(r)
+            sys.stderr = os.fdopen(w, "w")
+            os.setgid(65534)
+            os.setuid(65534)
+            code = cli_main(argv)
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as pipe:
+        err = pipe.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and setuid")
 def test_unreadable_file(tmp_path, capsys):
-    path = tmp_path / "secret.jsonl"
-    path.write_bytes(GOOD)
-    path.chmod(0)
-    assert cli_main(["score", "--input", str(path), "--model", "no/such-model"]) == 2
-    assert "cannot read" in _one_clean_line(capsys, "score", path, None)
+    if os.geteuid() != 0:
+        path = tmp_path / "secret.jsonl"
+        path.write_bytes(GOOD)
+        path.chmod(0)
+        assert cli_main(["score", "--input", str(path), "--model", "no/such-model"]) == 2
+        assert "cannot read" in _one_clean_line(capsys, "score", path, None)
+        return
+    folder = Path(tempfile.mkdtemp())  # reachable by nobody, unlike pytest's tmp_path
+    try:
+        folder.chmod(0o755)
+        path = folder / "secret.jsonl"
+        path.write_bytes(GOOD)
+        path.chmod(0)
+        code, err = _run_unprivileged(["score", "--input", str(path), "--model", "no/such-model"])
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2, err
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "cannot read" in lines[0] and str(path) in lines[0], err
+        assert sorted(p.name for p in folder.iterdir()) == ["secret.jsonl"]  # no output written
+    finally:
+        path.chmod(0o600)
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
 
 
 def test_missing_file(tmp_path, capsys):
