@@ -94,6 +94,11 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
             row[f"logit:{name}"] = hm.head.logits(pos.hidden, t[:, None])[:, 0].float().cpu().double().numpy()
             full = hm.head.full_logits(pos.hidden.to(hm.head.weight.dtype))  # (N, V)
             row[f"rankpres:{name}"] = rank_preserving(full, logp, t).cpu().double().numpy()
+            # what the head says about the position, not the token: the softmax mass on tokens
+            # the head accepts, log sum_v p(v) sigmoid(h_v), and the head's best token
+            valid = torch.logsumexp(logp + torch.nn.functional.logsigmoid(full.float()), -1)  # (N,)
+            row[f"validmass:{name}"] = valid.cpu().double().numpy()
+            row[f"headmax:{name}"] = torch.nn.functional.logsigmoid(full.float().amax(-1)).cpu().double().numpy()
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
     return {k: np.concatenate(v) for k, v in cols.items()}
@@ -112,7 +117,7 @@ def token_log_scores(tokens: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     for k, v in tokens.items():
         if k.startswith("logit:"):
             out["sigmoid:" + k[6:]] = log_sigmoid(v)
-        elif k.startswith("rankpres:"):
+        elif k.startswith(("rankpres:", "validmass:", "headmax:")):
             out[k] = v
     return out
 
@@ -158,8 +163,10 @@ def choose_weight(scores_a: np.ndarray, scores_b: np.ndarray, gold: np.ndarray, 
 def combos(seq: dict[str, np.ndarray], head: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Combined-score components: name -> (head part, baseline part), both higher = better."""
     h = seq[f"sigmoid:{head}@mean"]
+    v = seq[f"validmass:{head}@mean"]
     return {f"geo(sigmoid:{head}, softmax)": (h, seq["softmax@mean"]),
-            f"geo(sigmoid:{head}, entropy)": (h, seq["entropy@mean"])}
+            f"geo(sigmoid:{head}, entropy)": (h, seq["entropy@mean"]),
+            f"geo(validmass:{head}, entropy)": (v, seq["entropy@mean"])}
 
 
 def standardise(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
