@@ -83,6 +83,7 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
         t = pos.targets
         row = {
             "seq": (pos.row + s).cpu().numpy(),
+            "target": t.cpu().numpy(),
             "softmax": logp.gather(1, t[:, None])[:, 0].cpu().double().numpy(),
             "entropy": (-(logp.exp() * logp).nan_to_num().sum(-1)).cpu().double().numpy(),
             "n_dom": dom.n_dominant.cpu().numpy(),
