@@ -212,6 +212,7 @@ def run(args: argparse.Namespace) -> dict:
     report["pearson_chrf"] = {split: {m: bootstrap_ci(pearson, v, s["gold"]["chrf"], n=args.boot)
                                       for m, v in s["seq"].items()} for split, s in splits.items()}
     report["combined"] = combined(splits, heads, args.boot)
+    report["summary"] = dev_chosen_summary(splits, args.boot)
     (out / "study.json").write_text(json.dumps(report, indent=1))
     (out / "study.md").write_text(markdown(report))
     print(markdown(report))
@@ -252,8 +253,49 @@ def combined(splits: dict, heads: dict, n_boot: int) -> dict:
     return res
 
 
+def family(method: str) -> str:
+    """``sigmoid:h@mean`` -> ``sigmoid:h``: a method without its aggregation."""
+    return method.split("@")[0]
+
+
+def dev_chosen_summary(splits: dict, n_boot: int) -> dict:
+    """Each method in the aggregation that is best on the dev books, then the best head and
+    the best baseline (both chosen on dev) compared on the test books by a paired bootstrap."""
+    dev, test = splits["dev"], splits["test"]
+    g_dev, g_test = dev["gold"]["chrf"], test["gold"]["chrf"]
+    best: dict[str, str] = {}
+    for m in dev["seq"]:
+        f = family(m)
+        if f != "length" and (f not in best or pearson(dev["seq"][m], g_dev) > pearson(dev["seq"][best[f]], g_dev)):
+            best[f] = m
+    rows = {f: {"aggregation": m, "dev": pearson(dev["seq"][m], g_dev),
+                "test": bootstrap_ci(pearson, test["seq"][m], g_test, n=n_boot)} for f, m in best.items()}
+    is_base = {"softmax", "boostedprob", "entropy"}
+    heads = [f for f in rows if f not in is_base]
+    base = max((f for f in rows if f in is_base), key=lambda f: rows[f]["dev"])
+    out = {"rows": rows, "best_baseline": base}
+    if heads:
+        head = max(heads, key=lambda f: rows[f]["dev"])
+        out["best_head"] = head
+        out["paired"] = paired_bootstrap(pearson, test["seq"][rows[head]["aggregation"]],
+                                         test["seq"][rows[base]["aggregation"]], g_test, n=n_boot)
+    return out
+
+
 def markdown(report: dict) -> str:
     lines = ["# Eval Self study", ""]
+    s = report.get("summary")
+    if s:
+        lines += ["## Summary: each method in its best aggregation, chosen on the dev books (Pearson with chrF)", "",
+                  "| method | aggregation (dev) | dev r | test r (95% CI) |", "|---|---|---|---|"]
+        for f, r in sorted(s["rows"].items(), key=lambda kv: -kv[1]["dev"]):
+            lines.append(f"| {f} | {r['aggregation'].split('@')[-1]} | {r['dev']:.3f} | {_ci(r['test'])} |")
+        if "paired" in s:
+            pb = s["paired"]
+            lines += ["", f"Best head on dev `{s['best_head']}` against the best baseline on dev "
+                      f"`{s['best_baseline']}`, on the test books: delta r = {pb['delta']:+.3f} "
+                      f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}], one-sided p (head not better) = "
+                      f"{pb['p_value']:.3f}.", ""]
     lines += ["## Saturation on the model's own greedy outputs (dev books)", "",
               "| head | share dominant (greedy) | share dominant (reference) | head p, dominant greedy tokens | "
               "head p, non-dominant greedy | share head p > 0.9 (greedy) | (reference) |", "|---|---|---|---|---|---|---|"]

@@ -54,3 +54,22 @@ def test_aggregate_reads_every_method(features):
     # the expected validity of a sampled token is at most 1 and at least the chosen token's share
     assert (tok["validmass:h"] <= 1e-9).all()
     assert (tok["validmass:h"] >= tok["softmax"] + study.log_sigmoid(tok["logit:h"]) - 1e-6).all()
+
+
+def test_summary_chooses_on_dev_only():
+    """The aggregation and the best head/baseline come from the dev split even where test disagrees."""
+    rng = np.random.default_rng(0)
+    g = rng.random(200)
+
+    def noisy(scale):
+        return g + rng.normal(0, scale, g.size)
+
+    dev = {"seq": {"softmax@mean": noisy(0.3), "entropy@mean": noisy(2.0), "sigmoid:h@min": noisy(0.1),
+                   "sigmoid:h@mean": noisy(1.0), "length": noisy(0.1)}, "gold": {"chrf": g}}
+    test = {"seq": {"softmax@mean": noisy(2.0), "entropy@mean": noisy(0.1), "sigmoid:h@min": noisy(2.0),
+                    "sigmoid:h@mean": noisy(0.1), "length": noisy(0.1)}, "gold": {"chrf": g}}
+    s = study.dev_chosen_summary({"dev": dev, "test": test}, n_boot=100)
+    assert s["rows"]["sigmoid:h"]["aggregation"] == "sigmoid:h@min"
+    assert s["best_baseline"] == "softmax" and s["best_head"] == "sigmoid:h" and "length" not in s["rows"]
+    assert s["paired"]["delta"] == pytest.approx(
+        study.pearson(test["seq"]["sigmoid:h@min"], g) - study.pearson(test["seq"]["softmax@mean"], g))
