@@ -151,7 +151,7 @@ def _ci(v) -> str:
     return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--setting", choices=["llm", "mt"], required=True)
     p.add_argument("--model", default=None)
@@ -162,7 +162,12 @@ def main() -> None:
     p.add_argument("--n-items", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--boot", type=int, default=1000)
-    run(p.parse_args())
+    p.add_argument("--out", required=True)
+    return p
+
+
+def main() -> None:
+    run(parser().parse_args())
 
 
 if __name__ == "__main__":

@@ -94,9 +94,9 @@ def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, pert
     data.mkdir()
     verses = [{"id": i, "es": f"el perro come el pan {i}", "kjv": r, "web": r} for i, r in enumerate(REFS)]
     (data / "test.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verses))
-    args = eval_other_suite.argparse.Namespace(setting="mt", model=str(tiny_seq2seq_path), data=str(data),
-                                               heads=str(tmp_path / "heads"), only=None, split="test",
-                                               n_items=None, seed=3, boot=50, out=str(tmp_path / "out"))
+    args = eval_other_suite.parser().parse_args([
+        "--setting", "mt", "--model", str(tiny_seq2seq_path), "--data", str(data), "--heads", str(tmp_path / "heads"),
+        "--seed", "3", "--boot", "50", "--out", str(tmp_path / "out")])
     report = eval_other_suite.run(args)
     assert report["counts"]["reference"] == 2 * len(REFS)
     auc = report["roc_auc"]["sigmoid:h@mean"]["all"][0]
