@@ -27,7 +27,8 @@ from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
-CACHE_DTYPES = ("float32", "bfloat16", "float16")
+CACHE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+ENGINES = ("memory", "datasets", "streaming")
 
 
 def _check(checks: list[tuple[bool, str]]) -> None:
@@ -56,9 +57,17 @@ class DataConfig:
     """Render pairs as a user/assistant chat with the tokenizer's chat template."""
     max_length: int = 512
     """Truncate examples to this many tokens (with a warning and a count)."""
+    data_engine: str = "memory"
+    """memory (examples as Python lists), datasets (Hugging Face datasets: Arrow on disk, tokenized in num_proc workers; also .parquet/.arrow/hub ids) or streaming (datasets' IterableDataset, tokenized as it streams)."""
+    num_proc: int | None = None
+    """Worker processes that tokenize with data_engine=datasets (None = this process)."""
+    data_cache_dir: str | None = None
+    """Where data_engine=datasets keeps its Arrow files (None = output_dir/data_cache)."""
 
     def __post_init__(self) -> None:
         check_template(self.prompt_template)
+        if self.data_engine not in ENGINES:
+            raise ValueError(f"data_engine must be one of {ENGINES}")
         _check([(self.max_length > 1, "max_length must be > 1"),
                 (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
                 (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
@@ -132,8 +141,10 @@ class LoopConfig:
     cache_hidden: bool = False
     """Run the frozen model once and keep its hidden states (and dominant sets) in memory, so
     later epochs and evaluations skip the backbone."""
-    cache_dtype: str = "float32"
-    """Storage dtype of cached hidden states: float32, bfloat16 or float16."""
+    cache_dtype: str = "auto"
+    """Storage dtype of cached hidden states: auto (float32 in memory, bfloat16 on disk), float32, bfloat16 or float16."""
+    cache_dir: str | None = None
+    """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory."""
     seed: int = 0
     """Seed of data order, negatives and validation negatives."""
     dtype: str = "auto"
@@ -151,7 +162,7 @@ class LoopConfig:
         if self.mixed_precision not in MIXED_PRECISION:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
         if self.cache_dtype not in CACHE_DTYPES:
-            raise ValueError("cache_dtype must be float32, bfloat16 or float16")
+            raise ValueError("cache_dtype must be auto, float32, bfloat16 or float16")
         _check([(self.patience >= 0, "patience must be >= 0"),
                 (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
@@ -180,7 +191,8 @@ def _check_number(name: str, value: Any) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
 _RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
-                "patience", "max_steps", "epochs", "cache_hidden"}
+                "patience", "max_steps", "epochs", "cache_hidden",
+                "cache_dir", "num_proc", "data_cache_dir"}
 
 
 @dataclass(init=False)

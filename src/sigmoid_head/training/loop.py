@@ -16,6 +16,7 @@ resume), the untrained head's validation loss, :func:`_run_epochs` (each optimiz
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -26,10 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..backbone import DTYPES
-from ..data.batching import Collator, example_length, make_batches, pad_id
+from ..data import datasets_io
+from ..data.batching import Collator, pad_id
 from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, count_target_tokens
@@ -54,6 +57,8 @@ def _split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict
 
 def _load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None
                ) -> tuple[list[dict], list[dict]]:
+    if config.data_engine != "memory":  # Arrow on disk (data/datasets_io.py)
+        return _load_arrow(config, model)
     kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
           "max_length": config.max_length, "prompt_template": config.prompt_template,
           "use_chat_template": config.use_chat_template}
@@ -70,21 +75,68 @@ def _load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None
     return train, val[: config.max_validation_examples]
 
 
+def _load_arrow(config: TrainConfig, model: SigmoidHeadModel):
+    """Train and validation examples through ``datasets`` (:mod:`..data.datasets_io`)."""
+    from accelerate import PartialState
+
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
+          "max_length": config.max_length, "prompt_template": config.prompt_template,
+          "use_chat_template": config.use_chat_template, "num_proc": config.num_proc,
+          "streaming": config.data_engine == "streaming",
+          "cache_dir": config.data_cache_dir or str(Path(config.output_dir) / "data_cache")}
+    with PartialState().main_process_first():  # rank 0 tokenizes; the others reuse its Arrow
+        train = datasets_io.load_examples_arrow(config.train_file, model.tokenizer, **kw)
+        val = (datasets_io.load_examples_arrow(config.validation_file, model.tokenizer, **kw)
+               if config.validation_file else None)
+    if val is None:
+        train, val = datasets_io.split_validation(train, config.validation_fraction,
+                                                  config.max_validation_examples, config.seed)
+    elif len(val) > config.max_validation_examples:
+        val = val.subset(np.arange(config.max_validation_examples))
+    return train, val if val is not None else []
+
+
 def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: int) -> list[list[int]]:
-    lengths = [example_length(e) for e in examples]
-    return make_batches(lengths, batch_size=config.batch_size, max_tokens=config.max_tokens,
-                        shuffle=shuffle, seed=config.seed, epoch=epoch)
+    """Micro-batches: a list of lists, or a numpy BatchIndex for Arrow examples."""
+    return datasets_io.batches_of(examples, batch_size=config.batch_size,
+                                  max_tokens=config.max_tokens, shuffle=shuffle,
+                                  seed=config.seed, epoch=epoch)
 
 
-def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator
-            ) -> tuple[PositionCache | None, PositionCache | None]:
-    """Train and validation hidden-state caches, when asked for."""
+def _per_example(examples: Any, is_encoder_decoder: bool) -> tuple[Any, Any]:
+    """(trained positions, input tokens) of every example: numpy arrays for Arrow examples."""
+    if isinstance(examples, datasets_io.ArrowExamples):
+        return examples.n_trained, examples.n_input
+    return ([trained_positions(e, is_encoder_decoder) for e in examples],
+            [len(e["input_ids"]) for e in examples])
+
+
+def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, train_ex=(),
+            val_ex=()) -> tuple[PositionCache | None, PositionCache | None]:
+    """Train and validation hidden-state caches, when asked for: in memory, or on disk
+    (memory-mapped shards, :mod:`.disk_cache`) with ``cache_dir``."""
     if not config.cache_hidden:
         return None, None
     dominant = config.dominant_config() if config.avoid_dominant or config.rank_loss_weight > 0 else None
-    dtype = DTYPES[config.cache_dtype]
-    return (PositionCache(model.backbone, collate, dominant, dtype),
-            PositionCache(model.backbone, collate, dominant, dtype))
+    if not config.cache_dir:
+        dtype = DTYPES["float32" if config.cache_dtype == "auto" else config.cache_dtype]
+        return (PositionCache(model.backbone, collate, dominant, dtype),
+                PositionCache(model.backbone, collate, dominant, dtype))
+    from accelerate import PartialState
+
+    from .disk_cache import DiskPositionCache
+
+    dtype = DTYPES["bfloat16" if config.cache_dtype == "auto" else config.cache_dtype]
+    state = PartialState()
+    root = Path(config.cache_dir) / (f"rank{state.process_index}" if state.num_processes > 1 else "")
+    made = []
+    for name, examples in (("train", train_ex), ("validation", val_ex)):
+        n_pos, _ = _per_example(examples, model.backbone.is_encoder_decoder)
+        key = json.dumps({**vars(config.data), "num_proc": None, "data_cache_dir": None,
+                          "model": config.model, "seed": config.seed}, sort_keys=True)
+        made.append(DiskPositionCache(model.backbone, collate, dominant, root / name, n_pos,
+                                      dtype, fingerprint=key))
+    return made[0], made[1]
 
 
 def _autocast(accelerator, mode: str):
@@ -119,6 +171,8 @@ class Run:
     """Micro-batches per optimizer step, over all processes."""
     eval_every: int
     save_every: int
+    n_input: Any = None
+    """Input tokens of every training example (for the tokens/s figure)."""
 
     @property
     def out(self) -> Path:
@@ -188,7 +242,11 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     model.head.sparse = config.optimizer == "sparse_adam"
     config = _cap_max_length(config, model)
     train_ex, val_ex = _load_data(config, model, parsed)
-    model.token_counts = count_target_tokens([e["labels"] for e in train_ex], model.config.vocab_size)
+    if isinstance(train_ex, datasets_io.ArrowExamples):
+        model.token_counts = torch.from_numpy(train_ex.token_counts(model.config.vocab_size))
+    else:
+        model.token_counts = count_target_tokens([e["labels"] for e in train_ex],
+                                                 model.config.vocab_size)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
 
@@ -210,10 +268,11 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     if config.resume and recover_checkpoint(checkpoint):
         state = load_checkpoint(checkpoint, config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
-    train_cache, val_cache = caches if caches is not None else _caches(config, model, collate)
+    train_cache, val_cache = (caches if caches is not None
+                              else _caches(config, model, collate, train_ex, val_ex))
     eval_every = config.eval_every or steps_per_epoch
     return Run(config, accelerator, model, ctx, optimizer, scheduler, state, collate, train_ex,
-               val_ex, _batches(config, val_ex, False, 0) if val_ex else [], train_cache, val_cache,
+               val_ex, _batches(config, val_ex, False, 0) if len(val_ex) else [], train_cache, val_cache,
                total, per_step, eval_every, config.save_every or eval_every)
 
 
@@ -224,14 +283,13 @@ def _run_epochs(run: Run) -> None:
     config, state = run.config, run.state
     bar = tqdm(total=run.total, initial=state.step, desc="train", dynamic_ncols=True,
                disable=not (config.progress and run.accelerator.is_main_process))
-    n_pos = [trained_positions(e, run.model.backbone.is_encoder_decoder) for e in run.train_ex]
+    n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder)
     meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
     while state.step < run.total and not state.stopped:
         all_batches = _batches(config, run.train_ex, True, state.epoch)
-        groups = [all_batches[i : i + run.per_step]
-                  for i in range(0, len(all_batches) - run.per_step + 1, run.per_step)]
-        for g in range(state.batch_in_epoch, len(groups)):
-            _optimizer_step(run, g, groups[g], n_pos, meter)
+        for g in range(state.batch_in_epoch, len(all_batches) // run.per_step):
+            group = [all_batches[g * run.per_step + k] for k in range(run.per_step)]
+            _optimizer_step(run, g, group, n_pos, meter)
             state.step, state.batch_in_epoch = state.step + 1, g + 1
             _show(bar, state, meter)
             if _after_step(run):
@@ -245,12 +303,12 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     """One optimizer step over the micro-batches ``group`` (index ``g`` in the epoch)."""
     acc, state = run.accelerator, run.state
     # the global number of trained positions of this step (no communication)
-    norm = sum(n_pos[j] for mb in group for j in mb)
+    norm = int(sum(n_pos[j] for mb in group for j in mb))
     # this process's micro-batches, gradients accumulated locally
     mine = group[acc.process_index :: acc.num_processes]
     step_loss = torch.zeros((), dtype=torch.float64, device=acc.device)
     for a, mb in enumerate(mine):
-        meter["tokens"] += sum(len(run.train_ex[j]["input_ids"]) for j in mb)
+        meter["tokens"] += int(sum(run.n_input[j] for j in mb))
         gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
                       device=acc.device)
         sync = acc.no_sync(run.ctx.head) if a < len(mine) - 1 else nullcontext()

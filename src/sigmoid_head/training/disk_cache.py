@@ -1,0 +1,206 @@
+"""Disk-backed hidden-state cache: memory-mapped shards, bfloat16 by default, resumable.
+
+The same contract as :class:`~sigmoid_head.training.cache.PositionCache` (``fill`` then
+``positions``), for data whose hidden states do not fit in RAM. The number of trained
+positions of every example is known before the backbone runs, so every example owns a
+fixed row range of a preallocated memory-mapped file; examples are grouped into shards
+of ``shard_examples`` examples, one set of files per shard:
+
+- ``hidden-K.bin``: (positions, d) hidden states in the storage dtype (2-byte dtypes
+  are stored as their raw bits, as numpy has no bfloat16);
+- ``targets-K.bin``: (positions,) int32 target ids;
+- ``dominant-K.bin``: appended, per example an (n, width) int32 block of dominant ids,
+  trimmed to that example's widest set; its (offset, width) is in ``dominant.idx``;
+- ``filled.u8``: one byte per example, set (and flushed) only after its rows are.
+
+A rerun on the same data and backbone (same ``meta.json``) reuses every example already
+filled; an interrupted fill leaves its example unmarked, and the appended dominant file
+is cut back to the last marked example. Different settings wipe the directory.
+Only the pages of the rows in use are resident: the kernel's page cache, not the
+process, holds the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..backbone import Backbone, Positions
+from ..data.batching import Collator
+from ..dominant import DominantConfig, log_softmax_and_dominant
+
+_RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
+
+
+class DiskPositionCache:
+    """Per-example hidden states, targets and dominant ids in memory-mapped shard files."""
+
+    def __init__(self, backbone: Backbone, collate: Collator, dominant: DominantConfig | None,
+                 directory: str | Path, n_positions: np.ndarray | list[int],
+                 storage_dtype: torch.dtype = torch.bfloat16, shard_examples: int = 65536,
+                 fingerprint: str = "") -> None:
+        """
+        Args:
+            backbone: the frozen model.
+            collate: batch collator.
+            dominant: dominant-token rule, or None when no sampler needs dominant sets.
+            directory: where the shards live (created; reused when ``meta.json`` matches).
+            n_positions: trained positions of every example, in example order.
+            storage_dtype: float32, bfloat16 or float16.
+            shard_examples: examples per shard.
+            fingerprint: anything else that must match for the files to be reused (the
+                backbone's name, the data file, ...).
+        """
+        if storage_dtype not in _RAW:
+            raise ValueError(f"unsupported cache dtype {storage_dtype}")
+        self.backbone, self.collate, self.dominant = backbone, collate, dominant
+        self.storage_dtype, self.dir = storage_dtype, Path(directory)
+        n_positions = np.asarray(n_positions, dtype=np.int64)
+        self.n = len(n_positions)
+        self.offsets = np.concatenate([[0], np.cumsum(n_positions)]).astype(np.int64)
+        self.shard_examples = shard_examples
+        self.d = int(backbone.output_weight().shape[1])
+        meta = {"version": 1, "n_examples": self.n, "n_positions": int(self.offsets[-1]),
+                "hidden": self.d, "dtype": str(storage_dtype), "shard_examples": shard_examples,
+                "dominant": repr(dominant), "fingerprint": fingerprint,
+                "positions_sha1": hashlib.sha1(n_positions.tobytes()).hexdigest()}
+        meta_path = self.dir / "meta.json"
+        reuse = meta_path.is_file() and json.loads(meta_path.read_text()) == meta
+        if not reuse and self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        mode = "r+" if reuse else "w+"
+        self.filled = np.memmap(self.dir / "filled.u8", np.uint8, mode, shape=(max(self.n, 1),))
+        self.dom_index = np.memmap(self.dir / "dominant.idx", np.int64, mode,
+                                   shape=(max(self.n, 1), 2))
+        self._shards: dict[int, tuple[np.memmap, np.memmap]] = {}
+        if reuse:
+            self._cut_dominant_files()
+        else:
+            meta_path.write_text(json.dumps(meta))
+
+    # ------------------------------------------------------------------ files
+
+    def _shard(self, k: int) -> tuple[np.memmap, np.memmap]:
+        if k not in self._shards:
+            lo, hi = self._shard_rows(k)
+            rows = max(hi - lo, 1)
+            files = []
+            for name, dtype, shape in (("hidden", _RAW[self.storage_dtype], (rows, self.d)),
+                                       ("targets", np.int32, (rows,))):
+                path = self.dir / f"{name}-{k}.bin"
+                files.append(np.memmap(path, dtype, "r+" if path.exists() else "w+", shape=shape))
+            self._shards[k] = (files[0], files[1])
+        return self._shards[k]
+
+    def _shard_rows(self, k: int) -> tuple[int, int]:
+        first, last = k * self.shard_examples, min((k + 1) * self.shard_examples, self.n)
+        return int(self.offsets[first]), int(self.offsets[last])
+
+    def _dom_path(self, k: int) -> Path:
+        return self.dir / f"dominant-{k}.bin"
+
+    def _cut_dominant_files(self) -> None:
+        """Drop dominant ids appended after the last example marked filled (an interrupted fill)."""
+        for k in range((self.n + self.shard_examples - 1) // self.shard_examples):
+            path = self._dom_path(k)
+            if not path.exists():
+                continue
+            sl = slice(k * self.shard_examples, min((k + 1) * self.shard_examples, self.n))
+            done = self.filled[sl].astype(bool)
+            n_pos = np.diff(self.offsets[sl.start : sl.stop + 1])[done]
+            idx = np.asarray(self.dom_index[sl])[done]
+            end = int((idx[:, 0] + n_pos * idx[:, 1]).max()) if len(idx) else 0
+            os.truncate(path, end * 4)
+
+    def nbytes(self) -> int:
+        """Bytes the cache files take on disk."""
+        return sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
+
+    def n_filled(self) -> int:
+        return int(self.filled[: self.n].sum())
+
+    # ------------------------------------------------------------- the contract
+
+    @torch.no_grad()
+    def fill(self, indices: list[int], examples, autocast: object) -> None:
+        """Run the backbone on the examples of ``indices`` that are not cached yet."""
+        todo = [i for i in indices if not self.filled[i]]
+        if not todo:
+            return
+        device = self.backbone.device
+        batch = {k: v.to(device) for k, v in self.collate([examples[i] for i in todo]).items()}
+        with autocast:
+            pos = self.backbone.positions(batch, with_logits=self.dominant is not None)
+        dom = None
+        if self.dominant is not None:
+            _, dom = log_softmax_and_dominant(pos.logits, self.dominant)  # (N, M)
+        touched = set()
+        for r, i in enumerate(todo):
+            sel = pos.row == r
+            hidden = pos.hidden[sel].to("cpu", self.storage_dtype)
+            want = int(self.offsets[i + 1] - self.offsets[i])
+            if hidden.shape[0] != want:
+                raise RuntimeError(f"example {i}: {hidden.shape[0]} trained positions, "
+                                   f"the cache was sized for {want}")
+            k = i // self.shard_examples
+            h_map, t_map = self._shard(k)
+            lo = int(self.offsets[i] - self._shard_rows(k)[0])
+            raw = hidden if self.storage_dtype == torch.float32 else hidden.view(torch.int16)
+            h_map[lo : lo + want] = raw.numpy()
+            t_map[lo : lo + want] = pos.targets[sel].cpu().numpy().astype(np.int32)
+            if dom is not None:
+                ids = _trim(dom[sel].cpu()).numpy().astype(np.int32)
+                with open(self._dom_path(k), "ab") as f:
+                    start = f.tell() // 4
+                    f.write(ids.tobytes())
+                self.dom_index[i] = (start, ids.shape[1])
+            touched.add(k)
+        for k in touched:
+            for m in self._shards[k]:
+                m.flush()
+        self.dom_index.flush()
+        self.filled[todo] = 1
+        self.filled.flush()
+
+    def _example(self, i: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        k = i // self.shard_examples
+        h_map, t_map = self._shard(k)
+        lo = int(self.offsets[i] - self._shard_rows(k)[0])
+        n = int(self.offsets[i + 1] - self.offsets[i])
+        hidden = torch.from_numpy(np.array(h_map[lo : lo + n]))
+        if self.storage_dtype != torch.float32:
+            hidden = hidden.view(self.storage_dtype)
+        targets = torch.from_numpy(np.array(t_map[lo : lo + n])).long()
+        dom = None
+        if self.dominant is not None:
+            start, width = (int(x) for x in self.dom_index[i])
+            ids = np.fromfile(self._dom_path(k), np.int32, count=n * width, offset=start * 4)
+            dom = torch.from_numpy(ids.reshape(n, width)).long()
+        return hidden, targets, dom
+
+    def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:
+        """The cached positions of a micro-batch (as :meth:`PositionCache.positions`)."""
+        device, dtype = self.backbone.device, self.backbone.dtype
+        items = [self._example(i) for i in indices]
+        hidden = torch.cat([h for h, _, _ in items]).to(device, dtype)
+        targets = torch.cat([t for _, t, _ in items]).to(device)
+        dominant = None
+        if self.dominant is not None:
+            width = max(d.shape[1] for _, _, d in items)
+            dominant = torch.cat([torch.nn.functional.pad(d, (0, width - d.shape[1]), value=-1)
+                                  for _, _, d in items]).to(device)
+        empty = torch.empty(0, dtype=torch.long, device=device)
+        return Positions(hidden=hidden, targets=targets, row=empty, col=empty), dominant
+
+
+def _trim(ids: torch.Tensor) -> torch.Tensor:
+    """Drop all-padding columns of (n, M) dominant ids (keep at least one)."""
+    keep = max(int((ids >= 0).sum(1).max()) if ids.numel() else 0, 1)
+    return ids[:, :keep].contiguous()
