@@ -84,6 +84,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--with-tokens", action="store_true", help="add per-token and per-word scores")
     g.add_argument("--to-json", help="write one JSON record per output to this .jsonl file")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
+    g.add_argument("--resume", action="store_true",
+                   help="keep the records already in --to-json and score only the rest")
 
 
 def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
@@ -222,8 +224,9 @@ def add_baselines(
             r.update(mc[i // per_input])
 
 
-def summary(rows: Sequence[dict]) -> str:
-    """Mean sequence scores per method, as a small text table."""
+def summary(rows: Sequence[dict], n: int | None = None) -> str:
+    """Mean sequence scores per method, as a small text table (``n``: the number of
+    outputs, when ``rows`` holds their means only)."""
     lines = [f"{'method':<14}{'mean':>12}{'mean_log':>12}{'min':>12}"]
     for name in ("sigmoid", "softmax", "boostedprob"):
         if name in rows[0]:
@@ -241,7 +244,7 @@ def summary(rows: Sequence[dict]) -> str:
     ):
         if name in rows[0]:
             lines.append(f"{name:<14}{np.mean([r[name] for r in rows]):>12.4f}")
-    return f"{len(rows)} outputs scored\n" + "\n".join(lines)
+    return f"{len(rows) if n is None else n} outputs scored\n" + "\n".join(lines)
 
 
 def write_rows(rows: list[dict], path: str | None) -> None:
