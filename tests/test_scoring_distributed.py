@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from sigmoid_head.cli import main as cli_main
-from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.distributed import JsonlAppendWriter, iter_inputs, run_sharded
 
 
@@ -31,13 +30,6 @@ def _torchrun(nproc: int, args: list[str]) -> subprocess.CompletedProcess:
     # in both runs (torchrun sets OMP_NUM_THREADS=1 only for N > 1)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-
-
-@pytest.fixture(scope="module")
-def head_dir(tiny_causal_path, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("head")
-    SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(out)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +97,11 @@ def test_rerun_with_resume_skips_what_is_written(corpus, head_dir, tmp_path, cap
     capsys.readouterr()
     assert cli_main(_score_args(corpus, head_dir, part, "--resume")) == 0
     assert "27 new outputs" in capsys.readouterr().out
-    assert part.read_bytes() == full.read_bytes()
+    # the resumed run batches the rest differently: the same rows, floats to rounding
+    got, want = part.read_text().splitlines(), full.read_text().splitlines()
+    assert got[:10] == want[:10] and len(got) == len(want) == 37
+    for x, y in zip(want, got, strict=True):
+        _assert_same(json.loads(x), json.loads(y))
     # without --resume the file is written afresh
     assert cli_main(_score_args(corpus, head_dir, part)) == 0
     assert part.read_bytes() == full.read_bytes()

@@ -1,0 +1,70 @@
+"""The disk-backed hidden-state cache (training/disk_cache.py): same training as no cache."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from sigmoid_head.training.config import TrainConfig
+from sigmoid_head.training.loop import train
+
+pytest.importorskip("datasets")
+
+
+def _cfg(model, data, out, **kw):
+    base = dict(train_file=str(data), output_dir=str(out), model=str(model), lr=3e-2,
+                batch_size=16, epochs=2, eval_every=5, patience=0, progress=False,
+                validation_fraction=0.15, seed=0, device="cpu")
+    return TrainConfig(**{**base, **kw})
+
+
+def _history(out):
+    return json.loads((out / "head_config.json").read_text())["training"]["history"]
+
+
+@pytest.mark.parametrize("engine", ["memory", "datasets"])
+def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_path,
+                                                          tiny_pairs_jsonl, tmp_path):
+    kw = dict(negatives="token_freq", epochs=3, eval_every=10, validation_fraction=0.1,
+              data_engine=engine)
+    plain = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    cache = tmp_path / "hidden"
+    disk = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+                      cache_dir=str(cache), cache_dtype="float32", **kw))
+    a, b = _history(tmp_path / "plain"), _history(tmp_path / "disk")
+    assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
+    for x, y in zip(a, b, strict=True):
+        assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
+    torch.testing.assert_close(plain.head.weight, disk.head.weight, rtol=1e-3, atol=1e-4)
+    assert sorted(p.name for p in (cache / "train").iterdir())[:3] == [
+        "dominant-0.bin", "dominant.idx", "filled.u8"]
+    assert np.fromfile(cache / "train" / "filled.u8", np.uint8).all()
+    # a second run reuses every cached example: the backbone body never runs
+    calls = []
+    from sigmoid_head.backbone import Backbone
+    original = Backbone.positions
+
+    def counting(self, *a, **k):
+        calls.append(1)
+        return original(self, *a, **k)
+
+    Backbone.positions = counting
+    try:
+        again = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
+                           cache_hidden=True, cache_dir=str(cache), cache_dtype="float32", **kw))
+    finally:
+        Backbone.positions = original
+    assert calls == []
+    torch.testing.assert_close(again.head.weight, disk.head.weight)
+
+
+def test_disk_cache_bfloat16_default_is_close(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    kw = dict(negatives="token_freq", epochs=2, eval_every=10, validation_fraction=0.1)
+    train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+                      cache_dir=str(tmp_path / "hidden"), **kw))
+    meta = json.loads((tmp_path / "hidden" / "train" / "meta.json").read_text())
+    assert meta["dtype"] == "torch.bfloat16"
+    for x, y in zip(_history(tmp_path / "plain"), _history(tmp_path / "disk"), strict=True):
+        assert x["val_loss"] == pytest.approx(y["val_loss"], rel=2e-2)
