@@ -198,9 +198,11 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     from ..data.records import read_records_with_lines
     from ..io_utils import DirectoryLock
 
-    # read (and so check) the data before the model is loaded
+    # read (and so check) the data before the model is loaded; the datasets engines read
+    # theirs as a stream into Arrow files instead (never every record in memory)
     parsed = {path: read_records_with_lines(path)
-              for path in (config.train_file, config.validation_file) if path}
+              for path in (config.train_file, config.validation_file)
+              if path and config.data_engine == "memory"}
     out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output_dir {out} is a file, not a directory")
