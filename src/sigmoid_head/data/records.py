@@ -4,11 +4,13 @@ Record kinds, told apart by their keys (:func:`detect_task`): ``pairs``
 ``{"source", "target"}`` (or a 2-column TSV line), ``chat`` ``{"messages": [{"role",
 "content"}, ...]}``, and ``text`` ``{"text"}`` (a ``.txt`` line or 1-column TSV line).
 
-:func:`read_text` is the one place a text file is read: UTF-8 (a leading byte-order mark
-is dropped), gunzipped when it ends in ``.gz``. Lines are split at ``"\n"`` only (a
-trailing ``"\r"`` is dropped), never with ``str.splitlines``, which also splits inside
-JSON strings at U+2028 and other Unicode line breaks. :func:`read_jsonl` and
-:func:`read_records` are built on it; this module needs neither torch nor transformers.
+:func:`iter_lines` is the one place a text file is read, one line at a time (memory does
+not grow with the file): UTF-8 (a leading byte-order mark is dropped), gunzipped when it
+ends in ``.gz``. Lines are split at ``"\n"`` only (a trailing ``"\r"`` is dropped), never
+with ``str.splitlines``, which also splits inside JSON strings at U+2028 and other Unicode
+line breaks. :func:`read_jsonl` and :func:`read_records` (and their streaming forms
+:func:`iter_jsonl_lines` and :func:`iter_records_with_lines`) are built on it; this module
+needs neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import gzip
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +34,24 @@ class DataError(ValueError):
 
 
 
-def read_text(path: str | Path) -> str:
-    """The text of a UTF-8 file (``.gz``: gunzipped first), without a leading BOM.
+def _open_binary(path: Path) -> Any:
+    """``path`` opened for reading bytes (gunzipped on the fly for ``.gz``)."""
+    if not path.exists():
+        raise FileNotFoundError(f"file not found: {path}")
+    if not path.is_file():
+        raise DataError(f"{path}: not a file")
+    try:
+        return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
+    except OSError as err:
+        raise DataError(f"{path}: cannot read ({err.strerror or err})") from err
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a UTF-8 text file, read one line at a time.
+
+    ``.gz`` files are gunzipped as they are read; a leading byte-order mark is dropped;
+    lines are split at ``"\n"`` only and lose a trailing ``"\r"`` (a final newline does
+    not make an extra empty line). Memory does not grow with the file.
 
     Raises:
         FileNotFoundError: no such file.
@@ -40,27 +59,28 @@ def read_text(path: str | Path) -> str:
             valid UTF-8 (the message names the file and the line).
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"file not found: {path}")
-    if not path.is_file():
-        raise DataError(f"{path}: not a file")
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise DataError(f"{path}: cannot read ({err.strerror or err})") from err
-    if path.suffix.lower() == ".gz":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as err:
-            raise DataError(f"{path}: corrupt or truncated gzip file ({err})") from err
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {raw[err.start]:#04x} at "
-                        f"column {column})") from err
-    return text.removeprefix("\ufeff")
+    lineno = 0
+    with _open_binary(path) as f:
+        while True:
+            try:
+                raw = f.readline()
+            except (EOFError, zlib.error) as err:
+                raise DataError(f"{path}: corrupt or truncated gzip file ({err})") from err
+            except OSError as err:
+                what = "corrupt or truncated gzip file" if path.suffix.lower() == ".gz" \
+                    else "cannot read"
+                raise DataError(f"{path}: {what} ({err.strerror or err})") from err
+            if not raw:
+                return
+            lineno += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}:{lineno}: not valid UTF-8 (byte {raw[err.start]:#04x} "
+                                f"at column {err.start + 1})") from err
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")
+            yield lineno, line.removesuffix("\n").removesuffix("\r")
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -93,20 +113,9 @@ def parse_json_line(line: str) -> tuple[Any, str | None]:
     return value, None
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines of a text split at ``"\n"`` only, each without a trailing ``"\r"``.
-
-    A final newline does not make an extra empty line.
-    """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [ln.removesuffix("\r") for ln in lines]
-
-
 def read_lines(path: str | Path) -> list[str]:
-    """Every line of a text file (see :func:`read_text` and :func:`split_lines`)."""
-    return split_lines(read_text(path))
+    """Every line of a text file (see :func:`iter_lines`)."""
+    return [line for _, line in iter_lines(path)]
 
 
 def read_jsonl(path: str | Path, objects: bool = False) -> list[Any]:
@@ -124,8 +133,12 @@ def read_jsonl(path: str | Path, objects: bool = False) -> list[Any]:
 
 def read_jsonl_lines(path: str | Path, objects: bool = False) -> list[tuple[int, Any]]:
     """Like :func:`read_jsonl`, each value with its 1-based line number."""
-    rows = []
-    for lineno, line in enumerate(split_lines(read_text(path)), start=1):
+    return list(iter_jsonl_lines(path, objects))
+
+
+def iter_jsonl_lines(path: str | Path, objects: bool = False) -> Iterator[tuple[int, Any]]:
+    """:func:`read_jsonl_lines` one line at a time (memory does not grow with the file)."""
+    for lineno, line in iter_lines(path):
         if not line.strip():
             continue
         value, problem = parse_json_line(line)
@@ -133,8 +146,7 @@ def read_jsonl_lines(path: str | Path, objects: bool = False) -> list[tuple[int,
             problem = f"expected a JSON object, got {type(value).__name__}"
         if problem:
             raise DataError(f"{path}:{lineno}: {problem}")
-        rows.append((lineno, value))
-    return rows
+        yield lineno, value
 
 
 
@@ -181,6 +193,19 @@ def _parse_line(line: str, fmt: str, n_cols: int | None) -> tuple[Any, str | Non
 
 def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[dict], list[int]]:
     """Like :func:`read_records`, also returning each record's 1-based line number."""
+    records: list[dict] = []
+    lines: list[int] = []
+    for lineno, rec in iter_records_with_lines(path, fmt):
+        records.append(rec)
+        lines.append(lineno)
+    if not records:
+        raise DataError(f"{path}: file is empty")
+    return records, lines
+
+
+def iter_records_with_lines(path: str | Path, fmt: str = "auto") -> Iterator[tuple[int, dict]]:
+    """(line number, record) of :func:`read_records`, one line at a time (an empty file
+    yields nothing)."""
     path = Path(path)
     gzipped = path.suffix.lower() == ".gz"
     suffix = Path(path.stem).suffix.lower() if gzipped else path.suffix.lower()
@@ -191,11 +216,8 @@ def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[d
     fmt = _EXTENSIONS[suffix] if fmt == "auto" else fmt
     if not path.exists():
         raise FileNotFoundError(f"data file not found: {path}")
-    text = read_text(path)
-    records: list[dict] = []
-    lines: list[int] = []
     n_cols = None
-    for lineno, raw in enumerate(text.split("\n"), start=1):
+    for lineno, raw in iter_lines(path):
         line = raw.strip() if fmt == "txt" else raw.rstrip("\r")
         if not line.strip():
             continue
@@ -203,11 +225,7 @@ def read_records_with_lines(path: str | Path, fmt: str = "auto") -> tuple[list[d
         if problem:
             raise DataError(f"{path}:{lineno}: {problem}")
         n_cols = len(rec) if fmt == "tsv" else None
-        records.append(rec)
-        lines.append(lineno)
-    if not records:
-        raise DataError(f"{path}: file is empty")
-    return records, lines
+        yield lineno, rec
 
 
 def read_records(path: str | Path, fmt: str = "auto") -> list[dict]:
