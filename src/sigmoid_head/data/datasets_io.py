@@ -1,9 +1,10 @@
 """Training data through Hugging Face ``datasets``: Arrow on disk, tokenized in workers.
 
 ``TrainConfig(data_engine="datasets")`` reads the training file with ``datasets``
-(``.jsonl``/``.json`` (gzipped too), ``.parquet``, ``.arrow``, a ``save_to_disk``
-directory, ``.tsv``/``.txt`` through the same line parser as :mod:`.records`, or a hub
-data set id where there is a network), tokenizes it with ``Dataset.map(batched=True,
+(``.jsonl``/``.json``/``.tsv``/``.txt``, gzipped too, through the reader of the in-memory
+path, :mod:`.records`, a line at a time; ``.parquet``, ``.arrow``, ``.csv`` and
+``save_to_disk`` directories through ``datasets``' own readers; a hub data set id where
+there is a network), tokenizes it with ``Dataset.map(batched=True,
 num_proc=...)`` in worker processes (the same :func:`~sigmoid_head.data.tokenize.tokenize_records`
 as the in-memory path, so the examples are the same), and keeps the result as Arrow
 files on disk, memory-mapped. ``data_engine="streaming"`` reads the file as an
@@ -18,7 +19,7 @@ from the memory-mapped Arrow table when its micro-batch is collated.
 
 from __future__ import annotations
 
-import gzip
+import itertools
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,45 +28,27 @@ from typing import Any
 import numpy as np
 
 from .batching import IGNORE_INDEX
-from .records import DataError, _parse_line
+from .records import DataError, iter_records_with_lines
 from .tokenize import tokenize_records
 
 logger = logging.getLogger(__name__)
 
 ENGINES = ("memory", "datasets", "streaming")
 _RECORD_KEYS = ("source", "target", "messages", "text")
+_EXAMPLE_KEYS = ("input_ids", "labels", "length", "n_input", "n_trained")
 
 
-def _builder(path: str) -> tuple[str | None, str]:
-    """(datasets builder name, or None for our line parser; line format)."""
-    name = path.lower().removesuffix(".gz")
-    for ext, builder in ((".jsonl", "json"), (".json", "json"), (".parquet", "parquet"),
-                         (".arrow", "arrow"), (".csv", "csv")):
-        if name.endswith(ext):
-            return builder, ""
-    if name.endswith(".tsv"):
-        return None, "tsv"
-    if name.endswith(".txt"):
-        return None, "txt"
-    raise DataError(f"{path}: cannot tell the format from the extension "
-                    "(.jsonl, .json, .parquet, .arrow, .csv, .tsv, .txt, optionally .gz)")
+_BUILDERS = {".parquet": "parquet", ".arrow": "arrow", ".csv": "csv"}
+"""Formats read by ``datasets``' own builders; .jsonl/.json/.tsv/.txt (and .gz) are read
+by :func:`~sigmoid_head.data.records.iter_records_with_lines`, the reader of the in-memory
+path (the same checks, and errors that name the file and the line)."""
 
 
-def _lines(path: str, fmt: str) -> Iterator[dict]:
-    """Records of a .tsv/.txt file, one line at a time (never the whole file in memory)."""
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    n_cols = None
-    with opener(path, "rt", encoding="utf-8-sig", newline="") as f:
-        for lineno, raw in enumerate(f, start=1):
-            line = raw.rstrip("\n").rstrip("\r")
-            line = line.strip() if fmt == "txt" else line
-            if not line.strip():
-                continue
-            rec, problem = _parse_line(line, fmt, n_cols)
-            if problem:
-                raise DataError(f"{path}:{lineno}: {problem}")
-            n_cols = len(rec) if fmt == "tsv" else None
-            yield rec
+def _records(path: str, stamp: tuple[int, int]) -> Iterator[dict]:
+    """The records of a JSONL/TSV/text file, one line at a time (``stamp``, the file's size
+    and mtime, is there so that ``datasets`` fingerprints a changed file anew)."""
+    for _, rec in iter_records_with_lines(path):
+        yield rec
 
 
 def load_raw(path: str, *, streaming: bool = False, cache_dir: str | None = None) -> Any:
@@ -79,13 +62,22 @@ def load_raw(path: str, *, streaming: bool = False, cache_dir: str | None = None
         return datasets.load_from_disk(str(p))
     if not p.exists():  # a hub data set id
         return datasets.load_dataset(path, split="train", streaming=streaming, cache_dir=cache_dir)
-    builder, fmt = _builder(path)
+    builder = _BUILDERS.get(p.suffix.lower())
     if builder is not None:
         return datasets.load_dataset(builder, data_files=str(p), split="train",
                                      streaming=streaming, cache_dir=cache_dir)
-    cls = datasets.IterableDataset if streaming else datasets.Dataset
-    kw = {} if streaming else {"cache_dir": cache_dir}
-    return cls.from_generator(_lines, gen_kwargs={"path": str(p), "fmt": fmt}, **kw)
+    stat = p.stat()
+    gen_kwargs = {"path": str(p), "stamp": (stat.st_size, stat.st_mtime_ns)}
+    if streaming:
+        return datasets.IterableDataset.from_generator(_records, gen_kwargs=gen_kwargs)
+    return datasets.Dataset.from_generator(_records, gen_kwargs=gen_kwargs, cache_dir=cache_dir,
+                                           fingerprint=_hash(["records", gen_kwargs]))
+
+
+def _hash(value: Any) -> str:
+    from datasets.fingerprint import Hasher
+
+    return Hasher.hash(value)
 
 
 class _Tokenize:
@@ -97,11 +89,14 @@ class _Tokenize:
     def __call__(self, batch: dict[str, list]) -> dict[str, list]:
         keys = [k for k in _RECORD_KEYS if k in batch]
         n = len(batch[keys[0]]) if keys else 0
-        records = [{k: batch[k][i] for k in keys if batch[k][i] is not None} for i in range(n)]
+        return self.records([{k: batch[k][i] for k in keys if batch[k][i] is not None}
+                             for i in range(n)])
+
+    def records(self, records: list[dict]) -> dict[str, list]:
+        """Columns of the examples of ``records`` (an example with nothing to train is dropped)."""
         examples, _ = tokenize_records(records, self.tokenizer, **self.settings)
         enc_dec = self.settings["is_encoder_decoder"]
-        out: dict[str, list] = {"input_ids": [], "labels": [], "length": [], "n_input": [],
-                                "n_trained": []}
+        out: dict[str, list] = {k: [] for k in _EXAMPLE_KEYS}
         for ex in examples:
             ids, labels = ex["input_ids"], ex["labels"]
             out["input_ids"].append(ids)
@@ -113,23 +108,44 @@ class _Tokenize:
         return out
 
 
+def _tokenized_rows(raw: Any, fn: _Tokenize, batch_size: int) -> Iterator[dict]:
+    """Examples of a streamed data set, tokenized ``batch_size`` records at a time."""
+    it = iter(raw)
+    while batch := [{k: v for k, v in rec.items() if k in _RECORD_KEYS and v is not None}
+                    for rec in itertools.islice(it, batch_size)]:
+        columns = fn.records(batch)
+        for i in range(len(columns["input_ids"])):
+            yield {k: columns[k][i] for k in _EXAMPLE_KEYS}
+
+
 def tokenize_dataset(raw: Any, tokenizer: Any, settings: dict, *, num_proc: int | None = None,
-                     cache_dir: str | None = None, batch_size: int = 1000) -> Any:
-    """Tokenize a (streamed or on-disk) data set of records into an on-disk Arrow ``Dataset``."""
+                     cache_dir: str | None = None, batch_size: int = 1000,
+                     source: Any = None) -> Any:
+    """Tokenize a (streamed or on-disk) data set of records into an on-disk Arrow ``Dataset``.
+
+    ``source`` names a streamed data set for the cache's fingerprint (the path and its
+    size and mtime, or the hub id): the same source and settings reuse the Arrow files.
+    """
     import datasets
 
     fn = _Tokenize(tokenizer, settings)
+    features = _features()
     if isinstance(raw, datasets.IterableDataset):
-        cols = list(raw.column_names or [])
-        streamed = raw.map(fn, batched=True, batch_size=batch_size, remove_columns=cols or None)
-
-        def rows() -> Iterator[dict]:
-            for row in streamed:
-                yield {k: row[k] for k in ("input_ids", "labels", "length", "n_input", "n_trained")}
-
-        return datasets.Dataset.from_generator(rows, cache_dir=cache_dir)
+        return datasets.Dataset.from_generator(
+            _tokenized_rows, gen_kwargs={"raw": raw, "fn": fn, "batch_size": batch_size},
+            features=features, cache_dir=cache_dir,
+            fingerprint=_hash(["tokenized", source, fn, batch_size]))
     return raw.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc,
-                   remove_columns=raw.column_names, desc="tokenize")
+                   remove_columns=raw.column_names, features=features, desc="tokenize")
+
+
+def _features() -> Any:
+    """The tokenized examples' columns, 32-bit (half the bytes of ``datasets``' default int64)."""
+    from datasets import Features, Sequence, Value
+
+    ids = Sequence(Value("int32"))
+    return Features({"input_ids": ids, "labels": ids, "length": Value("int32"),
+                     "n_input": Value("int32"), "n_trained": Value("int32")})
 
 
 class ArrowExamples:
@@ -197,7 +213,7 @@ def _int_column(dataset: Any, name: str) -> np.ndarray:
     col = dataset.with_format("arrow")[name] if len(dataset) else None
     if col is None:
         return np.zeros(0, dtype=np.int32)
-    return col.to_numpy(zero_copy_only=False).astype(np.int32)
+    return col.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
 def load_examples_arrow(path: str, tokenizer: Any, *, is_encoder_decoder: bool,
@@ -210,10 +226,21 @@ def load_examples_arrow(path: str, tokenizer: Any, *, is_encoder_decoder: bool,
     """
     raw = load_raw(path, streaming=streaming, cache_dir=cache_dir)
     settings = {**settings, "is_encoder_decoder": is_encoder_decoder, "source_name": str(path)}
-    ds = tokenize_dataset(raw, tokenizer, settings, num_proc=num_proc, cache_dir=cache_dir)
+    source = _source_key(path)
+    ds = tokenize_dataset(raw, tokenizer, settings, num_proc=num_proc, cache_dir=cache_dir,
+                          source=source)
     if len(ds) == 0:
         raise DataError(f"{path} yielded no trainable examples")
     return ArrowExamples(ds, is_encoder_decoder)
+
+
+def _source_key(path: str) -> Any:
+    """What identifies the data behind ``path`` (for a streamed source's fingerprint): the
+    size and mtime of the file, or of every file of a directory; a hub id as it is."""
+    p = Path(path)
+    files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+    return [str(p.resolve()) if p.exists() else path,
+            [(str(f.relative_to(p)), f.stat().st_size, f.stat().st_mtime_ns) for f in files]]
 
 
 def split_validation(examples: ArrowExamples, fraction: float, cap: int, seed: int
