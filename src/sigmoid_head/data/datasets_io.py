@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 ENGINES = ("memory", "datasets", "streaming")
 _RECORD_KEYS = ("source", "target", "messages", "text")
 _EXAMPLE_KEYS = ("input_ids", "labels", "length", "n_input", "n_trained")
+_NUMBERS = ("length", "n_input", "n_trained")
+_ATTRS = ("lengths", "n_input", "n_trained")
 
 
 _BUILDERS = {".parquet": "parquet", ".arrow": "arrow", ".csv": "csv"}
@@ -151,20 +153,19 @@ def _features() -> Any:
 class ArrowExamples:
     """Tokenized examples on disk, behaving as the loop's list of example dicts.
 
-    ``examples[i]`` reads one example from the memory-mapped Arrow table; ``lengths``,
-    ``n_input`` and ``n_trained`` are numpy arrays (4 bytes per example each).
+    ``examples[i]`` reads one example from the memory-mapped Arrow table. ``lengths``,
+    ``n_input`` and ``n_trained`` are numpy arrays in the smallest unsigned dtype that holds
+    them (2 bytes per example each up to 65,535 tokens); a view made by :meth:`subset` also
+    keeps its ``rows`` into the table (4 bytes per example).
     """
 
     def __init__(self, dataset: Any, is_encoder_decoder: bool, rows: np.ndarray | None = None,
                  columns: dict[str, np.ndarray] | None = None) -> None:
         self.dataset, self.is_seq2seq = dataset, is_encoder_decoder
         if columns is None:
-            columns = {k: _int_column(dataset, k) for k in ("length", "n_input", "n_trained")}
+            columns = {k: _int_column(dataset, k) for k in _NUMBERS}
         self.rows = rows  # indices into ``dataset`` (None: all, in order)
-        pick = (lambda a: a) if rows is None else (lambda a: a[rows])
-        self.lengths, self.n_input, self.n_trained = (pick(columns[k]) for k in
-                                                      ("length", "n_input", "n_trained"))
-        self._columns = columns
+        self.lengths, self.n_input, self.n_trained = (columns[k] for k in _NUMBERS)
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -178,10 +179,11 @@ class ArrowExamples:
                 "is_seq2seq": self.is_seq2seq}
 
     def subset(self, positions: np.ndarray) -> ArrowExamples:
-        """The examples at ``positions`` (of this view), sharing the table."""
+        """The examples at ``positions`` (of this view), sharing the table (not this view's
+        arrays: a view of most examples lets the full arrays go)."""
         rows = positions if self.rows is None else self.rows[positions]
-        return ArrowExamples(self.dataset, self.is_seq2seq, np.asarray(rows, np.int64),
-                             self._columns)
+        columns = {k: getattr(self, a)[positions] for k, a in zip(_NUMBERS, _ATTRS, strict=True)}
+        return ArrowExamples(self.dataset, self.is_seq2seq, _index_array(rows), columns)
 
     def token_counts(self, vocab_size: int) -> np.ndarray:
         """(V,) unigram counts of the trained target tokens of these examples."""
@@ -194,7 +196,7 @@ class ArrowExamples:
         if self.rows is not None:
             keep = np.zeros(len(self.dataset), dtype=bool)
             keep[self.rows] = True
-        step = 65536
+        step = 16384  # rows per read: bounds the memory of a pass over every label
         for start in range(0, len(self.dataset), step):
             labels = table[start : start + step]["labels"]
             if keep is not None:
@@ -210,10 +212,18 @@ class ArrowExamples:
 
 
 def _int_column(dataset: Any, name: str) -> np.ndarray:
-    col = dataset.with_format("arrow")[name] if len(dataset) else None
-    if col is None:
-        return np.zeros(0, dtype=np.int32)
-    return col.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    """A column of non-negative ints, in the smallest unsigned dtype that holds it."""
+    if not len(dataset):
+        return np.zeros(0, dtype=np.uint16)
+    col = dataset.with_format("arrow")[name].to_numpy(zero_copy_only=False)
+    return col.astype(np.min_scalar_type(max(int(col.max()), 2**8)), copy=False)
+
+
+def _index_array(rows: np.ndarray) -> np.ndarray:
+    """Row indices as int32 (int64 past 2**31 rows)."""
+    rows = np.asarray(rows)
+    small = not len(rows) or int(rows.max()) < 2**31
+    return rows.astype(np.int32 if small else np.int64, copy=False)
 
 
 def load_examples_arrow(path: str, tokenizer: Any, *, is_encoder_decoder: bool,
@@ -249,9 +259,11 @@ def split_validation(examples: ArrowExamples, fraction: float, cap: int, seed: i
     n = len(examples)
     if fraction <= 0 or n < 2:
         return examples, None
-    perm = np.random.default_rng([seed, 17]).permutation(n)
     n_val = min(cap, max(1, int(n * fraction)))
-    return examples.subset(np.sort(perm[n_val:])), examples.subset(perm[:n_val])
+    held = np.random.default_rng([seed, 17]).choice(n, size=n_val, replace=False)
+    keep = np.ones(n, dtype=bool)
+    keep[held] = False
+    return examples.subset(np.flatnonzero(keep)), examples.subset(held)
 
 
 # ------------------------------------------------------ what the loop asks of its examples

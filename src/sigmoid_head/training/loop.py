@@ -305,12 +305,12 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     """One optimizer step over the micro-batches ``group`` (index ``g`` in the epoch)."""
     acc, state = run.accelerator, run.state
     # the global number of trained positions of this step (no communication)
-    norm = int(sum(n_pos[j] for mb in group for j in mb))
+    norm = sum(int(n_pos[j]) for mb in group for j in mb)
     # this process's micro-batches, gradients accumulated locally
     mine = group[acc.process_index :: acc.num_processes]
     step_loss = torch.zeros((), dtype=torch.float64, device=acc.device)
     for a, mb in enumerate(mine):
-        meter["tokens"] += int(sum(run.n_input[j] for j in mb))
+        meter["tokens"] += sum(int(run.n_input[j]) for j in mb)
         gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
                       device=acc.device)
         sync = acc.no_sync(run.ctx.head) if a < len(mine) - 1 else nullcontext()
