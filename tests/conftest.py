@@ -232,6 +232,22 @@ def build_tiny_tokenizer(out_dir: Path):
     return hf_tok
 
 
+def train_config(model_path, data, out, **kw):
+    """The tests' small training run on CPU (lr 3e-2, 16 sequences a batch, 4 epochs,
+    validation every 10 steps on 15% held out, no early stopping); ``kw`` overrides."""
+    from sigmoid_head.training.config import TrainConfig
+
+    base = dict(train_file=str(data), output_dir=str(out), model=str(model_path), lr=3e-2,
+                batch_size=16, epochs=4, eval_every=10, patience=0, progress=False,
+                validation_fraction=0.15, seed=0, device="cpu")
+    return TrainConfig(**{**base, **kw})
+
+
+def train_history(out) -> list[dict]:
+    """The validation history saved with the head trained into ``out``."""
+    return json.loads((Path(out) / "head_config.json").read_text())["training"]["history"]
+
+
 def _write_jsonl(path: Path, records: list[dict]) -> Path:
     with path.open("w", encoding="utf-8") as f:
         for rec in records:

@@ -8,10 +8,12 @@ import torch
 
 from sigmoid_head.data.array_batching import make_batch_index
 from sigmoid_head.data.tokenize import load_examples
-from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
 
 pytest.importorskip("datasets")
+
+from conftest import train_config as _config
+from conftest import train_history as _history
 
 from sigmoid_head.data.datasets_io import load_examples_arrow  # noqa: E402
 
@@ -72,21 +74,12 @@ def test_parquet_file_and_worker_processes(tiny_tokenizer, tiny_pairs_jsonl, tmp
     assert [arrow[i]["labels"] for i in range(len(arrow))] == [e["labels"] for e in ref]
 
 
-def _cfg(model, data, out, **kw):
-    base = dict(train_file=str(data), output_dir=str(out), model=str(model), lr=3e-2,
-                batch_size=16, epochs=2, eval_every=5, patience=0, progress=False,
-                validation_fraction=0.15, seed=0, device="cpu")
-    return TrainConfig(**{**base, **kw})
-
-
-def _history(out):
-    return json.loads((out / "head_config.json").read_text())["training"]["history"]
-
-
 def test_datasets_engine_trains_and_streaming_trains_the_same_head(tiny_causal_path,
                                                                    tiny_pairs_jsonl, tmp_path):
-    a = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "ds", data_engine="datasets"))
-    b = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "st", data_engine="streaming"))
+    kw = dict(epochs=2, eval_every=5)
+    a = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "ds", data_engine="datasets", **kw))
+    b = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "st", data_engine="streaming",
+                      **kw))
     hist = _history(tmp_path / "ds")
     assert hist[-1]["val_loss"] < hist[0]["val_loss"]
     assert (tmp_path / "ds" / "data_cache").is_dir()

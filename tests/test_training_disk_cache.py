@@ -5,22 +5,12 @@ import json
 import numpy as np
 import pytest
 import torch
+from conftest import train_config as _config
+from conftest import train_history as _history
 
-from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
 
 pytest.importorskip("datasets")
-
-
-def _cfg(model, data, out, **kw):
-    base = dict(train_file=str(data), output_dir=str(out), model=str(model), lr=3e-2,
-                batch_size=16, epochs=2, eval_every=5, patience=0, progress=False,
-                validation_fraction=0.15, seed=0, device="cpu")
-    return TrainConfig(**{**base, **kw})
-
-
-def _history(out):
-    return json.loads((out / "head_config.json").read_text())["training"]["history"]
 
 
 @pytest.mark.parametrize("engine", ["memory", "datasets"])
@@ -28,9 +18,9 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
                                                           tiny_pairs_jsonl, tmp_path):
     kw = dict(negatives="token_freq", epochs=3, eval_every=10, validation_fraction=0.1,
               data_engine=engine)
-    plain = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    plain = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
     cache = tmp_path / "hidden"
-    disk = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+    disk = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
                       cache_dir=str(cache), cache_dtype="float32", **kw))
     a, b = _history(tmp_path / "plain"), _history(tmp_path / "disk")
     assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
@@ -51,7 +41,7 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
 
     Backbone.positions = counting
     try:
-        again = train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
+        again = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
                            cache_hidden=True, cache_dir=str(cache), cache_dtype="float32", **kw))
     finally:
         Backbone.positions = original
@@ -61,8 +51,8 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
 
 def test_disk_cache_bfloat16_default_is_close(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
     kw = dict(negatives="token_freq", epochs=2, eval_every=10, validation_fraction=0.1)
-    train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
-    train(_cfg(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
                       cache_dir=str(tmp_path / "hidden"), **kw))
     meta = json.loads((tmp_path / "hidden" / "train" / "meta.json").read_text())
     assert meta["dtype"] == "torch.bfloat16"

@@ -5,23 +5,13 @@ import json
 
 import pytest
 import torch
+from conftest import train_config as _config
+from conftest import train_history as _history
 from safetensors.torch import load_file
 
 from sigmoid_head.backbone import load_backbone
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
-
-
-def _config(model_path, data, out, **kw):
-    base = dict(train_file=str(data), output_dir=str(out), model=str(model_path), lr=3e-2,
-                batch_size=16, epochs=4, eval_every=10, patience=0, progress=False,
-                validation_fraction=0.15, seed=0, device="cpu")
-    base.update(kw)
-    return TrainConfig(**base)
-
-
-def _history(out):
-    return json.loads((out / "head_config.json").read_text())["training"]["history"]
 
 
 @pytest.mark.parametrize("fixture", ["tiny_causal_path", "tiny_seq2seq_path"])

@@ -60,19 +60,14 @@ class PositionCache:
         todo = [i for i in indices if i not in self.items]
         if not todo:
             return
-        device = self.backbone.device
-        batch = {k: v.to(device) for k, v in self.collate([examples[i] for i in todo]).items()}
-        with autocast:
-            pos = self.backbone.positions(batch, with_logits=self.dominant is not None)
-        dom = None
-        if self.dominant is not None:
-            _, dom = log_softmax_and_dominant(pos.logits, self.dominant)  # (N, M)
+        pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
+                                      [examples[i] for i in todo], autocast)
         for r, i in enumerate(todo):
             sel = pos.row == r
             self.items[i] = CachedExample(
                 hidden=pos.hidden[sel].to("cpu", self.storage_dtype),
                 targets=pos.targets[sel].cpu(),
-                dominant=None if dom is None else _trim(dom[sel].cpu()),
+                dominant=None if dom is None else trim_dominant(dom[sel].cpu()),
             )
 
     def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:
@@ -82,20 +77,41 @@ class PositionCache:
             Positions (hidden (N, d) in the backbone dtype, targets (N,)) and the dominant
             ids (N, M) padded with -1 (None when not cached).
         """
-        device, dtype = self.backbone.device, self.backbone.dtype
-        items = [self.items[i] for i in indices]
-        hidden = torch.cat([it.hidden for it in items]).to(device, dtype)
-        targets = torch.cat([it.targets for it in items]).to(device)
-        dominant = None
-        if self.dominant is not None:
-            width = max(it.dominant.shape[1] for it in items)
-            dominant = torch.cat([torch.nn.functional.pad(it.dominant, (0, width - it.dominant.shape[1]),
-                                                          value=-1) for it in items]).to(device)
-        empty = torch.empty(0, dtype=torch.long, device=device)
-        return Positions(hidden=hidden, targets=targets, row=empty, col=empty), dominant
+        return assemble(self.backbone, [self.items[i] for i in indices], self.dominant is not None)
 
 
-def _trim(ids: torch.Tensor) -> torch.Tensor:
+def assemble(backbone: Backbone, items: list[CachedExample], with_dominant: bool
+             ) -> tuple[Positions, torch.Tensor | None]:
+    """One micro-batch's positions from its cached examples, on the backbone's device and
+    in its dtype; dominant ids (N, M) padded with -1 (None without)."""
+    device, dtype = backbone.device, backbone.dtype
+    hidden = torch.cat([it.hidden for it in items]).to(device, dtype)
+    targets = torch.cat([it.targets for it in items]).to(device)
+    dominant = None
+    if with_dominant:
+        width = max(it.dominant.shape[1] for it in items)
+        dominant = torch.cat([torch.nn.functional.pad(it.dominant, (0, width - it.dominant.shape[1]),
+                                                      value=-1) for it in items]).to(device)
+    empty = torch.empty(0, dtype=torch.long, device=device)
+    return Positions(hidden=hidden, targets=targets, row=empty, col=empty), dominant
+
+
+@torch.no_grad()
+def backbone_positions(backbone: Backbone, collate: Collator, dominant: DominantConfig | None,
+                       examples: list[dict], autocast: object
+                       ) -> tuple[Positions, torch.Tensor | None]:
+    """The backbone's trained positions of ``examples`` (one batch) and their dominant ids
+    (N, M), padded with -1 (None without a dominant rule)."""
+    batch = {k: v.to(backbone.device) for k, v in collate(examples).items()}
+    with autocast:
+        pos = backbone.positions(batch, with_logits=dominant is not None)
+    dom = None
+    if dominant is not None:
+        _, dom = log_softmax_and_dominant(pos.logits, dominant)  # (N, M)
+    return pos, dom
+
+
+def trim_dominant(ids: torch.Tensor) -> torch.Tensor:
     """Drop all-padding columns of (n, M) dominant ids (keep at least one)."""
     keep = max(int((ids >= 0).sum(1).max()) if ids.numel() else 0, 1)
     return ids[:, :keep].contiguous()

@@ -33,7 +33,8 @@ import torch
 
 from ..backbone import Backbone, Positions
 from ..data.batching import Collator
-from ..dominant import DominantConfig, log_softmax_and_dominant
+from ..dominant import DominantConfig
+from .cache import CachedExample, assemble, backbone_positions, trim_dominant
 
 _RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
 
@@ -134,13 +135,8 @@ class DiskPositionCache:
         todo = [i for i in indices if not self.filled[i]]
         if not todo:
             return
-        device = self.backbone.device
-        batch = {k: v.to(device) for k, v in self.collate([examples[i] for i in todo]).items()}
-        with autocast:
-            pos = self.backbone.positions(batch, with_logits=self.dominant is not None)
-        dom = None
-        if self.dominant is not None:
-            _, dom = log_softmax_and_dominant(pos.logits, self.dominant)  # (N, M)
+        pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
+                                      [examples[i] for i in todo], autocast)
         touched = set()
         for r, i in enumerate(todo):
             sel = pos.row == r
@@ -156,7 +152,7 @@ class DiskPositionCache:
             h_map[lo : lo + want] = raw.numpy()
             t_map[lo : lo + want] = pos.targets[sel].cpu().numpy().astype(np.int32)
             if dom is not None:
-                ids = _trim(dom[sel].cpu()).numpy().astype(np.int32)
+                ids = trim_dominant(dom[sel].cpu()).numpy().astype(np.int32)
                 with open(self._dom_path(k), "ab") as f:
                     start = f.tell() // 4
                     f.write(ids.tobytes())
@@ -169,7 +165,7 @@ class DiskPositionCache:
         self.filled[todo] = 1
         self.filled.flush()
 
-    def _example(self, i: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    def _example(self, i: int) -> CachedExample:
         k = i // self.shard_examples
         h_map, t_map = self._shard(k)
         lo = int(self.offsets[i] - self._shard_rows(k)[0])
@@ -183,24 +179,9 @@ class DiskPositionCache:
             start, width = (int(x) for x in self.dom_index[i])
             ids = np.fromfile(self._dom_path(k), np.int32, count=n * width, offset=start * 4)
             dom = torch.from_numpy(ids.reshape(n, width)).long()
-        return hidden, targets, dom
+        return CachedExample(hidden, targets, dom)
 
     def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:
         """The cached positions of a micro-batch (as :meth:`PositionCache.positions`)."""
-        device, dtype = self.backbone.device, self.backbone.dtype
-        items = [self._example(i) for i in indices]
-        hidden = torch.cat([h for h, _, _ in items]).to(device, dtype)
-        targets = torch.cat([t for _, t, _ in items]).to(device)
-        dominant = None
-        if self.dominant is not None:
-            width = max(d.shape[1] for _, _, d in items)
-            dominant = torch.cat([torch.nn.functional.pad(d, (0, width - d.shape[1]), value=-1)
-                                  for _, _, d in items]).to(device)
-        empty = torch.empty(0, dtype=torch.long, device=device)
-        return Positions(hidden=hidden, targets=targets, row=empty, col=empty), dominant
-
-
-def _trim(ids: torch.Tensor) -> torch.Tensor:
-    """Drop all-padding columns of (n, M) dominant ids (keep at least one)."""
-    keep = max(int((ids >= 0).sum(1).max()) if ids.numel() else 0, 1)
-    return ids[:, :keep].contiguous()
+        return assemble(self.backbone, [self._example(i) for i in indices],
+                        self.dominant is not None)
