@@ -1,6 +1,6 @@
-"""Issue 16: streamed, resumable, data-parallel ``score`` and ``generate``.
+"""scoring/distributed.py and the CLI's streamed output: windows, data parallel, resume, ETA.
 
-Two processes are started with ``torchrun`` (gloo on CPU), as in tests/test_distributed.py.
+Several processes are started with ``torchrun`` (gloo on CPU).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -15,8 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from sigmoid_head import io_utils
 from sigmoid_head.cli import main as cli_main
-from sigmoid_head.scoring.distributed import JsonlAppendWriter, iter_inputs, run_sharded
+from sigmoid_head.scoring import distributed
+from sigmoid_head.scoring.distributed import run_sharded
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at a fault point."""
 
 
 def _torchrun(nproc: int, args: list[str]) -> subprocess.CompletedProcess:
@@ -47,34 +54,16 @@ def corpus(tmp_path_factory) -> tuple[Path, Path]:
 
 def _score_args(corpus, head_dir, out, *extra):
     return ["score", "-s", str(corpus[0]), "-t", str(corpus[1]), "--head", str(head_dir),
-            "--to-json", str(out), "--quiet", "--batch-size", "4", "--device", "cpu", *extra]
+            "--to-json", str(out), "--batch-size", "4", "--device", "cpu", *extra]
 
 
 def _gen_args(corpus, head_dir, out, *extra):
     return ["generate", "-s", str(corpus[0]), "--head", str(head_dir), "--to-json", str(out),
-            "--quiet", "--batch-size", "4", "--device", "cpu", "--max-new-tokens", "6", *extra]
-
-
-@pytest.mark.parametrize("command", ["score", "generate"])
-def test_two_processes_write_what_one_process_writes(command, corpus, head_dir, tmp_path):
-    make = _score_args if command == "score" else _gen_args
-    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    for n, out in ((1, one), (2, two)):
-        run = _torchrun(n, make(corpus, head_dir, out, "--with-tokens"))
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert f"{n} process(es)" in run.stdout, run.stdout[-2000:]
-    lines = one.read_text().splitlines()
-    assert len(lines) == 37
-    sources = corpus[0].read_text().splitlines()
-    assert [json.loads(x)["source"] for x in lines] == sources  # input order
-    # the same rows in the same order: texts, token lists and counts exactly, scores to
-    # float32 rounding (the runs are usually byte-identical; one run in several was not,
-    # at ~1e-7 relative, so the bytes are not what is asserted)
-    for x, y in zip(lines, two.read_text().splitlines(), strict=True):
-        _assert_same(json.loads(x), json.loads(y))
+            "--batch-size", "4", "--device", "cpu", "--max-new-tokens", "6", *extra]
 
 
 def _assert_same(a, b):
+    """The same rows: texts, tokens and counts exactly, floats to float32 rounding."""
     if isinstance(a, float) or isinstance(b, float):
         assert b == pytest.approx(a, rel=1e-5, abs=1e-6)
     elif isinstance(a, dict):
@@ -89,48 +78,106 @@ def _assert_same(a, b):
         assert a == b
 
 
-def test_rerun_with_resume_skips_what_is_written(corpus, head_dir, tmp_path, capsys):
-    full, part = tmp_path / "full.jsonl", tmp_path / "part.jsonl"
-    assert cli_main(_score_args(corpus, head_dir, full)) == 0
-    lines = full.read_bytes().splitlines(keepends=True)
-    part.write_bytes(b"".join(lines[:10]) + lines[10][:17])  # interrupted inside line 11
-    capsys.readouterr()
-    assert cli_main(_score_args(corpus, head_dir, part, "--resume")) == 0
-    assert "27 new outputs" in capsys.readouterr().out
-    # the resumed run batches the rest differently: the same rows, floats to rounding
-    got, want = part.read_text().splitlines(), full.read_text().splitlines()
-    assert got[:10] == want[:10] and len(got) == len(want) == 37
-    for x, y in zip(want, got, strict=True):
+def _kill_after_rows(monkeypatch, n: int) -> None:
+    """The run dies once ``n`` rows are on disk."""
+    written = []
+
+    def point(name: str) -> None:
+        if name == "record written":
+            written.append(1)
+            if len(written) == n:
+                raise Killed(name)
+
+    monkeypatch.setattr(io_utils, "fault_point", point)
+
+
+@pytest.mark.parametrize("command", ["score", "generate"])
+def test_two_processes_write_what_one_process_writes(command, corpus, head_dir, tmp_path):
+    make = _score_args if command == "score" else _gen_args
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    for n, out in ((1, one), (2, two)):
+        run = _torchrun(n, make(corpus, head_dir, out, "--with-tokens", "--quiet"))
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "37 new outputs in" in run.stdout and f"{n} process" in run.stdout, run.stdout
+        assert "37 outputs scored" in run.stdout
+    lines = one.read_text().splitlines()
+    assert len(lines) == 37
+    assert [json.loads(x)["source"] for x in lines] == corpus[0].read_text().splitlines()
+    for x, y in zip(lines, two.read_text().splitlines(), strict=True):
         _assert_same(json.loads(x), json.loads(y))
-    # without --resume the file is written afresh
-    assert cli_main(_score_args(corpus, head_dir, part)) == 0
-    assert part.read_bytes() == full.read_bytes()
 
 
-def test_windows_stream_in_input_order_and_bound_the_batch(tmp_path):
-    src = tmp_path / "s.txt"
-    src.write_text("".join(f"{'x' * (i % 7)}{i}\n" for i in range(50)))
+def test_a_run_killed_in_one_process_is_finished_by_two(corpus, head_dir, tmp_path,
+                                                        monkeypatch):
+    full, out = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
+    assert cli_main(_score_args(corpus, head_dir, full, "--quiet")) == 0
+    _kill_after_rows(monkeypatch, 11)
+    with pytest.raises(Killed):
+        cli_main(_score_args(corpus, head_dir, out, "--quiet"))
+    assert not out.exists() and len(io_utils.read_complete_jsonl(out)) == 11
+    run = _torchrun(2, _score_args(corpus, head_dir, out, "--quiet"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "continuing after 11 rows" in run.stdout and "26 new outputs" in run.stdout
+    assert "37 outputs scored" in run.stdout
+    for x, y in zip(full.read_text().splitlines(), out.read_text().splitlines(), strict=True):
+        _assert_same(json.loads(x), json.loads(y))
+
+
+def test_a_killed_run_resumes_to_the_same_bytes(corpus, head_dir, tmp_path, monkeypatch, capsys):
+    # windows of 3 batches of 4: the run dies inside the second window
+    monkeypatch.setattr(distributed, "DEFAULT_WINDOW_BATCHES", 3)
+    full, out = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
+    assert cli_main(_score_args(corpus, head_dir, full, "--quiet")) == 0
+    summary = capsys.readouterr().out.split("outputs scored")[1]
+    _kill_after_rows(monkeypatch, 17)
+    with pytest.raises(Killed):
+        cli_main(_score_args(corpus, head_dir, out, "--quiet"))
+    monkeypatch.setattr(io_utils, "fault_point", lambda name: None)
+    capsys.readouterr()
+    assert cli_main(_score_args(corpus, head_dir, out, "--quiet")) == 0
+    printed = capsys.readouterr().out
+    assert "continuing after 17 rows" in printed and "20 new outputs" in printed
+    assert "37 outputs scored" in printed and printed.split("outputs scored")[1] == summary
+    assert out.read_bytes() == full.read_bytes()  # the window holding row 18 is scored whole
+
+
+def test_progress_bar_shows_the_time_left(corpus, head_dir, tmp_path, capsys):
+    assert cli_main(_score_args(corpus, head_dir, tmp_path / "o.jsonl")) == 0
+    err = capsys.readouterr().err
+    # tqdm: "inputs: 100%|...| 37/37 [00:01<00:00, 30.1input/s]" (elapsed<left, rate)
+    assert re.search(r"inputs: +\d+%.*\| *\d+/37 \[\d\d:\d\d<\d\d:\d\d, *[\d.]+ *input/s\]", err), err
+
+
+def test_windows_keep_input_order_bound_the_batch_and_skip_written_rows():
+    records = [{"source": f"{'x' * (i % 7)}{i}"} for i in range(50)]
     seen = []
 
     def score_batch(recs):
         seen.append(len(recs))
         return [{"source": r["source"], "n": len(r["source"])} for r in recs]
 
-    writer = JsonlAppendWriter(tmp_path / "out.jsonl")
-    means = run_sharded(iter_inputs(sources=str(src)), score_batch, writer, batch_size=4,
-                        window_batches_n=3, progress=False)
-    writer.close()
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert [r["source"] for r in rows] == src.read_text().splitlines()
-    assert max(seen) == 4 and sum(seen) == 50 and means.n == 50
-    assert means.row()["n"] == pytest.approx(sum(r["n"] for r in rows) / 50)
+    got = []
+    n = run_sharded(iter(records), score_batch, got.extend, batch_size=4, window=12,
+                    progress=False)
+    assert [r["source"] for r in got] == [r["source"] for r in records] and n == 50
+    assert max(seen) == 4 and sum(seen) == 50
+    seen.clear()
+    rest = []
+    run_sharded(iter(records), score_batch, rest.extend, batch_size=4, window=12,
+                skip_rows=29, progress=False)
+    assert rest == got[29:]
+    assert sum(seen) == 50 - 24  # the windows before row 29 are not scored again
 
 
-def test_writer_cuts_a_partial_last_line(tmp_path):
-    path = tmp_path / "o.jsonl"
-    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": ')
-    w = JsonlAppendWriter(path, resume=True)
-    assert w.done() == 2
-    w.write([{"a": 3}])
-    w.close()
-    assert path.read_text() == '{"a": 1}\n{"a": 2}\n{"a": 3}\n'
+def test_an_error_about_a_record_names_the_input():
+    records = [{"source": "a" * (i + 1)} for i in range(10)]
+
+    def score_batch(recs):
+        bad = next((k for k, r in enumerate(recs) if r["source"] == "a" * 7), None)
+        if bad is not None:
+            raise ValueError(f"record {bad + 1}: the candidate is empty")
+        return [{} for _ in recs]
+
+    with pytest.raises(ValueError, match=r"^input 7: the candidate is empty$"):
+        run_sharded(iter(records), score_batch, lambda rows: None, batch_size=3, window=10,
+                    progress=False)

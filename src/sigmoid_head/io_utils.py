@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -311,13 +311,18 @@ class ResumableJsonlWriter:
 def read_complete_jsonl(path: str | Path) -> list[dict]:
     """The records of a finished output, or those complete in its ``.partial`` file."""
     path = Path(path)
-    source = path if path.exists() else path.with_name(path.name + PARTIAL_SUFFIX)
-    rows = []
-    for line in source.read_bytes().split(b"\n"):
-        if not line:
-            continue
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            break
-    return rows
+    return list(iter_complete_jsonl(path if path.exists()
+                                    else path.with_name(path.name + PARTIAL_SUFFIX)))
+
+
+def iter_complete_jsonl(file: str | Path) -> Iterator[dict]:
+    """The records of the JSONL ``file`` up to the first incomplete one, a line at a time."""
+    with open(file, "rb") as f:
+        for line in f:
+            line = line.removesuffix(b"\n")
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                return

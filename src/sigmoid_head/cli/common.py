@@ -7,15 +7,13 @@ baselines are library calls (:mod:`sigmoid_head.scoring`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..data.records import DataError, read_jsonl_lines, read_lines
+from ..data.records import DataError, iter_jsonl_lines, iter_lines
 from . import UsageError
 
 
@@ -84,8 +82,6 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--with-tokens", action="store_true", help="add per-token and per-word scores")
     g.add_argument("--to-json", help="write one JSON record per output to this .jsonl file")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
-    g.add_argument("--resume", action="store_true",
-                   help="keep the records already in --to-json and score only the rest")
 
 
 def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
@@ -102,63 +98,86 @@ def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
     g.add_argument("--comet-model", help="local CometKiwi checkpoint (needs unbabel-comet)")
 
 
-def read_inputs(args: argparse.Namespace, need_candidates: bool) -> list[dict]:
-    if args.input:
-        if args.sources or getattr(args, "candidates", None):
-            raise UsageError("give either --input or -s/-t, not both")
-        return check_score_inputs(args.input, read_jsonl_lines(args.input, objects=True),
-                                  need_candidates)
-    if not args.sources:
-        raise UsageError(
-            "give --input FILE.jsonl or -s SOURCES.txt"
-            + (" -t CANDIDATES.txt" if need_candidates else "")
-        )
-    sources = _read_nonempty(args.sources)
-    if not need_candidates:
-        return [{"source": s} for s in sources]
-    if not args.candidates:
-        raise UsageError("-s needs -t CANDIDATES.txt")
-    cands = _read_nonempty(args.candidates)
-    if len(sources) != len(cands):
-        raise UsageError(f"{len(sources)} sources ({args.sources}) but {len(cands)} candidates "
-                         f"({args.candidates})")
-    for lineno, cand in enumerate(cands, start=1):
+class Inputs:
+    """The inputs of ``score`` / ``generate`` (``--input`` JSONL, or ``-s`` [``-t``] text
+    files), read as a stream: the constructor reads them once, checking every record (errors
+    name the file and line) and counting them, before any model is loaded; each iteration
+    reads them again, one line at a time. Memory does not grow with the files."""
+
+    def __init__(self, args: argparse.Namespace, need_candidates: bool) -> None:
+        self.jsonl, self.sources = args.input, args.sources
+        self.candidates = getattr(args, "candidates", None) if need_candidates else None
+        self.need_candidates = need_candidates
+        if self.jsonl:
+            if args.sources or getattr(args, "candidates", None):
+                raise UsageError("give either --input or -s/-t, not both")
+            self.n = sum(1 for _ in self)
+            if not self.n:
+                raise DataError(f"{self.jsonl}: no records")
+            return
+        if not args.sources:
+            raise UsageError("give --input FILE.jsonl or -s SOURCES.txt"
+                             + (" -t CANDIDATES.txt" if need_candidates else ""))
+        self.n = _count_nonempty(args.sources)
+        if not need_candidates:
+            return
+        if not args.candidates:
+            raise UsageError("-s needs -t CANDIDATES.txt")
+        n_cands, empty = 0, None
+        for lineno, cand in iter_lines(args.candidates):
+            n_cands += 1
+            if empty is None and not cand.strip():
+                empty = lineno
+        if not n_cands:
+            raise DataError(f"{args.candidates}: file is empty")
+        if self.n != n_cands:
+            raise UsageError(f"{self.n} sources ({args.sources}) but {n_cands} candidates "
+                             f"({args.candidates})")
+        if empty is not None:
+            raise DataError(f"{args.candidates}:{empty}: the candidate is empty")
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[dict]:
+        if self.jsonl:
+            for lineno, rec in iter_jsonl_lines(self.jsonl, objects=True):
+                problem = record_problem(rec, self.need_candidates)
+                if problem:
+                    raise DataError(f"{self.jsonl}:{lineno}: {problem}")
+                yield rec
+        elif self.candidates is None:
+            yield from ({"source": s} for _, s in iter_lines(self.sources))
+        else:
+            for (_, s), (_, c) in zip(iter_lines(self.sources), iter_lines(self.candidates),
+                                      strict=True):
+                yield {"source": s, "candidate": c}
+
+
+def record_problem(rec: dict, need_candidates: bool) -> str | None:
+    """What is wrong with one ``--input`` record, or None."""
+    if "messages" in rec:
+        msgs = rec["messages"]
+        if not isinstance(msgs, list) or not msgs or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str)
+                and isinstance(m.get("content"), str) for m in msgs):
+            return "'messages' must be a non-empty list of {role, content} strings"
+    elif not isinstance(rec.get("source"), str):
+        return f"needs a string 'source' or a 'messages' list, has keys {sorted(rec)}"
+    if need_candidates:
+        cand = rec.get("candidate", rec.get("target"))
+        if not isinstance(cand, str):
+            return f"needs a string 'candidate', has keys {sorted(rec)}"
         if not cand.strip():
-            raise DataError(f"{args.candidates}:{lineno}: the candidate is empty")
-    return [{"source": s, "candidate": c} for s, c in zip(sources, cands, strict=True)]
+            return "the candidate is empty"
+    return None
 
 
-def check_score_inputs(path: str, rows: list[tuple[int, dict]], need_candidates: bool
-                       ) -> list[dict]:
-    """The records of an ``--input`` file, each checked (errors name the file and line)."""
-    if not rows:
-        raise DataError(f"{path}: no records")
-    for lineno, rec in rows:
-        problem = None
-        if "messages" in rec:
-            msgs = rec["messages"]
-            if not isinstance(msgs, list) or not msgs or not all(
-                    isinstance(m, dict) and isinstance(m.get("role"), str)
-                    and isinstance(m.get("content"), str) for m in msgs):
-                problem = "'messages' must be a non-empty list of {role, content} strings"
-        elif not isinstance(rec.get("source"), str):
-            problem = f"needs a string 'source' or a 'messages' list, has keys {sorted(rec)}"
-        if problem is None and need_candidates:
-            cand = rec.get("candidate", rec.get("target"))
-            if not isinstance(cand, str):
-                problem = f"needs a string 'candidate', has keys {sorted(rec)}"
-            elif not cand.strip():
-                problem = "the candidate is empty"
-        if problem:
-            raise DataError(f"{path}:{lineno}: {problem}")
-    return [rec for _, rec in rows]
-
-
-def _read_nonempty(path: str) -> list[str]:
-    lines = read_lines(path)
-    if not lines:
+def _count_nonempty(path: str) -> int:
+    n = sum(1 for _ in iter_lines(path))
+    if not n:
         raise DataError(f"{path}: file is empty")
-    return lines
+    return n
 
 
 def load_model(args: argparse.Namespace) -> Any:
@@ -245,11 +264,3 @@ def summary(rows: Sequence[dict], n: int | None = None) -> str:
         if name in rows[0]:
             lines.append(f"{name:<14}{np.mean([r[name] for r in rows]):>12.4f}")
     return f"{len(rows) if n is None else n} outputs scored\n" + "\n".join(lines)
-
-
-def write_rows(rows: list[dict], path: str | None) -> None:
-    if path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")

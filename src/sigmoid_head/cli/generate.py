@@ -1,17 +1,21 @@
 """``sigmoid-head generate``: Eval Self: generate with the original model and score the outputs.
 
 Parses the options and calls :func:`sigmoid_head.scoring.generate.generate_and_score`,
-then the optional baselines (:mod:`sigmoid_head.scoring.baselines`).
+then the optional baselines (:mod:`sigmoid_head.scoring.baselines`), batch by batch over
+a stream of inputs (:mod:`.output`: resumable ``--to-json``, data-parallel under
+``accelerate launch`` / ``torchrun``).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from . import common
-from .output import run_streamed
+from . import UsageError, common
+from .output import launch, run_streamed
 
 DESCRIPTION = "Generate with the original model and score it."
+WINDOW_BATCHES = 16
+"""Batches per window (the unit written to disk; generation is slower than scoring)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +37,13 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring.generate import DecodingConfig, generate_and_score
 
     common.check_early(args)
-    inputs = common.read_inputs(args, need_candidates=False)
+    inputs = common.Inputs(args, need_candidates=False)
+    # sampling draws from one seeded stream over all inputs: one batch of every input, in
+    # one process
+    random_draws = args.do_sample or args.mc_samples
+    if launch(args) > 1 and random_draws:
+        raise UsageError("--do-sample and --mc-samples draw from one seeded stream over all "
+                         "inputs: run them in one process")
     model = common.load_model(args)
     decoding = DecodingConfig(
         max_new_tokens=args.max_new_tokens,
@@ -44,16 +54,16 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
 
-    def generate_chunk(chunk: list[dict]) -> list[dict]:
-        rows = generate_and_score(model, chunk, decoding, prompt_template=args.prompt_template,
+    def generate_batch(batch: list[dict]) -> list[dict]:
+        rows = generate_and_score(model, batch, decoding, prompt_template=args.prompt_template,
                                   use_chat_template=args.chat, batch_size=args.batch_size,
                                   with_tokens=args.with_tokens, progress=False)
-        common.add_baselines(model, chunk, rows, args)
+        common.add_baselines(model, batch, rows, args)
         return rows
 
-    # sampling draws from one seeded stream over all inputs: keep it one chunk
-    random_draws = args.do_sample or args.mc_samples
-    chunk = len(inputs) if random_draws else 8 * args.batch_size
-    rows = run_streamed(args, inputs, generate_chunk, chunk_size=chunk)
-    print(common.summary(rows))
+    batch = len(inputs) if random_draws else args.batch_size
+    means = run_streamed(args, inputs, generate_batch, batch_size=batch,
+                         window=len(inputs) if random_draws else WINDOW_BATCHES * batch)
+    if means.n:
+        print(common.summary([means.row()], n=means.n))
     return 0

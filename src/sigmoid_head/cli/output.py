@@ -1,69 +1,98 @@
-"""Streamed, resumable ``--to-json`` output for ``score`` and ``generate``.
+"""Streamed, resumable, data-parallel output for ``score`` and ``generate``.
 
-:func:`run_streamed` scores the inputs chunk by chunk (in input order) and appends each
-chunk's rows to :class:`sigmoid_head.io_utils.ResumableJsonlWriter` as soon as it is
-done: a crash keeps every row scored so far in ``<out>.partial``, rerunning the same
-command continues after the last complete row, and ``<out>`` itself appears only when
-every row is there. The output path is checked before any work.
+:func:`run_streamed` reads the inputs as a stream and scores them window by window with
+:func:`sigmoid_head.scoring.distributed.run_sharded` (in one process, or in every process
+started by ``accelerate launch`` / ``torchrun``: :func:`launch`). Process 0 appends each
+window's rows, in input order, to :class:`sigmoid_head.io_utils.ResumableJsonlWriter` as
+soon as they are done: a crash keeps every row scored so far in ``<out>.partial``,
+rerunning the same command (with any number of processes) continues after the last
+complete row, and ``<out>`` itself appears only when every row is there. The output path
+is checked before any work; the summary is of every row, kept as running means.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Callable, Sequence
+import os
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
 
-from ..io_utils import ResumableJsonlWriter, inputs_key, read_complete_jsonl
+from ..io_utils import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
+from ..scoring.distributed import RunningMeans, from_first_process, process_group, run_sharded
+from .common import Inputs
 
 NOT_RESULT_SETTINGS = frozenset({"quiet", "to_json", "func", "verbose", "batch_size",
                                  "max_tokens", "device", "command"})
 """Options that do not change the rows (scores are batch-invariant), left out of the resume key."""
 
 
-def run_streamed(args: argparse.Namespace, inputs: Sequence[dict],
-                 score_chunk: Callable[[list[dict]], list[dict]], chunk_size: int,
-                 rows_per_input: int = 1) -> list[dict]:
-    """Rows for ``inputs``: ``score_chunk(inputs[i:j])`` chunk by chunk, streamed to
-    ``args.to_json`` (when given) and resumed from an interrupted run with the same inputs
-    and settings. Returns the rows, reading back those of an earlier run from disk, with
-    only their scalar fields when written to a file (enough for the summary)."""
-    from tqdm.auto import tqdm
+def launch(args: argparse.Namespace) -> int:
+    """Join the processes of ``accelerate launch`` / ``torchrun`` (when ``WORLD_SIZE`` > 1) and
+    give this one its own device; returns the number of processes."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return 1
+    import torch
+    from accelerate import PartialState
 
-    chunk_size = max(1, chunk_size)
-    if not args.to_json:
-        rows: list[dict] = []
-        for i in range(0, len(inputs), chunk_size):
-            rows.extend(_scored(score_chunk, list(inputs[i : i + chunk_size]), i))
-        return rows
-    settings = {k: v for k, v in vars(args).items() if k not in NOT_RESULT_SETTINGS}
-    key = inputs_key(inputs, **settings)
-    total = len(inputs) * rows_per_input
-    with ResumableJsonlWriter(args.to_json, key=key, total=total) as writer:
-        start = writer.done // rows_per_input
-        if writer.done % rows_per_input:
-            raise ValueError(f"{writer.partial} ends inside the rows of one input; delete it")
-        if start:
-            print(f"{args.to_json}: continuing after {writer.done} rows already written")
-        bar = tqdm(total=len(inputs), initial=start, desc="inputs", disable=args.quiet,
-                   dynamic_ncols=True)
-        for i in range(start, len(inputs), chunk_size):
-            chunk = list(inputs[i : i + chunk_size])
-            writer.write_many(_scored(score_chunk, chunk, i))
-            bar.update(len(chunk))
-        bar.close()
-    rows = read_complete_jsonl(args.to_json)
-    if len(rows) != total:
-        raise ValueError(f"{args.to_json}: has {len(rows)} rows, expected {total}")
-    return [{k: v for k, v in r.items() if isinstance(v, int | float)} for r in rows]
+    state = PartialState(cpu=args.device == "cpu" or not torch.cuda.is_available())
+    if args.device in (None, "cuda"):
+        args.device = str(state.device)
+    return state.num_processes
 
 
-def _scored(score_chunk: Callable[[list[dict]], list[dict]], chunk: list[dict], start: int
-            ) -> list[dict]:
-    """``score_chunk(chunk)``; an error about "record N" of the chunk names the input's number."""
-    try:
-        return score_chunk(chunk)
-    except ValueError as err:
-        if start == 0 or not re.search(r"\brecord \d+", str(err)):
-            raise
-        message = re.sub(r"\brecord (\d+)", lambda m: f"input {int(m[1]) + start}", str(err))
-        raise type(err)(message) from err
+def _writer(args: argparse.Namespace, inputs: Inputs, per_input: int
+            ) -> ResumableJsonlWriter | None:
+    """Process 0's writer (None elsewhere, or without ``--to-json``); a refusal (the
+    partial file of another run, ...) stops every process."""
+    _, rank, _ = process_group()
+    writer, error = None, None
+    if args.to_json and rank == 0:
+        settings = {k: v for k, v in vars(args).items() if k not in NOT_RESULT_SETTINGS}
+        try:
+            writer = ResumableJsonlWriter(args.to_json, key=inputs_key(inputs, **settings),
+                                          total=len(inputs) * per_input)
+        except (ValueError, OSError) as err:
+            error = err
+    refused = from_first_process(None if error is None else str(error))
+    if error is not None:
+        raise error
+    if refused:
+        raise ValueError(refused)
+    return writer
+
+
+def run_streamed(args: argparse.Namespace, inputs: Inputs,
+                 score_batch: Callable[[list[dict]], list[dict]], *, batch_size: int,
+                 window: int, rows_per_input: int = 1) -> RunningMeans:
+    """Score ``inputs`` (``score_batch`` on ``batch_size`` of them at a time, windows of
+    ``window``), streamed to ``args.to_json`` when given, resumed from an interrupted run
+    with the same inputs and settings. Returns the means of every row (process 0; rows
+    written by an earlier run included) and prints the throughput."""
+    writer = _writer(args, inputs, rows_per_input)
+    done = writer.done if writer is not None else 0
+    means = RunningMeans()
+    if done:
+        print(f"{args.to_json}: continuing after {done} rows already written")
+        means.add(iter_complete_jsonl(writer.partial))
+
+    def sink(rows: list[dict]) -> None:
+        if writer is not None:
+            writer.write_many(rows)
+        means.add(rows)
+
+    start = time.perf_counter()
+    with writer if writer is not None else nullcontext():
+        new = run_sharded(iter(inputs), score_batch, sink, batch_size=batch_size, window=window,
+                          total=len(inputs), skip_rows=done, per_input=rows_per_input,
+                          progress=not args.quiet)
+    seconds = time.perf_counter() - start
+    _, rank, world = process_group()
+    if rank == 0:
+        print(f"{new} new outputs in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f}/s, "
+              f"{world} process{'es' if world > 1 else ''})")
+    if args.to_json and rank == 0 and means.n != len(inputs) * rows_per_input:
+        raise ValueError(f"{args.to_json}: has {means.n} rows, expected "
+                         f"{len(inputs) * rows_per_input}")
+    return means
+

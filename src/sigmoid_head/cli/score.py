@@ -1,7 +1,9 @@
 """``sigmoid-head score``: Eval Other, COMET-style (``-s sources -t candidates``).
 
 Parses the options and calls :func:`sigmoid_head.scoring.force_decode.score_records`,
-then the optional baselines (:mod:`sigmoid_head.scoring.baselines`).
+then the optional baselines (:mod:`sigmoid_head.scoring.baselines`), batch by batch over
+a stream of inputs (:mod:`.output`: resumable ``--to-json``, data-parallel under
+``accelerate launch`` / ``torchrun``).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from . import common
-from .output import run_streamed
+from .output import launch, run_streamed
 
 DESCRIPTION = "Score candidates given their sources, COMET-style."
 
@@ -25,26 +27,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
+    from ..scoring.distributed import DEFAULT_WINDOW_BATCHES
     from ..scoring.force_decode import score_records
 
     common.check_early(args)
-    inputs = common.read_inputs(args, need_candidates=True)
+    inputs = common.Inputs(args, need_candidates=True)
+    launch(args)
     model = common.load_model(args)
 
-    def score_chunk(chunk: list[dict]) -> list[dict]:
-        scores = score_records(model, chunk, prompt_template=args.prompt_template,
+    def score_batch(batch: list[dict]) -> list[dict]:
+        scores = score_records(model, batch, prompt_template=args.prompt_template,
                                use_chat_template=args.chat, batch_size=args.batch_size,
                                max_tokens=args.max_tokens, with_tokens=args.with_tokens,
                                progress=False)
         keep = ("source", "messages", "candidate", "target")
         rows = [{**{k: rec[k] for k in keep if k in rec}, **s}
-                for rec, s in zip(chunk, scores, strict=True)]
+                for rec, s in zip(batch, scores, strict=True)]
         for r in rows:
             if "candidate" not in r:
                 r["candidate"] = r.pop("target")
-        common.add_baselines(model, chunk, rows, args)
+        common.add_baselines(model, batch, rows, args)
         return rows
 
-    rows = run_streamed(args, inputs, score_chunk, chunk_size=32 * args.batch_size)
-    print(common.summary(rows))
+    means = run_streamed(args, inputs, score_batch, batch_size=args.batch_size,
+                         window=DEFAULT_WINDOW_BATCHES * args.batch_size)
+    if means.n:
+        print(common.summary([means.row()], n=means.n))
     return 0
