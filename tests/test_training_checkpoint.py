@@ -1,6 +1,9 @@
-"""Early stopping and best-checkpoint selection."""
+"""Early stopping, best-checkpoint selection, and resuming checkpoints of earlier versions."""
 
 import json
+
+import pytest
+from conftest import train_config
 
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
@@ -22,3 +25,31 @@ def test_early_stopping_keeps_the_best_head(tiny_causal_path, tiny_pairs_jsonl, 
     assert len(after) == 2 and all(h["val_loss"] >= best["val_loss"] for h in after)
     if best["step"] == 0:  # the untrained copy of the LM head was best: the head is that copy
         assert (model.head.weight == model.backbone.output_weight().float()).all()
+
+
+def test_a_checkpoint_written_before_the_scale_settings_resumes(tiny_causal_path, tiny_pairs_jsonl,
+                                                                 tmp_path, capsys):
+    """The release before issue 16 stored no data_engine / disk_cache_dtype and stored
+    cache_dtype "float32": such a checkpoint resumes, also onto the disk cache."""
+    def config(**kw):
+        return train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, eval_every=2,
+                            cache_hidden=True, **kw)
+
+    train(config(max_steps=2))
+    state = tmp_path / "checkpoint" / "trainer_state.json"
+    meta = json.loads(state.read_text())
+    assert meta["key"]["cache_dtype"] == "float32"
+    for added in ("data_engine", "disk_cache_dtype"):
+        del meta["key"][added]
+    state.write_text(json.dumps(meta))
+    capsys.readouterr()
+    train(config(max_steps=4, cache_dir=str(tmp_path / "hidden")))
+    assert "resuming from step 2" in capsys.readouterr().out
+    assert json.loads(state.read_text())["state"]["step"] == 4
+    # a stored value that differs from the default is refused (the check is live): the
+    # default "auto" an unmerged draft of this issue gave cache_dtype would have been
+    meta = json.loads(state.read_text())
+    meta["key"]["cache_dtype"] = "auto"
+    state.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=r"different settings \(cache_dtype\)"):
+        train(config(max_steps=6))

@@ -21,7 +21,7 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
     plain = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
     cache = tmp_path / "hidden"
     disk = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
-                      cache_dir=str(cache), cache_dtype="float32", **kw))
+                      cache_dir=str(cache), disk_cache_dtype="float32", **kw))
     a, b = _history(tmp_path / "plain"), _history(tmp_path / "disk")
     assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
     for x, y in zip(a, b, strict=True):
@@ -42,7 +42,7 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
     Backbone.positions = counting
     try:
         again = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
-                           cache_hidden=True, cache_dir=str(cache), cache_dtype="float32", **kw))
+                           cache_hidden=True, cache_dir=str(cache), disk_cache_dtype="float32", **kw))
     finally:
         Backbone.positions = original
     assert calls == []

@@ -33,7 +33,6 @@ from .tokenize import tokenize_records
 
 logger = logging.getLogger(__name__)
 
-ENGINES = ("memory", "datasets", "streaming")
 _RECORD_KEYS = ("source", "target", "messages", "text")
 _EXAMPLE_KEYS = ("input_ids", "labels", "length", "n_input", "n_trained")
 _NUMBERS = ("length", "n_input", "n_trained")

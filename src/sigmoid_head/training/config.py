@@ -27,7 +27,7 @@ from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
-CACHE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+CACHE_DTYPES = ("float32", "bfloat16", "float16")
 ENGINES = ("memory", "datasets", "streaming")
 
 
@@ -68,6 +68,7 @@ class DataConfig:
         check_template(self.prompt_template)
         if self.data_engine not in ENGINES:
             raise ValueError(f"data_engine must be one of {ENGINES}")
+        _check([(self.num_proc is None or self.num_proc >= 1, "num_proc must be >= 1")])
         _check([(self.max_length > 1, "max_length must be > 1"),
                 (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
                 (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
@@ -141,10 +142,12 @@ class LoopConfig:
     cache_hidden: bool = False
     """Run the frozen model once and keep its hidden states (and dominant sets) in memory, so
     later epochs and evaluations skip the backbone."""
-    cache_dtype: str = "auto"
-    """Storage dtype of cached hidden states: auto (float32 in memory, bfloat16 on disk), float32, bfloat16 or float16."""
+    cache_dtype: str = "float32"
+    """Storage dtype of cached hidden states: float32, bfloat16 or float16."""
     cache_dir: str | None = None
     """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory."""
+    disk_cache_dtype: str = "bfloat16"
+    """Storage dtype of the cache on disk (with cache_dir): bfloat16, float32 or float16."""
     seed: int = 0
     """Seed of data order, negatives and validation negatives."""
     dtype: str = "auto"
@@ -161,8 +164,9 @@ class LoopConfig:
     def __post_init__(self) -> None:
         if self.mixed_precision not in MIXED_PRECISION:
             raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION}")
-        if self.cache_dtype not in CACHE_DTYPES:
-            raise ValueError("cache_dtype must be auto, float32, bfloat16 or float16")
+        for name in ("cache_dtype", "disk_cache_dtype"):
+            if getattr(self, name) not in CACHE_DTYPES:
+                raise ValueError(f"{name} must be float32, bfloat16 or float16")
         _check([(self.patience >= 0, "patience must be >= 0"),
                 (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),

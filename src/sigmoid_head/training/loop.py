@@ -119,14 +119,14 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, tra
         return None, None
     dominant = config.dominant_config() if config.avoid_dominant or config.rank_loss_weight > 0 else None
     if not config.cache_dir:
-        dtype = DTYPES["float32" if config.cache_dtype == "auto" else config.cache_dtype]
+        dtype = DTYPES[config.cache_dtype]
         return (PositionCache(model.backbone, collate, dominant, dtype),
                 PositionCache(model.backbone, collate, dominant, dtype))
     from accelerate import PartialState
 
     from .disk_cache import DiskPositionCache
 
-    dtype = DTYPES["bfloat16" if config.cache_dtype == "auto" else config.cache_dtype]
+    dtype = DTYPES[config.disk_cache_dtype]
     state = PartialState()
     root = Path(config.cache_dir) / (f"rank{state.process_index}" if state.num_processes > 1 else "")
     made = []
