@@ -192,6 +192,70 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def memory_mib() -> dict[str, float]:
+    """This process's memory now, MiB (Linux ``/proc/self/status``): ``rss`` (VmRSS),
+    ``anon`` (RssAnon: private memory), ``file`` (RssFile: resident pages of mapped files,
+    shared libraries included), ``hwm`` (VmHWM, the kernel's peak of ``rss``)."""
+    names = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file", "VmHWM": "hwm"}
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in names:
+            out[names[key]] = int(value.split()[0]) / 1024
+    return out
+
+
+class MemoryPeaks:
+    """Peaks of :func:`memory_mib`'s ``anon`` and ``file``, sampled every ``every`` seconds
+    by a thread (the kernel keeps a peak of their sum only, VmHWM)."""
+
+    def __init__(self, every: float = 0.02) -> None:
+        import threading
+
+        self.every, self.peak = every, {"anon": 0.0, "file": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            time.sleep(self.every)
+
+    def sample(self) -> None:
+        now = memory_mib()
+        for k in self.peak:
+            self.peak[k] = max(self.peak[k], now[k])
+
+    def reset(self) -> None:
+        self.sample()
+        self.peak = {k: 0.0 for k in self.peak}
+        self.sample()
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+        return dict(self.peak)
+
+
+def mapped_files_mib(suffix: str) -> dict[str, float]:
+    """Resident and dirty MiB of this process's mappings of files ending in ``suffix``
+    (``/proc/self/smaps``): clean pages of a file mapping are page cache the kernel can
+    drop and read again."""
+    rss = dirty = 0
+    current = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and not head[0].endswith(":"):  # a mapping's header line
+            current = len(head) >= 6 and head[-1].endswith(suffix)
+        elif current and head[0] == "Rss:":
+            rss += int(head[1])
+        elif current and head[0] in ("Shared_Dirty:", "Private_Dirty:"):
+            dirty += int(head[1])
+    return {"rss": rss / 1024, "dirty": dirty / 1024}
+
+
 def header(args: argparse.Namespace, extra: str = "") -> None:
     where = args.device
     if args.device.startswith("cuda"):

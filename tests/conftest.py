@@ -278,15 +278,14 @@ def _save_with_tokenizer(model, tokenizer, name: str, factory: pytest.TempPathFa
     return out
 
 
-@pytest.fixture(scope="session")
-def tiny_causal_path(tiny_tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random tiny ``LlamaForCausalLM`` (hidden 32, 2 layers, tied embeddings) + tokenizer."""
+def build_tiny_causal(tokenizer):
+    """A random tiny ``LlamaForCausalLM`` (hidden 32, 2 layers, tied embeddings), seed 0."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
     config = LlamaConfig(
-        vocab_size=len(tiny_tokenizer),
+        vocab_size=len(tokenizer),
         hidden_size=32,
         num_hidden_layers=2,
         num_attention_heads=4,
@@ -294,12 +293,18 @@ def tiny_causal_path(tiny_tokenizer, tmp_path_factory: pytest.TempPathFactory) -
         intermediate_size=64,
         max_position_embeddings=512,
         tie_word_embeddings=True,
-        bos_token_id=tiny_tokenizer.bos_token_id,
-        eos_token_id=tiny_tokenizer.eos_token_id,
-        pad_token_id=tiny_tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
     )
-    model = LlamaForCausalLM(config).eval()
-    return _save_with_tokenizer(model, tiny_tokenizer, "tiny_causal", tmp_path_factory)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_path(tiny_tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random tiny ``LlamaForCausalLM`` (hidden 32, 2 layers, tied embeddings) + tokenizer."""
+    return _save_with_tokenizer(build_tiny_causal(tiny_tokenizer), tiny_tokenizer, "tiny_causal",
+                                tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
