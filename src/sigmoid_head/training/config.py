@@ -143,7 +143,7 @@ class LoopConfig:
     """Run the frozen model once and keep its hidden states (and dominant sets) in memory, so
     later epochs and evaluations skip the backbone."""
     cache_dtype: str = "float32"
-    """Storage dtype of cached hidden states: float32, bfloat16 or float16."""
+    """Storage dtype of the hidden-state cache in memory: float32, bfloat16 or float16."""
     cache_dir: str | None = None
     """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory."""
     disk_cache_dtype: str = "bfloat16"
