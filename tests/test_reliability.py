@@ -338,6 +338,8 @@ def test_10_score_crash_keeps_rows_and_rerun_continues(head_dir, texts, tmp_path
     full, out = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
     args = ["score", "-s", str(texts[0]), "-t", str(texts[1]), "--head", str(head_dir), "--quiet",
             "--device", "cpu", "--batch-size", "1"]
+    # rows reach the disk a window at a time (here: windows of one input)
+    monkeypatch.setattr("sigmoid_head.scoring.distributed.DEFAULT_WINDOW_BATCHES", 1)
     assert cli_main([*args, "--to-json", str(full)]) == 0
     _kill_at(monkeypatch, 2)  # the run dies after 3 rows
     with pytest.raises(Killed):

@@ -78,12 +78,12 @@ def _assert_same(a, b):
         assert a == b
 
 
-def _kill_after_rows(monkeypatch, n: int) -> None:
-    """The run dies once ``n`` rows are on disk."""
+def _kill_after_windows(monkeypatch, n: int) -> None:
+    """The run dies once ``n`` windows of rows are on disk."""
     written = []
 
     def point(name: str) -> None:
-        if name == "record written":
+        if name == "records written":
             written.append(1)
             if len(written) == n:
                 raise Killed(name)
@@ -91,35 +91,61 @@ def _kill_after_rows(monkeypatch, n: int) -> None:
     monkeypatch.setattr(io_utils, "fault_point", point)
 
 
+def _cut_inside_row(out: Path, complete: int) -> None:
+    """``out``'s partial file as a crash in the middle of writing row ``complete + 1`` leaves it."""
+    partial = out.with_name(out.name + ".partial")
+    rows = partial.read_bytes().splitlines(keepends=True)
+    partial.write_bytes(b"".join(rows[:complete]) + rows[complete][:17])
+
+
+@pytest.fixture(scope="module")
+def one_process(corpus, head_dir, tmp_path_factory) -> dict[str, Path]:
+    """score and generate --with-tokens run here, in one process with one thread (as each
+    torchrun process has)."""
+    import torch
+
+    d, threads = tmp_path_factory.mktemp("one"), torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for command, make in (("score", _score_args), ("generate", _gen_args)):
+            assert cli_main(make(corpus, head_dir, d / f"{command}.jsonl", "--with-tokens",
+                                 "--quiet")) == 0
+    finally:
+        torch.set_num_threads(threads)
+    return {"score": d / "score.jsonl", "generate": d / "generate.jsonl"}
+
+
 @pytest.mark.parametrize("command", ["score", "generate"])
-def test_two_processes_write_what_one_process_writes(command, corpus, head_dir, tmp_path):
+def test_two_processes_write_what_one_process_writes(command, corpus, head_dir, one_process,
+                                                     tmp_path):
     make = _score_args if command == "score" else _gen_args
-    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    for n, out in ((1, one), (2, two)):
-        run = _torchrun(n, make(corpus, head_dir, out, "--with-tokens", "--quiet"))
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert "37 new outputs in" in run.stdout and f"{n} process" in run.stdout, run.stdout
-        assert "37 outputs scored" in run.stdout
-    lines = one.read_text().splitlines()
+    two = tmp_path / "two.jsonl"
+    run = _torchrun(2, make(corpus, head_dir, two, "--with-tokens", "--quiet"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "37 new outputs in" in run.stdout and "2 processes" in run.stdout, run.stdout
+    assert "37 outputs scored" in run.stdout
+    lines = one_process[command].read_text().splitlines()
     assert len(lines) == 37
     assert [json.loads(x)["source"] for x in lines] == corpus[0].read_text().splitlines()
     for x, y in zip(lines, two.read_text().splitlines(), strict=True):
         _assert_same(json.loads(x), json.loads(y))
 
 
-def test_a_run_killed_in_one_process_is_finished_by_two(corpus, head_dir, tmp_path,
+def test_a_run_killed_in_one_process_is_finished_by_two(corpus, head_dir, one_process, tmp_path,
                                                         monkeypatch):
-    full, out = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
-    assert cli_main(_score_args(corpus, head_dir, full, "--quiet")) == 0
-    _kill_after_rows(monkeypatch, 11)
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setattr(distributed, "DEFAULT_WINDOW_BATCHES", 3)  # windows of 12 inputs
+    _kill_after_windows(monkeypatch, 2)
     with pytest.raises(Killed):
-        cli_main(_score_args(corpus, head_dir, out, "--quiet"))
+        cli_main(_score_args(corpus, head_dir, out, "--with-tokens", "--quiet"))
+    _cut_inside_row(out, 11)
     assert not out.exists() and len(io_utils.read_complete_jsonl(out)) == 11
-    run = _torchrun(2, _score_args(corpus, head_dir, out, "--quiet"))
+    run = _torchrun(2, _score_args(corpus, head_dir, out, "--with-tokens", "--quiet"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "continuing after 11 rows" in run.stdout and "26 new outputs" in run.stdout
     assert "37 outputs scored" in run.stdout
-    for x, y in zip(full.read_text().splitlines(), out.read_text().splitlines(), strict=True):
+    for x, y in zip(one_process["score"].read_text().splitlines(), out.read_text().splitlines(),
+                    strict=True):
         _assert_same(json.loads(x), json.loads(y))
 
 
@@ -129,9 +155,10 @@ def test_a_killed_run_resumes_to_the_same_bytes(corpus, head_dir, tmp_path, monk
     full, out = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
     assert cli_main(_score_args(corpus, head_dir, full, "--quiet")) == 0
     summary = capsys.readouterr().out.split("outputs scored")[1]
-    _kill_after_rows(monkeypatch, 17)
+    _kill_after_windows(monkeypatch, 2)  # 24 rows on disk; a crash while writing row 18:
     with pytest.raises(Killed):
         cli_main(_score_args(corpus, head_dir, out, "--quiet"))
+    _cut_inside_row(out, 17)
     monkeypatch.setattr(io_utils, "fault_point", lambda name: None)
     capsys.readouterr()
     assert cli_main(_score_args(corpus, head_dir, out, "--quiet")) == 0
