@@ -6,10 +6,10 @@
   ``--output-dir``); a second one is refused with a message naming the holder.
 * :func:`check_output_path`: is a path writable as a file? Asked before any work is done.
 * :class:`ResumableJsonlWriter`: JSONL results streamed to disk in input order, each
-  record flushed and fsynced as it is written, into ``<path>.partial`` which is renamed to
-  ``<path>`` only when every record is there; a rerun with the same inputs continues
-  after the last complete record, and a full disk leaves the file ending on a complete
-  record with a message saying how far it got.
+  record (or each batch of records) flushed and fsynced as it is written, into
+  ``<path>.partial`` which is renamed to ``<path>`` only when every record is there; a
+  rerun with the same inputs continues after the last complete record, and a full disk
+  leaves the file ending on a complete record with a message saying how far it got.
 * :class:`WriteError`: a write that failed (disk full, ...), with the path and the reason.
 
 Needs neither torch nor transformers.
