@@ -19,11 +19,18 @@ the Arrow examples (it reuses the Arrow files of step 1). Memory peaks are repor
 the whole process and for ``train()`` alone; the largest worker's RSS from
 ``RUSAGE_CHILDREN``. ``--engine memory`` runs the in-memory list path for comparison.
 
-``score``: ``sigmoid-head score -s -t --to-json`` on N candidates in a fresh process:
-output lines, wall time, candidates/s (the CLI's own figure), memory.
+``score``: ``sigmoid-head score -s -t --to-json`` on N candidates in a fresh process (or
+``--processes 2``: under ``torchrun``, one thread each): output lines, wall time,
+candidates/s (the CLI's own figure), memory of the process that writes.
+
+``parallel``: for ``--processes 2 4 8``, how evenly the windows' batches fall on the
+processes (computed: each batch costs its padded tokens, the slowest process of each
+window sets its pace), and the rows/s process 0's writer sustains (measured, per-row
+fsync against one fsync per window): the inputs to what N devices would do.
 
     python benchmarks/scale.py train --sizes 10000 100000 1000000 [--engine memory]
-    python benchmarks/scale.py score --sizes 10000 100000
+    python benchmarks/scale.py score --sizes 10000 100000 [--processes 1 2]
+    python benchmarks/scale.py parallel --sizes 100000 --processes 2 4 8
     python benchmarks/scale.py train --quick      # 2,000 and 20,000 examples, 5 steps
 """
 
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -162,46 +170,122 @@ def child_score(args: argparse.Namespace) -> None:
     meter = MemoryPeaks()
     rc = main(args.cli)
     peaks = meter.stop()
-    print("RESULT " + json.dumps({"rc": rc, "hwm_mib": memory_mib()["hwm"], **peaks}), flush=True)
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun: the process that writes
+        print("RESULT " + json.dumps({"rc": rc, "hwm_mib": memory_mib()["hwm"], **peaks}),
+              flush=True)
 
 
-def run_score(args: argparse.Namespace, tmp: Path, head: Path) -> None:
+def write_candidates(src: Path, mt: Path, n: int) -> None:
+    """``n`` source/candidate lines drawn from 5,000 synthetic pairs."""
     from conftest import make_pairs
 
     base = make_pairs(5000, seed=2)
-    print(f"batch size={args.batch_size} threads=1, one process", flush=True)
-    print("| candidates | output lines | wall s | candidates/s (the CLI's figure) | "
+    rng = random.Random(n)
+    with src.open("w") as s, mt.open("w") as t:
+        for _ in range(n):
+            p = base[rng.randrange(len(base))]
+            s.write(p["source"] + "\n")
+            t.write(p["target"] + "\n")
+
+
+def run_score(args: argparse.Namespace, tmp: Path, head: Path) -> None:
+    print(f"batch size={args.batch_size} threads=1 per process", flush=True)
+    print("| candidates | processes | output lines | wall s | candidates/s (the CLI's figure) | "
           "peak RSS (VmHWM) MiB | peak anon MiB | peak file-backed MiB |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
-        src, mt, out = tmp / f"src_{n}.txt", tmp / f"mt_{n}.txt", tmp / f"scores_{n}.jsonl"
-        rng = random.Random(n)
-        with src.open("w") as s, mt.open("w") as t:
-            for _ in range(n):
-                p = base[rng.randrange(len(base))]
-                s.write(p["source"] + "\n")
-                t.write(p["target"] + "\n")
-        cli = ["score", "-s", str(src), "-t", str(mt), "--head", str(head), "--to-json",
-               str(out), "--quiet", "--batch-size", str(args.batch_size), "--device", "cpu"]
-        t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, __file__, "_child_score", "--", *cli],
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        if done.returncode:
-            print(done.stderr[-3000:])
-            raise SystemExit(1)
-        r = json.loads(done.stdout.split("RESULT ")[-1])
-        lines = sum(1 for _ in out.open())
-        rate = done.stdout.split(" new outputs in ")[1].split("(")[1].split("/s")[0]
-        print(f"| {n:,} | {lines:,} | {wall:.1f} | {rate} | {r['hwm_mib']:.0f} | "
-              f"{r['anon']:.0f} | {r['file']:.0f} |", flush=True)
-        for p in (src, mt, out):
+        src, mt = tmp / f"src_{n}.txt", tmp / f"mt_{n}.txt"
+        write_candidates(src, mt, n)
+        for procs in args.processes:
+            out = tmp / f"scores_{n}_{procs}.jsonl"
+            cli = ["score", "-s", str(src), "-t", str(mt), "--head", str(head), "--to-json",
+                   str(out), "--quiet", "--batch-size", str(args.batch_size), "--device", "cpu"]
+            launcher = [sys.executable]
+            if procs > 1:
+                launcher += ["-m", "torch.distributed.run", "--nproc_per_node", str(procs)]
+            t0 = time.perf_counter()
+            done = subprocess.run([*launcher, __file__, "_child_score", "--", *cli],
+                                  capture_output=True, text=True,
+                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
+            wall = time.perf_counter() - t0
+            if done.returncode:
+                print(done.stderr[-3000:])
+                raise SystemExit(1)
+            r = json.loads(done.stdout.split("RESULT ")[-1].splitlines()[0])
+            lines = sum(1 for _ in out.open())
+            rate = done.stdout.split(" new outputs in ")[1].split("(")[1].split("/s")[0]
+            print(f"| {n:,} | {procs} | {lines:,} | {wall:.1f} | {rate} | {r['hwm_mib']:.0f} | "
+                  f"{r['anon']:.0f} | {r['file']:.0f} |", flush=True)
+            out.unlink()
+        for p in (src, mt):
             p.unlink()
+
+
+def run_parallel(args: argparse.Namespace, tmp: Path, head: Path) -> None:
+    """What N processes would get from the windows: measured inputs, computed balance."""
+    from transformers import AutoTokenizer
+
+    from sigmoid_head.io_utils import ResumableJsonlWriter
+    from sigmoid_head.scoring.distributed import DEFAULT_WINDOW_BATCHES, window_batches
+
+    n, bs = args.sizes[0], args.batch_size
+    src, mt = tmp / "src.txt", tmp / "mt.txt"
+    write_candidates(src, mt, n)
+    tok = AutoTokenizer.from_pretrained(str(tmp / "model"))
+    recs = [{"source": s, "candidate": c} for s, c in
+            zip(src.read_text().splitlines(), mt.read_text().splitlines(), strict=True)]
+    window = DEFAULT_WINDOW_BATCHES * bs
+    print(f"{n:,} candidates, batch size {bs}, windows of {window} inputs; cost of a batch = "
+          "its padded tokens (sequences x longest prompt + candidate)")
+    print("| processes | batches per process per window | balance: mean / slowest process "
+          "(computed) |")
+    print("|---:|---:|---:|")
+    for world in args.processes:
+        busy = slowest = 0
+        for w0 in range(0, n, window):
+            chunk = recs[w0 : w0 + window]
+            batches = window_batches(chunk, bs)
+            cost = [len(b) * max(len(tok(r["source"] + "\n" + r["candidate"])["input_ids"])
+                                 for r in (chunk[i] for i in b)) for b in batches]
+            per = [sum(cost[b] for b in range(p, len(cost), world)) for p in range(world)]
+            busy, slowest = busy + sum(per), slowest + max(per)
+        print(f"| {world} | {DEFAULT_WINDOW_BATCHES / world:g} | "
+              f"{busy / (world * slowest):.3f} |", flush=True)
+    rows = [json.loads(x) for x in _sample_rows(tmp, head, src, mt, bs)]
+    print(f"\nprocess 0's writer, measured (rows as `score` writes them, "
+          f"{len(rows)} distinct, repeated):")
+    print("| fsync | rows/s |")
+    print("|---|---:|")
+    for each in (True, False):
+        out, total = tmp / f"w_{each}.jsonl", 20_000 if not each else 2_000
+        data = [rows[i % len(rows)] for i in range(total)]
+        t0 = time.perf_counter()
+        with ResumableJsonlWriter(out, key="bench", total=total) as w:
+            step = 1 if each else window
+            for i in range(0, total, step):
+                w.write_many(data[i : i + step], each=each)
+        rate = total / (time.perf_counter() - t0)
+        print(f"| {'per row' if each else f'per window of {window} rows'} | {rate:,.0f} |",
+              flush=True)
+        out.unlink()
+
+
+def _sample_rows(tmp: Path, head: Path, src: Path, mt: Path, bs: int) -> list[str]:
+    """Real output rows: ``score`` on the first 256 candidates."""
+    few_src, few_mt, out = tmp / "few_src.txt", tmp / "few_mt.txt", tmp / "few.jsonl"
+    few_src.write_text("".join(src.read_text().splitlines(keepends=True)[:256]))
+    few_mt.write_text("".join(mt.read_text().splitlines(keepends=True)[:256]))
+    from sigmoid_head.cli import main
+
+    main(["score", "-s", str(few_src), "-t", str(few_mt), "--head", str(head), "--to-json",
+          str(out), "--quiet", "--batch-size", str(bs), "--device", "cpu"])
+    return out.read_text().splitlines()
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("what", choices=["train", "score", "_child_train", "_child_score"])
+    p.add_argument("what", choices=["train", "score", "parallel", "_child_train",
+                                    "_child_score"])
     p.add_argument("cli", nargs="*", help=argparse.SUPPRESS)
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     p.add_argument("--quick", action="store_true", help="2,000 and 20,000 examples, 5 steps")
@@ -209,6 +293,8 @@ def main() -> None:
     p.add_argument("--num-proc", type=int, default=2)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--processes", type=int, nargs="+", default=[1],
+                   help="score: torchrun processes per run; parallel: process counts")
     p.add_argument("--data"), p.add_argument("--model"), p.add_argument("--out")
     args = p.parse_args()
     if args.what == "_child_train":
@@ -222,8 +308,10 @@ def main() -> None:
         model, head = build_fixtures(tmp)
         if args.what == "train":
             run_train(args, tmp, model)
-        else:
+        elif args.what == "score":
             run_score(args, tmp, head)
+        else:
+            run_parallel(args, tmp, head)
 
 
 if __name__ == "__main__":
