@@ -189,7 +189,7 @@ def write_candidates(src: Path, mt: Path, n: int) -> None:
 
 
 def run_score(args: argparse.Namespace, tmp: Path, head: Path) -> None:
-    print(f"batch size={args.batch_size} threads=1 per process", flush=True)
+    print(f"batch size={args.batch_size} threads=1 per process device={args.device}", flush=True)
     print("| candidates | processes | output lines | wall s | candidates/s (the CLI's figure) | "
           "peak RSS (VmHWM) MiB | peak anon MiB | peak file-backed MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -199,7 +199,8 @@ def run_score(args: argparse.Namespace, tmp: Path, head: Path) -> None:
         for procs in args.processes:
             out = tmp / f"scores_{n}_{procs}.jsonl"
             cli = ["score", "-s", str(src), "-t", str(mt), "--head", str(head), "--to-json",
-                   str(out), "--quiet", "--batch-size", str(args.batch_size), "--device", "cpu"]
+                   str(out), "--quiet", "--batch-size", str(args.batch_size), "--device",
+                   args.device]
             launcher = [sys.executable]
             if procs > 1:
                 launcher += ["-m", "torch.distributed.run", "--nproc_per_node", str(procs)]
@@ -293,6 +294,7 @@ def main() -> None:
     p.add_argument("--num-proc", type=int, default=2)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--device", default="cpu", help="score: cpu or cuda (one device per process)")
     p.add_argument("--processes", type=int, nargs="+", default=[1],
                    help="score: torchrun processes per run; parallel: process counts")
     p.add_argument("--data"), p.add_argument("--model"), p.add_argument("--out")

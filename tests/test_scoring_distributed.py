@@ -194,6 +194,10 @@ def test_windows_keep_input_order_bound_the_batch_and_skip_written_rows():
                 skip_rows=29, progress=False)
     assert rest == got[29:]
     assert sum(seen) == 50 - 24  # the windows before row 29 are not scored again
+    seen.clear()
+    assert run_sharded(iter(records), score_batch, rest.extend, batch_size=4, window=12,
+                       total=50, skip_rows=50, progress=False) == 0
+    assert seen == []  # a complete partial file (killed before its rename): nothing to score
 
 
 def test_an_error_about_a_record_names_the_input():

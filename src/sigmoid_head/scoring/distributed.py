@@ -159,6 +159,8 @@ def run_sharded(inputs: Iterator[dict], score_batch: Callable[[list[dict]], list
     if skip_rows % per_input:
         raise ValueError(f"{skip_rows} rows written: that ends inside the rows of one input")
     skip = skip_rows // per_input
+    if total is not None and skip >= total:  # everything was written by the earlier run
+        return 0
     window = max(1, window)
     first = (skip // window) * window  # the window holding the first missing input
     for _ in islice(inputs, first):
