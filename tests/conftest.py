@@ -232,7 +232,7 @@ def build_tiny_tokenizer(out_dir: Path):
     return hf_tok
 
 
-def train_config(model_path, data, out, **kw):
+def make_train_config(model_path, data, out, **kw):
     """The tests' small training run on CPU (lr 3e-2, 16 sequences a batch, 4 epochs,
     validation every 10 steps on 15% held out, no early stopping); ``kw`` overrides."""
     from sigmoid_head.training.config import TrainConfig
@@ -243,9 +243,28 @@ def train_config(model_path, data, out, **kw):
     return TrainConfig(**{**base, **kw})
 
 
-def train_history(out) -> list[dict]:
+def read_train_history(out) -> list[dict]:
     """The validation history saved with the head trained into ``out``."""
     return json.loads((Path(out) / "head_config.json").read_text())["training"]["history"]
+
+
+@pytest.fixture(scope="session")
+def train_config():
+    """:func:`make_train_config` (a fixture: ``from conftest import`` is ambiguous in a
+    full run, where tests/recipes has a conftest too)."""
+    return make_train_config
+
+
+@pytest.fixture(scope="session")
+def train_history():
+    """:func:`read_train_history`."""
+    return read_train_history
+
+
+@pytest.fixture(scope="session")
+def pairs_maker():
+    """:func:`make_pairs`."""
+    return make_pairs
 
 
 def _write_jsonl(path: Path, records: list[dict]) -> Path:

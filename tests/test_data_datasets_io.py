@@ -12,8 +12,6 @@ from sigmoid_head.training.loop import train
 
 pytest.importorskip("datasets")
 
-from conftest import train_config as _config
-from conftest import train_history as _history
 
 from sigmoid_head.data.datasets_io import load_examples_arrow  # noqa: E402
 
@@ -74,16 +72,18 @@ def test_parquet_file_and_worker_processes(tiny_tokenizer, tiny_pairs_jsonl, tmp
     assert [arrow[i]["labels"] for i in range(len(arrow))] == [e["labels"] for e in ref]
 
 
-def test_datasets_engine_trains_and_streaming_trains_the_same_head(tiny_causal_path,
+def test_datasets_engine_trains_and_streaming_trains_the_same_head(train_config, train_history,
+                                                                   tiny_causal_path,
                                                                    tiny_pairs_jsonl, tmp_path):
     kw = dict(epochs=2, eval_every=5)
-    a = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "ds", data_engine="datasets", **kw))
-    b = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "st", data_engine="streaming",
-                      **kw))
-    hist = _history(tmp_path / "ds")
+    a = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "ds",
+                           data_engine="datasets", **kw))
+    b = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "st",
+                           data_engine="streaming", **kw))
+    hist = train_history(tmp_path / "ds")
     assert hist[-1]["val_loss"] < hist[0]["val_loss"]
     assert (tmp_path / "ds" / "data_cache").is_dir()
     torch.testing.assert_close(a.head.weight, b.head.weight)
-    assert _history(tmp_path / "st") == hist
+    assert train_history(tmp_path / "st") == hist
 
 

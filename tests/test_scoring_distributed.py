@@ -40,11 +40,9 @@ def _torchrun(nproc: int, args: list[str]) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> tuple[Path, Path]:
-    from conftest import make_pairs
-
+def corpus(tmp_path_factory, pairs_maker) -> tuple[Path, Path]:
     rng = random.Random(3)
-    pairs = make_pairs(37, seed=5)
+    pairs = pairs_maker(37, seed=5)
     d = tmp_path_factory.mktemp("corpus")
     (d / "src.txt").write_text("".join(p["source"] + "\n" for p in pairs), encoding="utf-8")
     cands = [" ".join(rng.sample(p["target"].split(), len(p["target"].split()))) for p in pairs]

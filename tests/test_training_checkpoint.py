@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from conftest import train_config
 
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
@@ -27,8 +26,9 @@ def test_early_stopping_keeps_the_best_head(tiny_causal_path, tiny_pairs_jsonl, 
         assert (model.head.weight == model.backbone.output_weight().float()).all()
 
 
-def test_a_checkpoint_written_before_the_scale_settings_resumes(tiny_causal_path, tiny_pairs_jsonl,
-                                                                 tmp_path, capsys):
+def test_a_checkpoint_written_before_the_scale_settings_resumes(train_config, tiny_causal_path,
+                                                                 tiny_pairs_jsonl, tmp_path,
+                                                                 capsys):
     """The release before issue 16 stored no data_engine / disk_cache_dtype and stored
     cache_dtype "float32": such a checkpoint resumes, also onto the disk cache."""
     def config(**kw):

@@ -5,8 +5,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import train_config as _config
-from conftest import train_history as _history
 
 from sigmoid_head.training.loop import train
 
@@ -14,15 +12,16 @@ pytest.importorskip("datasets")
 
 
 @pytest.mark.parametrize("engine", ["memory", "datasets"])
-def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_path,
-                                                          tiny_pairs_jsonl, tmp_path):
+def test_disk_cache_gives_the_same_training_and_is_reused(engine, train_config, train_history,
+                                                          tiny_causal_path, tiny_pairs_jsonl,
+                                                          tmp_path):
     kw = dict(negatives="token_freq", epochs=3, eval_every=10, validation_fraction=0.1,
               data_engine=engine)
-    plain = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    plain = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
     cache = tmp_path / "hidden"
-    disk = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+    disk = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
                       cache_dir=str(cache), disk_cache_dtype="float32", **kw))
-    a, b = _history(tmp_path / "plain"), _history(tmp_path / "disk")
+    a, b = train_history(tmp_path / "plain"), train_history(tmp_path / "disk")
     assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
     for x, y in zip(a, b, strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
@@ -41,7 +40,7 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
 
     Backbone.positions = counting
     try:
-        again = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
+        again = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "again",
                            cache_hidden=True, cache_dir=str(cache), disk_cache_dtype="float32", **kw))
     finally:
         Backbone.positions = original
@@ -49,12 +48,14 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, tiny_causal_pa
     torch.testing.assert_close(again.head.weight, disk.head.weight)
 
 
-def test_disk_cache_bfloat16_default_is_close(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+def test_disk_cache_bfloat16_default_is_close(train_config, train_history, tiny_causal_path,
+                                              tiny_pairs_jsonl, tmp_path):
     kw = dict(negatives="token_freq", epochs=2, eval_every=10, validation_fraction=0.1)
-    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
-    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "disk", cache_hidden=True,
                       cache_dir=str(tmp_path / "hidden"), **kw))
     meta = json.loads((tmp_path / "hidden" / "train" / "meta.json").read_text())
     assert meta["dtype"] == "torch.bfloat16"
-    for x, y in zip(_history(tmp_path / "plain"), _history(tmp_path / "disk"), strict=True):
+    for x, y in zip(train_history(tmp_path / "plain"), train_history(tmp_path / "disk"),
+                    strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=2e-2)

@@ -5,8 +5,6 @@ import json
 
 import pytest
 import torch
-from conftest import train_config as _config
-from conftest import train_history as _history
 from safetensors.torch import load_file
 
 from sigmoid_head.backbone import load_backbone
@@ -15,12 +13,13 @@ from sigmoid_head.training.loop import train
 
 
 @pytest.mark.parametrize("fixture", ["tiny_causal_path", "tiny_seq2seq_path"])
-def test_training_reduces_validation_loss_and_touches_only_the_head(fixture, request,
+def test_training_reduces_validation_loss_and_touches_only_the_head(train_config, train_history,
+                                                                    fixture, request,
                                                                     tiny_pairs_jsonl, tmp_path):
     path = request.getfixturevalue(fixture)
     before = {k: v.clone() for k, v in load_backbone(str(path), device="cpu").model.state_dict().items()}
-    model = train(_config(path, tiny_pairs_jsonl, tmp_path, negatives="token_freq+softmax"))
-    hist = _history(tmp_path)
+    model = train(train_config(path, tiny_pairs_jsonl, tmp_path, negatives="token_freq+softmax"))
+    hist = train_history(tmp_path)
     assert hist[-1]["val_loss"] < 0.8 * hist[0]["val_loss"], hist
     after = model.backbone.model.state_dict()
     assert before.keys() == after.keys()
@@ -32,19 +31,21 @@ def test_training_reduces_validation_loss_and_touches_only_the_head(fixture, req
     assert changed.float().mean() > 0.0
 
 
-def test_rows_with_gradient_change_and_others_do_not(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+def test_rows_with_gradient_change_and_others_do_not(train_config, tiny_causal_path,
+                                                     tiny_pairs_jsonl, tmp_path):
     # With lazy sparse Adam exactly the rows that received gradient move.
-    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer="sparse_adam",
-                          negatives="token_freq", avoid_dominant=False, max_steps=3,
-                          validation_fraction=0.0, eval_every=None))
+    model = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer="sparse_adam",
+                               negatives="token_freq", avoid_dominant=False, max_steps=3,
+                               validation_fraction=0.0, eval_every=None))
     initial = model.backbone.output_weight().float()
     changed = (model.head.weight != initial).any(1)
     seen = model.token_counts > 0  # token_freq only ever draws training targets
     assert bool(changed[seen].any()) and not bool(changed[~seen].any())
 
 
-def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
-    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=20))
+def test_best_head_is_selected_and_files_written(train_config, tiny_causal_path, tiny_pairs_jsonl,
+                                                 tmp_path):
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=20))
     rec = json.loads((tmp_path / "head_config.json").read_text())["training"]
     best = min(h["val_loss"] for h in rec["history"])
     assert rec["best_val_loss"] == pytest.approx(best)
@@ -53,12 +54,13 @@ def test_best_head_is_selected_and_files_written(tiny_causal_path, tiny_pairs_js
     assert (tmp_path / "checkpoint" / "trainer_state.json").is_file()
 
 
-def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
+def test_interrupted_then_resumed_equals_uninterrupted(train_config, train_history,
+                                                       tiny_causal_path, tiny_pairs_jsonl, tmp_path,
                                                        monkeypatch):
     train_module = importlib.import_module("sigmoid_head.training.step")  # where micro_loss finds it
 
     kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
-    full = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))
+    full = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))
     # kill the second run part-way through step 11 (its last checkpoint is from step 8)
     real, calls = train_module.batch_loss, {"n": 0}
 
@@ -70,22 +72,22 @@ def test_interrupted_then_resumed_equals_uninterrupted(tiny_causal_path, tiny_pa
 
     monkeypatch.setattr(train_module, "batch_loss", dying)
     with pytest.raises(KeyboardInterrupt):
-        train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
     monkeypatch.setattr(train_module, "batch_loss", real)
     state = json.loads((tmp_path / "b" / "checkpoint" / "trainer_state.json").read_text())
     assert 0 < state["state"]["step"] < 16
-    resumed = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
+    resumed = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", **kw))
     assert torch.equal(full.head.weight, resumed.head.weight)
     ck_a = torch.load(tmp_path / "a" / "checkpoint" / "state.pt", weights_only=True)
     ck_b = torch.load(tmp_path / "b" / "checkpoint" / "state.pt", weights_only=True)
     assert torch.equal(ck_a["head"]["weight"], ck_b["head"]["weight"])
-    assert _history(tmp_path / "a") == _history(tmp_path / "b")
+    assert train_history(tmp_path / "a") == train_history(tmp_path / "b")
 
 
-def test_resume_refuses_other_settings(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
-    train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=2))
+def test_resume_refuses_other_settings(train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=2))
     with pytest.raises(ValueError, match="different settings"):
-        train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=4, lr=1e-3))
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=4, lr=1e-3))
 
 
 def test_config_validation():
@@ -98,33 +100,35 @@ def test_config_validation():
 
 
 @pytest.mark.parametrize("negatives", ["token_freq", "token_freq+softmax"])
-def test_hidden_state_cache_gives_the_same_training(negatives, tiny_causal_path, tiny_pairs_jsonl,
-                                                    tmp_path):
+def test_hidden_state_cache_gives_the_same_training(train_config, train_history, negatives,
+                                                    tiny_causal_path, tiny_pairs_jsonl, tmp_path):
     kw = dict(negatives=negatives, epochs=3, eval_every=10, validation_fraction=0.1)
-    plain = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
-    cached = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "cached",
-                           cache_hidden=True, **kw))
-    a, b = _history(tmp_path / "plain"), _history(tmp_path / "cached")
+    plain = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "plain", **kw))
+    cached = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "cached",
+                                cache_hidden=True, **kw))
+    a, b = train_history(tmp_path / "plain"), train_history(tmp_path / "cached")
     assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 3
     for x, y in zip(a, b, strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
     torch.testing.assert_close(plain.head.weight, cached.head.weight, rtol=1e-3, atol=1e-4)
 
 
-def test_token_batches_with_accumulation_train(tiny_seq2seq_path, tiny_pairs_jsonl, tmp_path):
-    model = train(_config(tiny_seq2seq_path, tiny_pairs_jsonl, tmp_path, batch_size=None,
-                          max_tokens=256, grad_accum=2, max_steps=8, eval_every=4))
-    hist = _history(tmp_path)
+def test_token_batches_with_accumulation_train(train_config, train_history, tiny_seq2seq_path,
+                                               tiny_pairs_jsonl, tmp_path):
+    model = train(train_config(tiny_seq2seq_path, tiny_pairs_jsonl, tmp_path, batch_size=None,
+                               max_tokens=256, grad_accum=2, max_steps=8, eval_every=4))
+    hist = train_history(tmp_path)
     assert [h["step"] for h in hist] == [0, 4, 8] and hist[-1]["val_loss"] < hist[0]["val_loss"]
     assert model.config.training["max_tokens"] == 256 and model.config.training["batch_size"] is None
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_half_precision_backbone_trains_a_float32_head(tiny_causal_path, tiny_pairs_jsonl, tmp_path,
+def test_half_precision_backbone_trains_a_float32_head(train_config, train_history,
+                                                       tiny_causal_path, tiny_pairs_jsonl, tmp_path,
                                                        dtype, device):
-    model = train(_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, dtype=dtype,
-                          max_steps=6, eval_every=3, device=device))
+    model = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, dtype=dtype,
+                               max_steps=6, eval_every=3, device=device))
     assert model.backbone.dtype == getattr(torch, dtype) and model.head.weight.dtype == torch.float32
     assert model.head.weight.device.type == device
-    hist = _history(tmp_path)
+    hist = train_history(tmp_path)
     assert hist[-1]["val_loss"] < hist[0]["val_loss"]
