@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring.generate import DecodingConfig, generate_and_score
 
     common.check_early(args)
+    rauq = common.rauq_config(args)
     inputs = common.read_inputs(args, need_candidates=False)
     model = common.load_model(args)
     decoding = DecodingConfig(
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     def generate_chunk(chunk: list[dict]) -> list[dict]:
         rows = generate_and_score(model, chunk, decoding, prompt_template=args.prompt_template,
                                   use_chat_template=args.chat, batch_size=args.batch_size,
-                                  with_tokens=args.with_tokens, progress=False)
+                                  with_tokens=args.with_tokens, rauq=rauq, progress=False)
         common.add_baselines(model, chunk, rows, args)
         return rows
 
