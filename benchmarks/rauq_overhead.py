@@ -9,9 +9,13 @@ interleaved batch by batch (``common.interleaved_items``):
 * ``eager+rauq``: ``score_examples(rauq=RauqConfig())``: eager attention for the pass,
   the attention diagonals of the selected layers kept, and the recurrence.
 
-``eager+rauq`` against ``eager`` is RAUQ's own computation (hooks and recurrence);
-``eager`` against ``sdpa`` is the price of the attention implementation it needs. The
-recurrence alone is also timed on the batches' recorded diagonals. With ``--generate``
+``eager+rauq`` against ``eager`` is RAUQ's own computation; ``eager`` against ``sdpa`` is
+the price of the attention implementation it needs. On a shared machine that difference
+of two whole passes is noisier than RAUQ's own work, so that work is also timed where it
+runs, inside the ``eager+rauq`` passes: the attention hooks (``AttentionDiagonals``), the
+recurrence (``rauq_positions`` / ``rauq_log_confidence``) and the switches of attention
+implementation, as a share of those passes' wall time (a host clock: on CUDA, where
+kernels run asynchronously, read the side-by-side ratios instead). With ``--generate``
 the same three variants run greedy generation (Eval Self: ``generate_outputs``, RAUQ
 read from the generation steps).
 
@@ -20,19 +24,47 @@ read from the generation steps).
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 
 import common
-import torch
 
+from sigmoid_head.scoring import force_decode, generate, rauq
 from sigmoid_head.scoring.force_decode import length_batches, score_examples
 from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
-from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
+from sigmoid_head.scoring.rauq import RauqConfig
+
+SPENT = {"hooks": 0.0, "recurrence": 0.0, "switch": 0.0}
+"""Seconds spent in RAUQ's own code, accumulated by :func:`instrument`."""
 
 
-def variants(backbone, run) -> dict:
-    """``sdpa``, ``eager`` and ``eager+rauq`` of ``run(i, rauq)``."""
+def _timed(key: str, fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            SPENT[key] += time.perf_counter() - t0
+    return wrapper
+
+
+def instrument() -> None:
+    """Time RAUQ's own pieces where the scoring paths call them."""
+    hook = rauq.AttentionDiagonals.hook
+    rauq.AttentionDiagonals.hook = lambda self, k: _timed("hooks", hook(self, k))
+    force_decode.rauq_positions = _timed("recurrence", rauq.rauq_positions)
+    generate.rauq_log_confidence = _timed("recurrence", rauq.rauq_log_confidence)
+    rauq._set_attention = _timed("switch", rauq._set_attention)
+
+
+def measure(backbone, run: Callable, n_items: int, repeats: int, device: str
+            ) -> tuple[dict[str, float], dict[str, float]]:
+    """Median pass time of ``sdpa``, ``eager`` and ``eager+rauq`` of ``run(i, rauq)``, and the
+    share of the ``eager+rauq`` calls' wall time spent in each piece of RAUQ's own code."""
     model, own = backbone.model, backbone.model.config._attn_implementation
+    inside = dict.fromkeys(SPENT, 0.0) | {"wall": 0.0}
 
     def eager(i):
         model.set_attn_implementation("eager")
@@ -41,41 +73,32 @@ def variants(backbone, run) -> dict:
         finally:
             model.set_attn_implementation(own)
 
-    return {"sdpa": lambda i: run(i, None), "eager": eager,
-            "eager+rauq": lambda i: run(i, RauqConfig())}
+    def with_rauq(i):
+        before, t0 = dict(SPENT), time.perf_counter()
+        run(i, RauqConfig())
+        common.sync(device)
+        inside["wall"] += time.perf_counter() - t0
+        for k in SPENT:
+            inside[k] += SPENT[k] - before[k]
+
+    fns = {"sdpa": lambda i: run(i, None), "eager": eager, "eager+rauq": with_rauq}
+    times = common.interleaved_items(fns, n_items, repeats, device=device)
+    wall = inside.pop("wall")
+    return {k: common.median(v) for k, v in times.items()}, {k: v / wall for k, v in inside.items()}
 
 
-def recurrence_seconds(backbone, batches: list[list[dict]], repeats: int) -> float:
-    """Median seconds per pass over all batches of the recurrence alone (on recorded weights)."""
-    from sigmoid_head.data.batching import Collator
-
-    collate, inputs = Collator(backbone.tokenizer.pad_token_id, False), []
-    with capture_self_attention(backbone.model, RauqConfig()) as attn, torch.no_grad():
-        for examples in batches:
-            attn.clear()
-            batch = {k: v.to(backbone.device) for k, v in collate(examples).items()}
-            pos = backbone.positions(batch, with_logits=True)
-            log_p = torch.log_softmax(pos.logits, -1).gather(1, pos.targets[:, None])[:, 0]
-            inputs.append((log_p, attn.at(pos.row, pos.col - 1), pos.row, len(examples)))
-    times = []
-    for _ in range(repeats):
-        common.sync(str(backbone.device))
-        t0 = time.perf_counter()
-        for log_p, a, row, n in inputs:
-            rauq_positions(log_p, a, row, n, 0.2)
-        common.sync(str(backbone.device))
-        times.append(time.perf_counter() - t0)
-    return common.median(times)
-
-
-def report(med: dict[str, float], unit: str, per: float) -> None:
-    print(f"\n{'variant':12s} {unit:>10s} {'vs sdpa':>9s} {'vs eager':>9s}")
+def report(title: str, med: dict[str, float], shares: dict[str, float], unit: str,
+           per: float) -> None:
+    print(f"\n{title}\n{'variant':12s} {unit:>10s} {'vs sdpa':>9s} {'vs eager':>9s}")
     for name, t in med.items():
-        print(f"{name:12s} {per / t:10.1f} {t / med['sdpa']:8.3f}x {t / med['eager']:8.3f}x")
-    own = med["eager+rauq"] / med["eager"] - 1
-    print(f"RAUQ's own cost (eager+rauq vs eager): {100 * own:+.2f}%; eager attention "
-          f"(eager vs sdpa): {100 * (med['eager'] / med['sdpa'] - 1):+.2f}%; "
-          f"RAUQ in all (eager+rauq vs sdpa): {100 * (med['eager+rauq'] / med['sdpa'] - 1):+.2f}%")
+        print(f"{name:12s} {per / t:10.2f} {t / med['sdpa']:8.3f}x {t / med['eager']:8.3f}x")
+    print(f"side by side: eager vs sdpa {100 * (med['eager'] / med['sdpa'] - 1):+.2f}% (the "
+          f"attention implementation); eager+rauq vs eager "
+          f"{100 * (med['eager+rauq'] / med['eager'] - 1):+.2f}%; eager+rauq vs sdpa "
+          f"{100 * (med['eager+rauq'] / med['sdpa'] - 1):+.2f}%")
+    parts = ", ".join(f"{k} {100 * v:.3f}%" for k, v in shares.items())
+    print(f"RAUQ's own code inside the eager+rauq passes: {parts}; "
+          f"total {100 * sum(shares.values()):.3f}% of their wall time")
 
 
 def main() -> None:
@@ -93,32 +116,25 @@ def main() -> None:
     tokens = sum(len(e["input_ids"]) for e in examples)
     scored = sum(sum(t != -100 for t in e["labels"]) for e in examples)
     common.header(args, f"examples={len(examples)} tokens={tokens} scored={scored}")
+    instrument()
 
-    def score(i, rauq):
-        score_examples(backbone, batches[i], batch_size=args.batch_size, rauq=rauq, progress=False)
+    def score(i, cfg):
+        score_examples(backbone, batches[i], batch_size=args.batch_size, rauq=cfg, progress=False)
 
-    med = {k: common.median(v) for k, v in common.interleaved_items(
-        variants(backbone, score), len(batches), args.repeats, device=args.device).items()}
-    print("\nforce-decoding (score_examples)")
-    report(med, "tokens/s", tokens)
-    alone = recurrence_seconds(backbone, batches, max(args.repeats, 3))
-    print(f"the recurrence alone: {1e3 * alone / len(batches):.2f} ms per batch, "
-          f"{100 * alone / med['eager']:.2f}% of the eager pass")
-
+    report("force-decoding (score_examples)",
+           *measure(backbone, score, len(batches), args.repeats, args.device), "tokens/s", tokens)
     if args.generate:
         prompts = [[t for t, y in zip(e["input_ids"], e["labels"], strict=True) if y == -100]
                    for e in examples]
-        cfg = DecodingConfig(max_new_tokens=args.new_tokens)
-        size = args.batch_size
+        cfg, size = DecodingConfig(max_new_tokens=args.new_tokens), args.batch_size
 
-        def generate(i, rauq):
+        def gen(i, rauq_cfg):
             generate_outputs(backbone, prompts[i * size:(i + 1) * size], cfg, batch_size=size,
-                             rauq=rauq, progress=False)
+                             rauq=rauq_cfg, progress=False)
 
-        med = {k: common.median(v) for k, v in common.interleaved_items(
-            variants(backbone, generate), len(batches), args.repeats, device=args.device).items()}
-        print(f"\ngreedy generation (generate_outputs, {args.new_tokens} new tokens at most)")
-        report(med, "prompts/s", len(prompts))
+        report(f"greedy generation (generate_outputs, at most {args.new_tokens} new tokens)",
+               *measure(backbone, gen, len(batches), args.repeats, args.device), "prompts/s",
+               len(prompts))
 
 
 if __name__ == "__main__":
