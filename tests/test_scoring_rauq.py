@@ -201,3 +201,19 @@ def test_sigmoid_only_cannot_give_rauq(causal) -> None:
     model = SigmoidHeadModel.from_base(causal)
     with pytest.raises(ValueError, match="softmax"):
         score_examples(model, [], sigmoid_only=True, rauq=RauqConfig(), progress=False)
+
+
+def test_generation_steps_that_do_not_add_one_key_each_are_refused() -> None:
+    from sigmoid_head.scoring.rauq import AttentionDiagonals
+
+    rec = AttentionDiagonals([0])
+    hook = rec.hook(0)
+    for keys in (5, 6, 7):  # a prompt of 5, then one new key per step
+        hook(None, (), (None, torch.rand(2, 3, 1 if keys > 5 else 5, keys)))
+    assert rec.per_step().shape == (2, 3, 1, 3)
+    rec.clear()
+    for _ in range(3):  # a static cache: the same width at every step
+        hook(None, (), (None, torch.rand(2, 3, 1, 8)))
+    assert rec.per_step() is None
+    with pytest.raises(RuntimeError, match="eager"):
+        hook(None, (), (torch.rand(2, 3, 4), None))  # SDPA gives no weights

@@ -164,8 +164,8 @@ def _generate_batch(
     )
     if attn is not None:
         weights = attn.per_step()  # (R, S, L, H): step s predicts gen[:, s]
-        if weights.shape[1] != n_steps:
-            return gen, None
+        if weights is None or weights.shape[1] != n_steps:
+            return gen, None  # force-decoded instead
         lengths = _lengths(gen, _eos_ids(backbone, cfg))
         log_c, _ = rauq_log_confidence(values["softmax_log"].view(gen.shape), weights, lengths,
                                        rauq.weight)

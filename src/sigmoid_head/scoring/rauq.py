@@ -26,7 +26,9 @@ paper and LM-Polygraph), and an encoder-decoder model raises a ValueError.
 
 The attention weights exist only under eager attention: :func:`capture_self_attention`
 switches the model to it for the pass and back afterwards, and keeps one diagonal per
-selected layer, never a ``(B, H, S, S)`` matrix beyond its layer's own forward.
+selected layer, never a ``(B, H, S, S)`` matrix beyond its layer's own forward. During
+generation each step's query is the last position; a cache that does not grow by one key
+per step (static, sliding window) leaves that unknown, and the outputs are force-decoded.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def attention_modules(model: nn.Module) -> list[nn.Module]:
 def _set_attention(model: nn.Module, name: str) -> None:
     if hasattr(model, "set_attn_implementation"):
         model.set_attn_implementation(name)
-    else:  # older transformers: the attention class reads the config at each call
+    else:  # older transformers read it at each call; the oldest not at all (the hook says so)
         model.config._attn_implementation = name
 
 
@@ -121,6 +123,7 @@ class AttentionDiagonals:
     def __init__(self, layers: Sequence[int]) -> None:
         self.layers = list(layers)
         self.calls: list[list[torch.Tensor]] = [[] for _ in self.layers]
+        self.keys: list[int] = []  # keys attended to at each call (first selected layer)
 
     def hook(self, k: int):
         def record(_module: nn.Module, _args: tuple, output: object) -> None:
@@ -132,12 +135,15 @@ class AttentionDiagonals:
             q, s = w.shape[-2], w.shape[-1]
             diag = torch.diagonal(w, offset=s - q, dim1=-2, dim2=-1)  # (B, H, Q)
             self.calls[k].append(diag.to(torch.float32, copy=True))
+            if k == 0:
+                self.keys.append(s)
         return record
 
     def clear(self) -> None:
         """Forget what was recorded (before the next batch)."""
         for c in self.calls:
             c.clear()
+        self.keys.clear()
 
     def at(self, row: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
         """(N, L, H) the weights at (row, query) of the single forward call recorded."""
@@ -145,8 +151,12 @@ class AttentionDiagonals:
             raise RuntimeError("expected exactly one forward call")
         return torch.stack([c[0][row, :, query] for c in self.calls], 1)
 
-    def per_step(self) -> torch.Tensor:
-        """(B, S, L, H) the last query's weight at each of S recorded calls (generation steps)."""
+    def per_step(self) -> torch.Tensor | None:
+        """(B, S, L, H) the last query's weight at each of S recorded calls (generation steps),
+        or None when the calls did not add one key each (a static or sliding-window cache,
+        whose last key is not the query's own position: force-decode instead)."""
+        if any(b - a != 1 for a, b in zip(self.keys, self.keys[1:], strict=False)):
+            return None
         return torch.stack([torch.stack([d[..., -1] for d in c], 1) for c in self.calls], 2)
 
 
