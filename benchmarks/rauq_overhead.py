@@ -51,7 +51,10 @@ def _timed(key: str, fn: Callable) -> Callable:
 
 
 def instrument() -> None:
-    """Time RAUQ's own pieces where the scoring paths call them."""
+    """Time RAUQ's own pieces where the scoring paths call them (once per process)."""
+    if getattr(rauq, "_benchmark_timed", False):
+        return
+    rauq._benchmark_timed = True
     hook = rauq.AttentionDiagonals.hook
     rauq.AttentionDiagonals.hook = lambda self, k: _timed("hooks", hook(self, k))
     force_decode.rauq_positions = _timed("recurrence", rauq.rauq_positions)
@@ -101,11 +104,11 @@ def report(title: str, med: dict[str, float], shares: dict[str, float], unit: st
           f"total {100 * sum(shares.values()):.3f}% of their wall time")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__)
     p.add_argument("--generate", action="store_true", help="also time greedy generation")
     p.add_argument("--new-tokens", type=int, default=32, help="tokens generated per prompt")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.quick:
         args.batches, args.repeats, args.batch_size, args.new_tokens = 2, 1, 8, 8
     common.setup_threads(args)
