@@ -6,7 +6,8 @@ sampling no second forward pass is run: a forward pre-hook on the LM's output la
 records the LM head's input at the last position of every step, ``(B, d)`` per step,
 from which the sigmoid rows of the chosen tokens are gathered, while the softmax,
 BoostedProb, entropy and dominant sets come from the step's *raw* logits
-(``output_logits=True``, before temperature, top-p or any other processor).
+(``output_logits=True``, before temperature, top-p or any other processor). With ``rauq``
+the steps also run with eager attention and RAUQ reads each step's attention weights.
 
 Beam search reorders hypotheses between steps, so its outputs are scored by
 force-decoding the returned sequences instead (one extra forward pass); the scores
