@@ -9,7 +9,8 @@
 #   train_throughput.py --memory  training tokens/s vs forward-only (target >= 0.9x), and
 #                                 max allocated vs forward + head + optimizer state;
 #   scoring.py                    full scoring vs the forward pass;
-#   generation.py                 generation with scores vs plain generate.
+#   generation.py                 generation with scores vs plain generate;
+#   rauq_overhead.py --generate   RAUQ: eager attention vs SDPA, and RAUQ's own cost.
 # First, step_ops.py: operators and host syncs of one step at 256 / 1,024 / 4,096 positions.
 # All of it runs in one process (gpu_suite.py). Set PYTHON to choose the interpreter.
 set -euo pipefail

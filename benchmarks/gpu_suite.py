@@ -1,7 +1,7 @@
 """The benchmarks of ``gpu.sh``, run in one process (imports and data loading once).
 
-Sections: step_ops.py, then per model train_throughput.py --memory, scoring.py and
-generation.py, each called through its ``main(argv)``. The exit status is step_ops'
+Sections: step_ops.py, then per model train_throughput.py --memory, scoring.py,
+generation.py and rauq_overhead.py --generate, each called through its ``main(argv)``. The exit status is step_ops'
 verdict (0 = operator ratio <= 1.1 and no syncs inside the step).
 
     python benchmarks/gpu_suite.py [--device cuda] [--tiny]
@@ -13,6 +13,7 @@ import argparse
 import sys
 
 import generation
+import rauq_overhead
 import scoring
 import step_ops
 import torch
@@ -41,7 +42,8 @@ def main() -> int:
     for m in models:
         model = ["--model", m]
         runs = [("train_throughput.py", train_throughput.main, ["--memory", "--memory-in-process"]),
-                ("scoring.py", scoring.main, []), ("generation.py", generation.main, [])]
+                ("scoring.py", scoring.main, []), ("generation.py", generation.main, []),
+                ("rauq_overhead.py", rauq_overhead.main, ["--generate"])]
         for name, fn, extra in runs:
             section(name, model + device + flags + extra)
             fn(model + device + flags + extra)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from sigmoid_head.cli import main as cli_main
 
 
@@ -75,3 +78,14 @@ def test_generate_then_score_the_outputs_again(head_dir, texts, tmp_path) -> Non
         ]
     )
     assert len(_rows(again)) == len(rows)
+
+
+def test_generate_with_rauq(head_dir, texts, tmp_path) -> None:
+    gen = tmp_path / "gen.jsonl"
+    cli_main(["generate", "-s", str(texts[0]), "--max-new-tokens", "5", "--do-sample", "--with-tokens",
+              "--rauq", "--to-json", str(gen), "--head", str(head_dir), "--quiet", "--device", "cpu"])
+    rows = _rows(gen)
+    for r in rows:
+        per_token = [t["rauq"] for t in r["tokens"]]
+        assert len(per_token) == r["n_tokens"] and all(0 < c <= 1 for c in per_token)
+        assert r["rauq_mean_log"] == pytest.approx(float(np.mean(np.log(per_token))), rel=1e-6)

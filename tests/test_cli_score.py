@@ -190,3 +190,21 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     for a, b in zip(outs, forced, strict=True):
         np.testing.assert_allclose(a.scores.sigmoid_log, b.scores.sigmoid_log, atol=1e-4)
         np.testing.assert_allclose(a.scores.softmax_log, b.scores.softmax_log, atol=1e-4)
+
+
+def test_score_with_rauq_and_its_option_errors(head_dir, texts, tmp_path, capsys,
+                                               tiny_seq2seq_path) -> None:
+    out = tmp_path / "rauq.jsonl"
+    args = ["score", "-s", str(texts[0]), "-t", str(texts[1]), "--quiet", "--device", "cpu"]
+    assert cli_main([*args, "--head", str(head_dir), "--rauq", "--rauq-alpha", "0.5",
+                     "--rauq-layers", "1", "--with-tokens", "--to-json", str(out)]) == 0
+    rows = _rows(out)
+    assert all(0 < r["rauq"] <= 1 and r["rauq_mean_log"] <= 0 for r in rows)
+    assert all(0 < t["rauq"] <= 1 for r in rows for t in r["tokens"])
+    assert "rauq" in capsys.readouterr().out  # a row of the summary
+    assert cli_main([*args, "--head", str(head_dir), "--rauq-alpha", "0.5"]) == 2
+    assert "--rauq-alpha and --rauq-layers need --rauq" in capsys.readouterr().err
+    assert cli_main([*args, "--head", str(head_dir), "--rauq", "--rauq-layers", "7"]) == 2
+    assert "RAUQ layer 7 does not exist: the model has 2 layers" in capsys.readouterr().err
+    assert cli_main([*args, "--model", str(tiny_seq2seq_path), "--rauq"]) == 2
+    assert "decoder-only" in capsys.readouterr().err

@@ -50,5 +50,6 @@ def test_gpu_sh_dry_run_writes_every_figure(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     text = out.read_text()
     for figure in ("step_ops verdict: PASS", "vs fwd_trained", "ours_mixed",
-                   "forward+head+optimizer state", "full_scores", "same outputs: True"):
+                   "forward+head+optimizer state", "full_scores", "same outputs: True",
+                   "eager+rauq", "RAUQ's own code inside the eager+rauq passes"):
         assert figure in text, figure

@@ -7,6 +7,12 @@ lm-polygraph's own MaximumSequenceProbability, Perplexity and MeanTokenEntropy c
 its own calculators on the same outputs; polygraph loads our estimators as a third-party
 module and runs the calculator under ``CausalLMWithUncertainty`` and ``UEManager`` (the
 engine of its benchmark runner, fed the way its ``polygraph_eval`` script feeds it).
+
+RAUQ: polygraph's own ``GreedyProbsCalculator`` (attentions on, eager attention) and ``RAUQ``
+estimator, one prompt at a time (for a batch, 0.7.0's calculator reads row 0's attentions for
+every row), against our RAUQ on the same prompt and output: read during our generation, and
+from force-decoding polygraph's output; per token against polygraph's own recurrence at the
+layer it picks.
 """
 
 from __future__ import annotations
@@ -20,24 +26,33 @@ import torch
 pytest.importorskip("lm_polygraph", reason="needs the polygraph extra (lm-polygraph)")
 
 from lm_polygraph.estimators import (  # noqa: E402
+    RAUQ,
     MaximumSequenceProbability,
     MeanTokenEntropy,
     Perplexity,
 )
-from lm_polygraph.stat_calculators import EntropyCalculator, InferCausalLMCalculator  # noqa: E402
+from lm_polygraph.stat_calculators import (  # noqa: E402
+    EntropyCalculator,
+    GreedyProbsCalculator,
+    InferCausalLMCalculator,
+)
 from lm_polygraph.utils.causal_lm_with_uncertainty import CausalLMWithUncertainty  # noqa: E402
 from lm_polygraph.utils.factory_estimator import FactoryEstimator  # noqa: E402
 
 from sigmoid_head.data.prompts import prompt_ids  # noqa: E402
 from sigmoid_head.integrations.polygraph import (  # noqa: E402
+    RAUQ_STAT,
     STATS,
     SigmoidHeadCalculator,
     SigmoidHeadMeanEntropy,
+    SigmoidHeadRAUQ,
     SigmoidHeadSequence,
     SigmoidHeadToken,
 )
 from sigmoid_head.model import SigmoidHeadModel  # noqa: E402
+from sigmoid_head.scoring.force_decode import score_examples  # noqa: E402
 from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score  # noqa: E402
+from sigmoid_head.scoring.rauq import RauqConfig  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -146,6 +161,63 @@ def test_our_softmax_baselines_equal_polygraphs_own_estimators(plugin_stats, pro
         assert float(MeanTokenEntropy()(stats)[0]) == pytest.approx(float(mte[0]), rel=1e-4)
 
 
+def _whitebox(shm):
+    from lm_polygraph.utils.generation_parameters import GenerationParameters
+    from lm_polygraph.utils.model import WhiteboxModel
+
+    return WhiteboxModel(shm.backbone.model, shm.tokenizer, model_path="smollm2",
+                         generation_parameters=GenerationParameters(), instruct=True)
+
+
+@pytest.fixture(scope="module")
+def polygraph_rauq(shm):
+    """polygraph's greedy statistics with attentions and its RAUQ, one prompt per run."""
+    model = shm.backbone.model
+    wb, est, runs = _whitebox(shm), RAUQ(), []
+    model.set_attn_implementation("eager")  # polygraph reads attentions: eager only
+    try:
+        for text in SOURCES:
+            stats = GreedyProbsCalculator()({}, [text], wb, max_new_tokens=NEW_TOKENS)
+            stats["model"] = wb
+            runs.append((stats, float(est(stats)[0])))
+    finally:
+        model.set_attn_implementation("sdpa")
+    return runs, est
+
+
+def test_our_rauq_equals_polygraphs_rauq_on_the_same_outputs(shm, polygraph_rauq):
+    runs, est = polygraph_rauq
+    calc, rauq = Recording(shm, rauq=RauqConfig()), RauqConfig()
+    worst = worst_token = 0.0
+    for stats, theirs in runs:
+        prompt, output = stats["input_tokens"][0], stats["greedy_tokens"][0]
+        assert len(output) > 2  # a recurrence to run
+        # read during our generation (the plugin), from the same prompt ids
+        score, _ = _run(shm.backbone.model, shm.tokenizer, [calc], SigmoidHeadRAUQ(), prompt)
+        assert calc.last["greedy_tokens"][0] == output  # the same output
+        # and force-decoding polygraph's output through the one scoring path
+        forced = score_examples(shm, [{"input_ids": prompt + output,
+                                       "labels": [-100] * len(prompt) + output}],
+                                rauq=rauq, progress=False)[0]
+        ours = 1 - forced.rauq_log.mean()
+        worst = max(worst, abs(float(score[0]) - theirs), abs(ours - theirs))
+        assert float(score[0]) == pytest.approx(theirs, abs=1e-5)
+        assert ours == pytest.approx(theirs, abs=1e-5)
+        # per token: polygraph's own recurrence at the layer its RAUQ takes (the maximum)
+        attn = stats["attention_all"][0].reshape(est.n_layers, est.n_heads, len(output), len(output))
+        prev = np.diagonal(attn, offset=-1, axis1=2, axis2=3)
+        lls = stats["greedy_log_likelihoods"][0]
+        per_layer = [est._calculate_confidence_scores(lls, prev, layer, prev[layer].mean(-1).argmax())
+                     for layer in est.layers]
+        top = per_layer[int(np.argmax([1 - np.log(c).mean() for c in per_layer]))]
+        # float32 noise of a full pass against cached generation steps: ~2e-5 relative
+        for log_c in (forced.rauq_log, calc.last[RAUQ_STAT][0]):
+            np.testing.assert_allclose(np.exp(log_c), top, rtol=1e-4)
+            worst_token = max(worst_token, float(np.max(np.abs(np.exp(log_c) / top - 1))))
+    print(f"max |ours - polygraph RAUQ| = {worst:.2e}; per token, max relative {worst_token:.2e}")
+    assert shm.backbone.model.config._attn_implementation == "sdpa"
+
+
 def test_polygraph_loads_our_estimators_as_a_third_party_module():
     factory = FactoryEstimator()
     est = factory(MODULE, {"method": "softmax", "aggregation": "geo_mean"})
@@ -153,6 +225,10 @@ def test_polygraph_loads_our_estimators_as_a_third_party_module():
     assert isinstance(factory(MODULE, {}), SigmoidHeadSequence)
     assert factory(MODULE, {"level": "token"}).level == "token"
     assert isinstance(factory(MODULE, {"method": "entropy"}), SigmoidHeadMeanEntropy)
+    assert isinstance(factory(MODULE, {"method": "rauq"}), SigmoidHeadRAUQ)
+    assert str(factory(MODULE, {"method": "rauq", "aggregation": "min"})) == "SigmoidHeadSequence_rauq_min"
+    with pytest.raises(KeyError, match="rauq=RauqConfig"):
+        SigmoidHeadRAUQ()({"greedy_log_likelihoods": [np.zeros(2)]})
     with pytest.raises(ValueError, match="unknown aggregation"):
         factory(MODULE, {"aggregation": "mean"})
 
@@ -177,12 +253,14 @@ def test_benchmark_engine_runs_our_calculator_and_estimators(shm, ours, tmp_path
                           generation_parameters=GenerationParameters(), instruct=True)
     stats, deps = SigmoidHeadCalculator.meta_info()
     calculators = register_default_stat_calculators("Whitebox") + [StatCalculatorContainer(
-        name="SigmoidHeadCalculator", builder=MODULE, cfg={"head": str(tmp_path / "head")},
+        name="SigmoidHeadCalculator", builder=MODULE,
+        cfg={"head": str(tmp_path / "head"), "rauq": {"alpha": 0.5}},
         stats=stats, dependencies=deps)]
     factory = FactoryEstimator()
     estimators = [factory(MODULE, {"method": "sigmoid", "aggregation": "product"}),
                   factory("MaximumSequenceProbability", {}),
-                  factory("MeanTokenEntropy", {})]
+                  factory("MeanTokenEntropy", {}),
+                  factory(MODULE, {"method": "rauq"})]
     man = UEManager(Dataset(SOURCES, ["", "", ""], batch_size=3), model, estimators,
                     BuilderEnvironmentStatCalculator(model), calculators, [], [], [],
                     max_new_tokens=NEW_TOKENS)
@@ -195,3 +273,8 @@ def test_benchmark_engine_runs_our_calculator_and_estimators(shm, ours, tmp_path
     assert msp == pytest.approx([-r["softmax_logprob"] for r in ours], rel=1e-4)
     mte = man.estimations[("sequence", "MeanTokenEntropy")]
     assert mte == pytest.approx([r["entropy_mean"] for r in ours], rel=1e-4)
+    recs = [{"messages": [{"role": "user", "content": s}]} for s in SOURCES]
+    with_rauq = generate_and_score(shm, recs, DecodingConfig(max_new_tokens=NEW_TOKENS),
+                                   use_chat_template=True, rauq=RauqConfig(alpha=0.5), progress=False)
+    got = man.estimations[("sequence", "SigmoidHeadRAUQ")]
+    assert got == pytest.approx([1 - r["rauq_mean_log"] for r in with_rauq], abs=1e-5)

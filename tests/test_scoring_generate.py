@@ -16,6 +16,7 @@ from sigmoid_head.scoring.generate import (
     generate_and_score,
     generate_outputs,
 )
+from sigmoid_head.scoring.rauq import RauqConfig
 
 SOURCES = [
     {"source": "el perro come"},
@@ -114,6 +115,46 @@ def test_beam_search_falls_back_to_force_decoding(seq2seq) -> None:
     outs = generate_outputs(seq2seq, _prompts(seq2seq), cfg, progress=False)
     assert len(outs) == len(SOURCES)
     assert all(g.scores is not None and g.scores.ids.size == len(g.output) for g in outs)
+
+
+def _rauq_same_as_force_decoding(model: SigmoidHeadModel, outs, rauq: RauqConfig) -> None:
+    forced = copy.deepcopy(outs)
+    for g in forced:
+        g.scores = None
+    force_decode(model, forced, batch_size=2, rauq=rauq)
+    for a, b in zip(outs, forced, strict=True):
+        assert a.scores.rauq_log.shape == (len(a.output),)
+        np.testing.assert_allclose(a.scores.rauq_log, b.scores.rauq_log, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("which", ["causal", "gpt2"])
+@pytest.mark.parametrize("decoding", sorted(DECODINGS))
+def test_rauq_read_during_generation_equals_force_decoding(which, decoding, request) -> None:
+    model = request.getfixturevalue(which)
+    rauq = RauqConfig(alpha=0.3)
+    outs = generate_outputs(model, _prompts(model), DECODINGS[decoding], batch_size=2, rauq=rauq,
+                            progress=False)
+    assert model.backbone.model.config._attn_implementation == "sdpa"  # given back
+    _rauq_same_as_force_decoding(model, outs, rauq)
+
+
+def test_rauq_counts_only_the_tokens_up_to_eos(causal) -> None:
+    """Rows cut by an early EOS: the steps generated after it (padding) must not count in the
+    choice of head and layer (checked to fail when they do, with this seed)."""
+    prompts, base = _prompts(causal), {"max_new_tokens": 10, "do_sample": True, "seed": 0}
+    first = generate_outputs(causal, prompts, DecodingConfig(**base), progress=False)[0].output
+    k = next(i for i in range(3, 10) if first[i] not in first[:i])
+    cfg = DecodingConfig(**base, extra={"eos_token_id": first[k]})  # row 0 ends early
+    outs = generate_outputs(causal, prompts, cfg, batch_size=3, rauq=RauqConfig(), progress=False)
+    assert [len(g.output) for g in outs] == [k + 1, 10, 10]
+    _rauq_same_as_force_decoding(causal, outs, RauqConfig())
+
+
+def test_rauq_after_beam_search_comes_from_force_decoding(causal) -> None:
+    cfg = DecodingConfig(max_new_tokens=5, num_beams=3)
+    outs = generate_outputs(causal, _prompts(causal), cfg, rauq=RauqConfig(), progress=False)
+    assert all(g.scores.rauq_log.shape == (len(g.output),) for g in outs)
+    assert all(np.all(g.scores.rauq_log <= 0) for g in outs)
 
 
 def test_sampling_is_deterministic_under_a_seed(causal) -> None:

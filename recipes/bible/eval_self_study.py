@@ -18,12 +18,18 @@ the argmax) and each head's logit. From these the script reports
    minus ``b`` times the mean entropy; ``a`` and ``b`` are chosen on the **dev books** and
    only then applied to the test books, with a paired bootstrap against the best baseline.
 
+With ``--rauq`` (LLM setting) RAUQ's per-token confidences, from the attention weights of
+the same forward pass, join the methods (rows ``rauq@prod``, ``rauq@mean``, ``rauq@min``)
+as a baseline: in the summary's choice of the best baseline, and as a column of the
+combined scores' comparisons.
+
 Everything goes to ``OUT/study.json`` and ``OUT/study.md``; the token arrays to ``OUT/*.npz``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -38,6 +44,7 @@ from sigmoid_head.data.prompts import make_examples
 from sigmoid_head.dominant import find_dominant
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
+from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from experiments import LLM_PROMPT, find, other_candidates, read_jsonl  # noqa: E402
@@ -65,8 +72,9 @@ def greedy(model: SigmoidHeadModel, items: list[dict], render: dict, max_new: in
 
 @torch.no_grad()
 def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict], render: dict,
-                batch: int = 32) -> dict[str, np.ndarray]:
-    """Per-token arrays over all records, with ``seq`` giving each token's record index."""
+                batch: int = 32, rauq: RauqConfig | None = None) -> dict[str, np.ndarray]:
+    """Per-token arrays over all records, with ``seq`` giving each token's record index
+    (and RAUQ's log confidence, ``rauq``, from the same pass when asked for)."""
     examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
                              **render)
     from sigmoid_head.data.batching import Collator
@@ -75,34 +83,47 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
     collate = Collator(tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
                        backbone.is_encoder_decoder)
     cols: dict[str, list[np.ndarray]] = {}
-    for s in range(0, len(examples), batch):
-        b = {k: v.to(backbone.device) for k, v in collate(examples[s : s + batch]).items()}
-        pos = backbone.positions(b, with_logits=True)
-        logp = torch.log_softmax(pos.logits, -1)  # (N, V)
-        dom = find_dominant(logp)
-        t = pos.targets
-        row = {
-            "seq": (pos.row + s).cpu().numpy(),
-            "target": t.cpu().numpy(),
-            "softmax": logp.gather(1, t[:, None])[:, 0].cpu().double().numpy(),
-            "entropy": (-(logp.exp() * logp).nan_to_num().sum(-1)).cpu().double().numpy(),
-            "n_dom": dom.n_dominant.cpu().numpy(),
-            "dom_mass": dom.mass().cpu().double().numpy(),
-            "in_dom": dom.contains(t).cpu().numpy(),
-            "is_argmax": (logp.argmax(-1) == t).cpu().numpy(),
-        }
-        for name, hm in heads.items():
-            row[f"logit:{name}"] = hm.head.logits(pos.hidden, t[:, None])[:, 0].float().cpu().double().numpy()
-            full = hm.head.full_logits(pos.hidden.to(hm.head.weight.dtype))  # (N, V)
-            row[f"rankpres:{name}"] = rank_preserving(full, logp, t).cpu().double().numpy()
-            # what the head says about the position, not the token: the softmax mass on tokens
-            # the head accepts, log sum_v p(v) sigmoid(h_v), and the head's best token
-            valid = torch.logsumexp(logp + torch.nn.functional.logsigmoid(full.float()), -1)  # (N,)
-            row[f"validmass:{name}"] = valid.cpu().double().numpy()
-            row[f"headmax:{name}"] = torch.nn.functional.logsigmoid(full.float().amax(-1)).cpu().double().numpy()
-        for k, v in row.items():
-            cols.setdefault(k, []).append(v)
+    capture = capture_self_attention(backbone.model, rauq) if rauq else contextlib.nullcontext()
+    with capture as attn:
+        for s in range(0, len(examples), batch):
+            b = {k: v.to(backbone.device) for k, v in collate(examples[s : s + batch]).items()}
+            if attn is not None:
+                attn.clear()
+            pos = backbone.positions(b, with_logits=True)
+            row = _token_row(pos, heads, s)
+            if attn is not None:
+                row["rauq"] = rauq_positions(torch.from_numpy(row["softmax"]), attn.at(pos.row, pos.col - 1).cpu(),
+                                             pos.row.cpu(), len(examples[s : s + batch]), rauq.weight).numpy()
+            for k, v in row.items():
+                cols.setdefault(k, []).append(v)
     return {k: np.concatenate(v) for k, v in cols.items()}
+
+
+def _token_row(pos, heads: dict[str, SigmoidHeadModel], first: int) -> dict[str, np.ndarray]:
+    """The per-token arrays of one batch's scored positions (records from index ``first``)."""
+    logp = torch.log_softmax(pos.logits, -1)  # (N, V)
+    dom = find_dominant(logp)
+    t = pos.targets
+    row = {
+        "seq": (pos.row + first).cpu().numpy(),
+        "target": t.cpu().numpy(),
+        "softmax": logp.gather(1, t[:, None])[:, 0].cpu().double().numpy(),
+        "entropy": (-(logp.exp() * logp).nan_to_num().sum(-1)).cpu().double().numpy(),
+        "n_dom": dom.n_dominant.cpu().numpy(),
+        "dom_mass": dom.mass().cpu().double().numpy(),
+        "in_dom": dom.contains(t).cpu().numpy(),
+        "is_argmax": (logp.argmax(-1) == t).cpu().numpy(),
+    }
+    for name, hm in heads.items():
+        row[f"logit:{name}"] = hm.head.logits(pos.hidden, t[:, None])[:, 0].float().cpu().double().numpy()
+        full = hm.head.full_logits(pos.hidden.to(hm.head.weight.dtype))  # (N, V)
+        row[f"rankpres:{name}"] = rank_preserving(full, logp, t).cpu().double().numpy()
+        # what the head says about the position, not the token: the softmax mass on tokens
+        # the head accepts, log sum_v p(v) sigmoid(h_v), and the head's best token
+        valid = torch.logsumexp(logp + torch.nn.functional.logsigmoid(full.float()), -1)  # (N,)
+        row[f"validmass:{name}"] = valid.cpu().double().numpy()
+        row[f"headmax:{name}"] = torch.nn.functional.logsigmoid(full.float().amax(-1)).cpu().double().numpy()
+    return row
 
 
 def log_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -115,6 +136,8 @@ def token_log_scores(tokens: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     boosted = np.where(tokens["in_dom"], tokens["dom_mass"], p_soft)
     out = {"softmax": tokens["softmax"], "boostedprob": np.log(np.maximum(boosted, 1e-45)),
            "neg_entropy": -tokens["entropy"]}
+    if "rauq" in tokens:
+        out["rauq"] = tokens["rauq"]
     for k, v in tokens.items():
         if k.startswith("logit:"):
             out["sigmoid:" + k[6:]] = log_sigmoid(v)
@@ -180,6 +203,10 @@ def run(args: argparse.Namespace) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
               else {"prompt_template": "{source}", "use_chat_template": False})
+    if args.rauq and args.setting != "llm":
+        raise SystemExit("--rauq: RAUQ is defined for decoder-only LMs (the llm setting)")
+    # SmolLM2-135M-Instruct through its chat template: polygraph's alpha for instruction-tuned models
+    rauq = RauqConfig(alpha=args.rauq_alpha, instruct=True) if args.rauq else None
     backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
     head_dirs = sorted(p.parent for p in Path(args.heads).glob("*/head_config.json"))
     if args.only:
@@ -199,14 +226,14 @@ def run(args: argparse.Namespace) -> dict:
             hyp_file.write_text(json.dumps(hyps, ensure_ascii=False))
         gold = gold_self(hyps, [t["refs"] for t in items])
         recs = [{"source": t["source"], "candidate": h if h.strip() else "."} for t, h in zip(items, hyps, strict=True)]
-        toks = token_study(backbone, heads, recs, render)
+        toks = token_study(backbone, heads, recs, render, rauq=rauq)
         refs = [{"source": t["source"], "candidate": t["refs"][-1]} for t in items]
-        ref_toks = token_study(backbone, heads, refs, render)
+        ref_toks = token_study(backbone, heads, refs, render, rauq=rauq)
         np.savez_compressed(out / f"{split}_tokens.npz", **toks)
         splits[split] = {"seq": aggregate(toks, len(items)), "gold": gold, "tokens": toks, "ref_tokens": ref_toks}
         print(f"{split}: {len(items)} items, {toks['seq'].size} tokens ({(time.perf_counter() - t0) / 60:.1f} min)",
               flush=True)
-    report["eval_other"] = eval_other(backbone, heads, args, render)
+    report["eval_other"] = eval_other(backbone, heads, args, render, rauq)
     report["saturation"] = {h: {"greedy_dev": saturation(splits["dev"]["tokens"], h),
                                 "reference_dev": saturation(splits["dev"]["ref_tokens"], h)} for h in heads}
     report["pearson_chrf"] = {split: {m: bootstrap_ci(pearson, v, s["gold"]["chrf"], n=args.boot)
@@ -220,13 +247,14 @@ def run(args: argparse.Namespace) -> dict:
     return report
 
 
-def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict) -> dict:
+def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict,
+               rauq: RauqConfig | None = None) -> dict:
     """ROC-AUC and Pearson of every method on the test books' force-decoded candidates
     (references = 1, next verse and word swap = 0), as in experiments.py."""
     items = eval_items(args.setting, Path(args.data), "test")[: args.n_items]
     cands = other_candidates(items, 0)
     labels = np.array([c["label"] for c in cands], dtype=float)
-    seq = aggregate(token_study(backbone, heads, cands, render), len(cands))
+    seq = aggregate(token_study(backbone, heads, cands, render, rauq=rauq), len(cands))
     return {m: {"roc_auc": bootstrap_ci(roc_auc, v, labels, n=args.boot),
                 "pearson": bootstrap_ci(pearson, v, labels, n=args.boot)}
             for m, v in seq.items() if m.endswith(("@mean", "@prod"))}
@@ -238,6 +266,7 @@ def combined(splits: dict, heads: dict, n_boot: int) -> dict:
     baselines = ["softmax@mean", "boostedprob@mean", "entropy@mean", "softmax@prod"]
     best_base = max(baselines, key=lambda m: pearson(dev["seq"][m], dev["gold"]["chrf"]))
     res = {"best_baseline_on_dev": best_base}
+    compared = baselines + [m for m in ("rauq@mean",) if m in test["seq"]]  # RAUQ: compared, not chosen
     grid = np.linspace(0, 1, 21)
     for h in heads:
         for name, (a_dev, b_dev) in combos(dev["seq"], h).items():
@@ -249,7 +278,7 @@ def combined(splits: dict, heads: dict, n_boot: int) -> dict:
             res[name] = {"weight_on_head": w, "dev_pearson": dev_r,
                          "test_pearson": bootstrap_ci(pearson, test_score, gold, n=n_boot),
                          "vs": {b: paired_bootstrap(pearson, test_score, test["seq"][b], gold, n=n_boot)
-                                for b in baselines}}
+                                for b in compared}}
     return res
 
 
@@ -270,7 +299,7 @@ def dev_chosen_summary(splits: dict, n_boot: int) -> dict:
             best[f] = m
     rows = {f: {"aggregation": m, "dev": pearson(dev["seq"][m], g_dev),
                 "test": bootstrap_ci(pearson, test["seq"][m], g_test, n=n_boot)} for f, m in best.items()}
-    is_base = {"softmax", "boostedprob", "entropy"}
+    is_base = {"softmax", "boostedprob", "entropy", "rauq"}  # rauq: only with --rauq
     heads = [f for f in rows if f not in is_base]
     base = max((f for f in rows if f in is_base), key=lambda f: rows[f]["dev"])
     out = {"rows": rows, "best_baseline": base}
@@ -309,16 +338,17 @@ def markdown(report: dict) -> str:
     for m in p["test"]:
         lines.append(f"| {m} | {_ci(p['dev'][m])} | {_ci(p['test'][m])} |")
     c = report["combined"]
+    shown = ["softmax@mean", "entropy@mean", "boostedprob@mean"]
+    shown += [b for b in ("rauq@mean",) if any(b in v["vs"] for k, v in c.items() if k != "best_baseline_on_dev")]
     lines += ["", f"## Combined scores (weights chosen on dev; best dev baseline: {c['best_baseline_on_dev']})", "",
               "| combination | weight on head (dev) | dev r | test r | vs softmax@mean: delta, p | vs entropy@mean | "
-              "vs boostedprob@mean |", "|---|---|---|---|---|---|---|"]
+              "vs boostedprob@mean |" + "".join(f" vs {b} |" for b in shown[3:]), "|---" * (7 + len(shown[3:])) + "|"]
     for name, v in c.items():
         if name == "best_baseline_on_dev":
             continue
         vs = v["vs"]
         lines.append(f"| {name} | {v['weight_on_head']:.2f} | {v['dev_pearson']:.3f} | {_ci(v['test_pearson'])} | "
-                     + " | ".join(f"{vs[b]['delta']:+.3f}, p={vs[b]['p_value']:.3f}"
-                                  for b in ("softmax@mean", "entropy@mean", "boostedprob@mean")) + " |")
+                     + " | ".join(f"{vs[b]['delta']:+.3f}, p={vs[b]['p_value']:.3f}" for b in shown) + " |")
     lines += ["", "## Eval Other (test books): references = 1, next verse / word swap = 0", "",
               "| method | ROC-AUC | Pearson |", "|---|---|---|"]
     for m, v in report.get("eval_other", {}).items():
@@ -342,6 +372,9 @@ def main() -> None:
     p.add_argument("--n-items", type=int, default=None)
     p.add_argument("--max-new-tokens", type=int, default=96)
     p.add_argument("--boot", type=int, default=1000)
+    p.add_argument("--rauq", action="store_true", help="add RAUQ (LLM setting) beside the other methods")
+    p.add_argument("--rauq-alpha", type=float, default=None,
+                   help="RAUQ's alpha (default: LM-Polygraph's for instruction-tuned models, 0.5)")
     run(p.parse_args())
 
 

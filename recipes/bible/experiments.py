@@ -17,6 +17,9 @@ baseline scores the same held-out verses (books never seen in training):
   references and the cosine similarity of all-MiniLM-L6-v2 embeddings (best reference).
   Pearson, plus MC sequence entropy (softmax and sigmoid) and the self-judge.
 
+With ``--rauq`` (LLM setting) RAUQ joins the baselines: its per-token confidences come from
+the attention weights of the same force-decoding pass (eager attention for that pass).
+
 Every table carries 95% bootstrap intervals; scatter plots and an HTML page that colours
 each token by each method's score are written beside them.
 """
@@ -38,6 +41,7 @@ from sigmoid_head.data.batching import Collator, pad_id
 from sigmoid_head.data.prompts import make_examples
 from sigmoid_head.data.records import read_jsonl
 from sigmoid_head.scoring.force_decode import score_examples
+from sigmoid_head.scoring.rauq import RauqConfig
 from sigmoid_head.training.cache import PositionCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -171,7 +175,7 @@ def _elapsed(t0: float) -> str:
 
 
 def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict], render: dict,
-              batch: int = 16) -> tuple[dict[str, np.ndarray], list[dict]]:
+              batch: int = 16, rauq: RauqConfig | None = None) -> tuple[dict[str, np.ndarray], list[dict]]:
     """Sequence log-scores of every method for every record, from ONE forward pass.
 
     Scores through the library's one scoring path (``score_examples``, every head at once,
@@ -179,13 +183,14 @@ def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict],
 
     Returns:
         method -> (R,) sequence log-probabilities (sigmoid heads as ``sigmoid:<setting>``;
-        ``<method>@mean`` is the mean token log-score, ``length`` the token count),
-        and per-record token details (ids, per-token log scores) for tables and HTML.
+        ``<method>@mean`` is the mean token log-score, ``length`` the token count; ``rauq``
+        with ``rauq``), and per-record token details (ids, per-token log scores) for tables and HTML.
     """
     examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
                              **render)
     scored = score_examples(backbone, examples, batch_size=batch, sort_by_length=False,
-                            heads={name: hm.head for name, hm in heads.items()}, progress=False)
+                            heads={name: hm.head for name, hm in heads.items()}, rauq=rauq,
+                            progress=False)
     seq: dict[str, list[float]] = {}
     details = []
     for ts in scored:
@@ -195,6 +200,8 @@ def score_all(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict],
                "entropy": torch.from_numpy(ts.entropy).float()}
         for name in heads:
             tok[f"sigmoid:{name}"] = torch.from_numpy(ts.heads[name]).float()
+        if ts.rauq_log is not None:
+            tok["rauq"] = torch.from_numpy(ts.rauq_log).float()
         for k, v in tok.items():  # products (the paper) and length-normalised geometric means
             seq.setdefault(k, []).append(float(v.mean() if k == "entropy" else v.sum()))
             if k != "entropy":
@@ -222,6 +229,9 @@ def main() -> None:
     p.add_argument("--extended", action="store_true",
                    help=f"also train the rows beyond the paper: {', '.join(EXTENDED)}")
     p.add_argument("--eval-every", type=int, default=50, help="validation loss every N optimizer steps")
+    p.add_argument("--rauq", action="store_true", help="add RAUQ (LLM setting) to the baselines")
+    p.add_argument("--rauq-alpha", type=float, default=None,
+                   help="RAUQ's alpha (default: LM-Polygraph's for instruction-tuned models, 0.5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--train-only", action="store_true",
                    help="stop after training the heads (e.g. for recipes/bible/eval_self_study.py)")
@@ -252,6 +262,10 @@ def run(args: argparse.Namespace) -> None:
     out, t_start = Path(args.out), time.perf_counter()
     if args.setting == "mt" and not args.model:
         raise SystemExit("--setting mt needs --model (a Marian checkpoint from recipes/bible/train_mt.py)")
+    if args.rauq and args.setting != "llm":
+        raise SystemExit("--rauq: RAUQ is defined for decoder-only LMs (the llm setting)")
+    # SmolLM2-135M-Instruct through its chat template: polygraph's alpha for instruction-tuned models
+    rauq = RauqConfig(alpha=args.rauq_alpha, instruct=True) if args.rauq else None
     backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
     render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
               else {"prompt_template": "{source}", "use_chat_template": False})
@@ -272,7 +286,7 @@ def run(args: argparse.Namespace) -> None:
 
     print(f"[2/4] Eval Other: force-decoding references and hard negatives ({_elapsed(t_start)})", flush=True)
     cands = other_candidates(test, args.seed)
-    other, other_tok = score_all(backbone, heads, cands, render)
+    other, other_tok = score_all(backbone, heads, cands, render, rauq=rauq)
     labels = np.array([c["label"] for c in cands], dtype=float)
 
     print(f"[3/4] Eval Self: greedy generation, MC entropy ({mc} samples), self-judge ({_elapsed(t_start)})",
@@ -281,7 +295,7 @@ def run(args: argparse.Namespace) -> None:
     gen = generate_and_score(main_model, [{"source": t["source"]} for t in test],
                              DecodingConfig(max_new_tokens=max_new), progress=True, **render)
     hyps = [{"source": t["source"], "candidate": g["candidate"]} for t, g in zip(test, gen, strict=True)]
-    self_scores, self_tok = score_all(backbone, heads, hyps, render)
+    self_scores, self_tok = score_all(backbone, heads, hyps, render, rauq=rauq)
     if mc:
         prompts = prompt_ids([{"source": t["source"]} for t in test], backbone.tokenizer,
                              is_encoder_decoder=backbone.is_encoder_decoder, **render)
@@ -298,6 +312,7 @@ def run(args: argparse.Namespace) -> None:
     meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "data": args.data,
             "seed": args.seed, "n_train": n_train,
             "n_test": len(test), "epochs": epochs, "mc_samples": mc, "main_head": main_name, "quick": quick,
+            **({"rauq": {"alpha": rauq.weight, "layers": rauq.layers or "middle third"}} if rauq else {}),
             "train_history": {k: v.config.training["history"] for k, v in heads.items()}}
     write_tables(out, meta, other, labels, self_scores, gold, main_name)
     rows = qualitative_rows(backbone, cands, other_tok, main_name)

@@ -64,7 +64,7 @@ def quality(name: str, values: np.ndarray) -> np.ndarray:
     """Scores oriented as quality: products from log-scores, negated entropy."""
     if name in ("entropy", "length"):
         return -values
-    if name.startswith(("sigmoid", "softmax", "boostedprob")):
+    if name.startswith(("sigmoid", "softmax", "boostedprob", "rauq")):
         return np.exp(values)
     return values
 

@@ -73,3 +73,47 @@ def test_summary_chooses_on_dev_only():
     assert s["best_baseline"] == "softmax" and s["best_head"] == "sigmoid:h" and "length" not in s["rows"]
     assert s["paired"]["delta"] == pytest.approx(
         study.pearson(test["seq"]["sigmoid:h@min"], g) - study.pearson(test["seq"]["softmax@mean"], g))
+
+
+RAUQ_RECORDS = [{"source": "el perro come el pan", "candidate": "the dog eats the bread"},
+                {"source": "la casa grande", "candidate": "the big house"},
+                {"source": "una mujer lee", "candidate": "a woman reads today"}]
+CAUSAL = {"prompt_template": "{source}\n", "use_chat_template": False}
+
+
+def test_token_study_adds_rauq_and_leaves_the_other_arrays(tiny_causal_path, perturbed_model) -> None:
+    from sigmoid_head.data.prompts import make_examples
+    from sigmoid_head.scoring.force_decode import score_examples
+    from sigmoid_head.scoring.rauq import RauqConfig
+
+    model = perturbed_model(tiny_causal_path)
+    backbone, heads = model.backbone, {"x": model}
+    plain = study.token_study(backbone, heads, RAUQ_RECORDS, CAUSAL, batch=2)
+    rauq = RauqConfig(alpha=0.5)
+    with_rauq = study.token_study(backbone, heads, RAUQ_RECORDS, CAUSAL, batch=2, rauq=rauq)
+    assert set(with_rauq) == set(plain) | {"rauq"}
+    for k, v in plain.items():
+        np.testing.assert_allclose(with_rauq[k], v, rtol=1e-5, atol=1e-6, err_msg=k)
+    examples = make_examples(RAUQ_RECORDS, backbone.tokenizer, is_encoder_decoder=False, **CAUSAL)
+    lib = score_examples(backbone, examples, batch_size=3, rauq=rauq, progress=False)
+    np.testing.assert_allclose(with_rauq["rauq"], np.concatenate([ts.rauq_log for ts in lib]), rtol=1e-6)
+    seq = study.aggregate(with_rauq, len(RAUQ_RECORDS))
+    assert {"rauq@prod", "rauq@mean", "rauq@min"} <= set(seq)
+    np.testing.assert_allclose(seq["rauq@mean"], [ts.rauq_log.mean() for ts in lib], rtol=1e-6)
+
+
+def test_rauq_is_a_baseline_of_the_summary_and_a_column_of_the_combined_table() -> None:
+    rng = np.random.default_rng(1)
+    g = rng.random(100)
+    split = {"seq": {"softmax@mean": g + rng.normal(0, 2.0, g.size), "rauq@mean": g + rng.normal(0, 0.1, g.size),
+                     "sigmoid:h@mean": g + rng.normal(0, 1.0, g.size)}, "gold": {"chrf": g}}
+    s = study.dev_chosen_summary({"dev": split, "test": split}, n_boot=50)
+    assert s["best_baseline"] == "rauq" and s["best_head"] == "sigmoid:h"
+    vs = {b: {"delta": 0.1, "p_value": 0.5} for b in ("softmax@mean", "entropy@mean", "boostedprob@mean")}
+    row = {"weight_on_head": 0.5, "dev_pearson": 0.2, "test_pearson": (0.1, 0.0, 0.2), "vs": vs}
+    report = {"saturation": {}, "pearson_chrf": {"dev": {}, "test": {}}}
+    plain = study.markdown({**report, "combined": {"best_baseline_on_dev": "softmax@mean", "c": row}})
+    assert "rauq" not in plain and "|---|---|---|---|---|---|---|\n" in plain
+    row = {**row, "vs": {**vs, "rauq@mean": {"delta": -0.2, "p_value": 0.01}}}
+    text = study.markdown({**report, "combined": {"best_baseline_on_dev": "softmax@mean", "c": row}})
+    assert "vs rauq@mean |" in text and "| -0.200, p=0.010 |" in text

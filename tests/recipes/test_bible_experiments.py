@@ -56,6 +56,27 @@ def test_score_all_matches_score_records(scored) -> None:
     assert [len(d["ids"]) for d in details] == [r["n_tokens"] for r in ref]
 
 
+def test_score_all_adds_rauq_rows_and_changes_no_other(tiny_causal_path, scored, tmp_path) -> None:
+    seq, _, ref = scored
+    backbone = load_backbone(str(tiny_causal_path), device="cpu")
+    records = experiments.other_candidates(TEST, seed=0)
+    render = {"prompt_template": "{source}\n", "use_chat_template": False}
+    rauq = experiments.RauqConfig(alpha=0.5)
+    with_rauq, details = experiments.score_all(backbone, {}, records, render, batch=2, rauq=rauq)
+    mine = score_records(backbone, records, progress=False, rauq=rauq, **render)
+    np.testing.assert_allclose(with_rauq["rauq"], [r["rauq_logprob"] for r in mine], rtol=1e-5)
+    np.testing.assert_allclose(with_rauq["rauq@mean"], [r["rauq_mean_log"] for r in mine], rtol=1e-5)
+    assert len(details[0]["rauq"]) == len(details[0]["ids"])
+    for k in ("softmax", "softmax@mean", "boostedprob", "entropy", "length"):
+        np.testing.assert_allclose(with_rauq[k], seq[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    labels = np.array([c["label"] for c in records], dtype=float)
+    gold = {"chrf": np.exp(seq["softmax@mean"]), "minilm": -seq["length"]}
+    meta = {"setting": "llm", "model": "tiny", "n_train": 1, "n_test": 3, "quick": True}
+    qe_report.write_tables(tmp_path, meta, with_rauq, labels, dict(with_rauq), gold, "x")
+    blocks = (tmp_path / "results.md").read_text().split("**Eval ")[1:]
+    assert all("| rauq |" in b for b in blocks[:2]) and all("| rauq@mean |" in b for b in blocks[2:])
+
+
 def test_tables_split_products_and_length_normalised(tmp_path, scored) -> None:
     seq, _, _ = scored
     labels = np.array([c["label"] for c in experiments.other_candidates(TEST, seed=0)], dtype=float)

@@ -93,9 +93,38 @@ def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
             default=0,
             help="add Monte Carlo sequence entropy from N samples (paper: 10)",
         )
+    g.add_argument("--rauq", action="store_true",
+                   help="add RAUQ (attention-based, causal LMs) from the same pass; it runs "
+                        "with eager attention")
+    g.add_argument("--rauq-alpha", type=_number(float, 0, 1, what="a number"),
+                   help="RAUQ's weight of the token probability (default 0.2, LM-Polygraph's; "
+                        "it uses 0.5 for instruction-tuned models)")
+    g.add_argument("--rauq-layers", type=_layer_list,
+                   help="RAUQ's layers, comma-separated 0-based (default: the middle third)")
     g.add_argument("--self-judge", action="store_true", help="add the LLM self-judge score")
     g.add_argument("--judge-template", help="self-judge prompt with {source} and {candidate}")
     g.add_argument("--comet-model", help="local CometKiwi checkpoint (needs unbabel-comet)")
+
+
+def _layer_list(text: str) -> tuple[int, ...]:
+    try:
+        layers = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of layers") from None
+    if not layers or min(layers) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: layers are 0-based indices")
+    return layers
+
+
+def rauq_config(args: argparse.Namespace) -> Any:
+    """The RauqConfig the options ask for, or None without ``--rauq``."""
+    if not args.rauq:
+        if args.rauq_alpha is not None or args.rauq_layers is not None:
+            raise UsageError("--rauq-alpha and --rauq-layers need --rauq")
+        return None
+    from ..scoring.rauq import RauqConfig
+
+    return RauqConfig(alpha=args.rauq_alpha, layers=args.rauq_layers)
 
 
 class Inputs:
@@ -247,7 +276,7 @@ def summary(rows: Sequence[dict], n: int | None = None) -> str:
     """Mean sequence scores per method, as a small text table (``n``: the number of
     outputs, when ``rows`` holds their means only)."""
     lines = [f"{'method':<14}{'mean':>12}{'mean_log':>12}{'min':>12}"]
-    for name in ("sigmoid", "softmax", "boostedprob"):
+    for name in ("sigmoid", "softmax", "boostedprob", "rauq"):
         if name in rows[0]:
             vals = [
                 np.mean([r[k] for r in rows]) for k in (name, f"{name}_mean_log", f"{name}_min")

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring.generate import DecodingConfig, generate_and_score
 
     common.check_early(args)
+    rauq = common.rauq_config(args)
     inputs = common.Inputs(args, need_candidates=False)
     # sampling draws from one seeded stream over all inputs: one batch of every input, in
     # one process
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     def generate_batch(batch: list[dict]) -> list[dict]:
         rows = generate_and_score(model, batch, decoding, prompt_template=args.prompt_template,
                                   use_chat_template=args.chat, batch_size=args.batch_size,
-                                  with_tokens=args.with_tokens, progress=False)
+                                  with_tokens=args.with_tokens, rauq=rauq, progress=False)
         common.add_baselines(model, batch, rows, args)
         return rows
 

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring.force_decode import score_records
 
     common.check_early(args)
+    rauq = common.rauq_config(args)
     inputs = common.Inputs(args, need_candidates=True)
     launch(args)
     model = common.load_model(args)
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         scores = score_records(model, batch, prompt_template=args.prompt_template,
                                use_chat_template=args.chat, batch_size=args.batch_size,
                                max_tokens=args.max_tokens, with_tokens=args.with_tokens,
-                               progress=False)
+                               rauq=rauq, progress=False)
         keep = ("source", "messages", "candidate", "target")
         rows = [{**{k: rec[k] for k in keep if k in rec}, **s}
                 for rec, s in zip(batch, scores, strict=True)]

@@ -17,6 +17,11 @@ composes uncertainty methods:
   :func:`load_estimator`): :class:`SigmoidHeadSequence` (product, geometric mean or
   minimum of token probabilities; ``method`` sigmoid, softmax or boostedprob),
   :class:`SigmoidHeadToken` and :class:`SigmoidHeadMeanEntropy`.
+* RAUQ, opt-in (``SigmoidHeadCalculator(model, rauq=RauqConfig())``): its per-token
+  confidences from the attention weights of that same generation
+  (:mod:`sigmoid_head.scoring.rauq`); :class:`SigmoidHeadRAUQ` returns exactly the value of
+  polygraph's own ``RAUQ`` estimator, without polygraph's ``(layers x heads, T, T)``
+  attention statistic.
 
 Sign convention: polygraph estimators return an *uncertainty* (higher = worse). Every
 probability-based estimator here returns ``-log`` of the library's score: product ->
@@ -42,6 +47,7 @@ from ..dominant import DominantConfig
 from ..head_io import fingerprint
 from ..model import SigmoidHeadModel
 from ..scoring.generate import DecodingConfig, Generated, generate_outputs
+from ..scoring.rauq import RauqConfig
 from ..scoring.token_scores import safe_log
 
 STATS = {
@@ -50,6 +56,10 @@ STATS = {
     "boostedprob": "sigmoid_head_boostedprob_log_likelihoods",
 }
 """Method -> the statistic holding its per-token log-probabilities (one (T,) array per output)."""
+RAUQ_STAT = "sigmoid_head_rauq_log_confidences"
+"""RAUQ's per-token log confidences, (T,) per output; only with ``rauq`` set."""
+METHOD_STATS = {**STATS, "rauq": RAUQ_STAT}
+"""Every method the estimators read: those always computed, and RAUQ."""
 ENTROPY_STAT = "entropy"
 GREEDY_STATS = ["input_tokens", "greedy_tokens", "greedy_texts", "greedy_log_likelihoods",
                 ENTROPY_STAT]
@@ -69,16 +79,19 @@ class SigmoidHeadCalculator(StatCalculator):
         dominant: dominant-token rule for BoostedProb (default: the paper's).
         decoding: further :class:`DecodingConfig` fields (e.g. ``{"do_sample": True}``);
             otherwise the polygraph model's generation parameters, else greedy.
+        rauq: also RAUQ's per-token confidences (:data:`RAUQ_STAT`) from the same generation
+            (it then runs with eager attention); None = off.
     """
 
     def __init__(self, model: SigmoidHeadModel | str | Path, dominant: DominantConfig | None = None,
-                 decoding: dict[str, Any] | None = None) -> None:
+                 decoding: dict[str, Any] | None = None, rauq: RauqConfig | None = None) -> None:
         super().__init__()
         self.model, self.dominant, self.decoding = model, dominant, dict(decoding or {})
+        self.rauq = rauq
 
     @staticmethod
     def meta_info() -> tuple[list[str], list[str]]:
-        return [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"]], []
+        return [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"], RAUQ_STAT], []
 
     def __str__(self) -> str:
         return "SigmoidHeadCalculator"
@@ -117,7 +130,8 @@ class SigmoidHeadCalculator(StatCalculator):
             Per output: ``greedy_tokens`` (list of ids, cut after the first EOS, EOS
             included), ``greedy_texts``, ``greedy_log_likelihoods`` (softmax log p per
             token), ``entropy`` (nats per token), ``sigmoid_head_log_likelihoods``,
-            ``sigmoid_head_boostedprob_log_likelihoods``; ``input_tokens``; ``out``.
+            ``sigmoid_head_boostedprob_log_likelihoods``, with ``rauq`` also
+            ``sigmoid_head_rauq_log_confidences``; ``input_tokens``; ``out``.
         """
         shm = self._head_model(model.model, model.tokenizer)
         inputs = dependencies.get("model_inputs")
@@ -128,7 +142,7 @@ class SigmoidHeadCalculator(StatCalculator):
                            model.tokenizer.pad_token_id)
         decoding = self._decoding(model, max_new_tokens or 100, extra)
         outs = generate_outputs(shm, prompts, decoding, batch_size=max(1, len(prompts)),
-                                dominant=self.dominant, progress=False)
+                                dominant=self.dominant, rauq=self.rauq, progress=False)
         return _stats(outs, prompts, model.tokenizer)
 
 
@@ -160,6 +174,8 @@ def _stats(outs: list[Generated], prompts: list[list[int]], tokenizer: Any) -> d
         stats[ENTROPY_STAT].append(np.asarray(ts.entropy, dtype=np.float64))
         stats[STATS["sigmoid"]].append(np.asarray(ts.sigmoid_log, dtype=np.float64))
         stats[STATS["boostedprob"]].append(safe_log(ts.boostedprob))
+        if ts.rauq_log is not None:
+            stats.setdefault(RAUQ_STAT, []).append(np.asarray(ts.rauq_log, dtype=np.float64))
     width = max(len(p) + len(g.output) for p, g in zip(prompts, outs, strict=True))
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     seqs = torch.full((len(outs), width), pad, dtype=torch.long)
@@ -184,39 +200,64 @@ class SigmoidHeadSequence(Estimator):
     token probabilities of one method.
 
     Args:
-        method: ``sigmoid`` (the head), ``softmax`` or ``boostedprob``.
+        method: ``sigmoid`` (the head), ``softmax``, ``boostedprob`` or ``rauq`` (RAUQ's
+            per-token confidences; the calculator needs ``rauq`` set).
         aggregation: ``product``, ``geo_mean`` or ``min``.
     """
 
     def __init__(self, method: str = "sigmoid", aggregation: str = "product") -> None:
-        if method not in STATS:
-            raise ValueError(f"unknown method {method!r}; use one of {sorted(STATS)}")
+        _check_method(method)
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {aggregation!r}; use one of {AGGREGATIONS}")
         self.method, self.aggregation = method, aggregation
-        super().__init__([STATS[method]], "sequence")
+        super().__init__([METHOD_STATS[method]], "sequence")
 
     def __str__(self) -> str:
         return f"SigmoidHeadSequence_{self.method}_{self.aggregation}"
 
     def __call__(self, stats: dict[str, Any]) -> np.ndarray:
-        return np.array([_aggregate(lp, self.aggregation) for lp in stats[STATS[self.method]]])
+        return np.array([_aggregate(lp, self.aggregation) for lp in _read(stats, self.method)])
 
 
 class SigmoidHeadToken(Estimator):
     """Token uncertainty ``-log p`` of one method, each output's last token dropped."""
 
     def __init__(self, method: str = "sigmoid") -> None:
-        if method not in STATS:
-            raise ValueError(f"unknown method {method!r}; use one of {sorted(STATS)}")
+        _check_method(method)
         self.method = method
-        super().__init__([STATS[method]], "token")
+        super().__init__([METHOD_STATS[method]], "token")
 
     def __str__(self) -> str:
         return f"SigmoidHeadToken_{self.method}"
 
     def __call__(self, stats: dict[str, Any]) -> list[np.ndarray]:
-        return [-np.asarray(lp[:-1], dtype=np.float64) for lp in stats[STATS[self.method]]]
+        return [-np.asarray(lp[:-1], dtype=np.float64) for lp in _read(stats, self.method)]
+
+
+def _check_method(method: str) -> None:
+    if method not in METHOD_STATS:
+        raise ValueError(f"unknown method {method!r}; use one of {sorted(METHOD_STATS)}")
+
+
+def _read(stats: dict[str, Any], method: str) -> list[np.ndarray]:
+    if method == "rauq" and RAUQ_STAT not in stats:
+        raise KeyError(f"no {RAUQ_STAT}: give SigmoidHeadCalculator rauq=RauqConfig() "
+                       "(benchmark config: cfg: {rauq: true})")
+    return stats[METHOD_STATS[method]]
+
+
+class SigmoidHeadRAUQ(Estimator):
+    """RAUQ's sequence uncertainty ``1 - mean_j log c_j`` (``c``: the per-token confidences
+    of the least confident selected layer): the value of polygraph's own ``RAUQ``."""
+
+    def __init__(self) -> None:
+        super().__init__([RAUQ_STAT], "sequence")
+
+    def __str__(self) -> str:
+        return "SigmoidHeadRAUQ"
+
+    def __call__(self, stats: dict[str, Any]) -> np.ndarray:
+        return np.array([1.0 - float(np.mean(lc)) for lc in _read(stats, "rauq")])
 
 
 class SigmoidHeadMeanEntropy(Estimator):
@@ -236,13 +277,16 @@ def load_estimator(config: Any) -> Estimator:
     """polygraph's hook for third-party estimators.
 
     ``config`` keys: ``level`` (``sequence`` default, or ``token``), ``method``
-    (``sigmoid`` default, ``softmax``, ``boostedprob``, or ``entropy`` for the mean
-    entropy), ``aggregation`` (``product`` default, ``geo_mean``, ``min``).
+    (``sigmoid`` default, ``softmax``, ``boostedprob``, ``entropy`` for the mean
+    entropy, or ``rauq``), ``aggregation`` (``product`` default, ``geo_mean``, ``min``;
+    ``rauq`` without one is :class:`SigmoidHeadRAUQ`, polygraph's RAUQ value).
     """
     cfg = dict(config or {})
     method = cfg.get("method", "sigmoid")
     if method == "entropy":
         return SigmoidHeadMeanEntropy()
+    if method == "rauq" and cfg.get("level", "sequence") == "sequence" and "aggregation" not in cfg:
+        return SigmoidHeadRAUQ()
     if cfg.get("level", "sequence") == "token":
         return SigmoidHeadToken(method)
     return SigmoidHeadSequence(method, cfg.get("aggregation", "product"))
@@ -251,11 +295,16 @@ def load_estimator(config: Any) -> Estimator:
 def load_stat_calculator(config: Any, environment: Any) -> SigmoidHeadCalculator:
     """polygraph's hook for third-party stat calculators (its benchmark runner's
     ``builder``): ``config["head"]`` is the head's folder or Hub id, loaded onto the
-    runner's model (``environment.model``) on first use; ``config["decoding"]`` optional."""
+    runner's model (``environment.model``) on first use; ``config["decoding"]`` optional;
+    ``config["rauq"]``: ``true`` or :class:`RauqConfig` fields (``{alpha: 0.5}``) adds RAUQ."""
     cfg = dict(config or {})
     if "head" not in cfg:
         raise ValueError("the SigmoidHeadCalculator config needs 'head': a head folder or Hub id")
-    return SigmoidHeadCalculator(cfg["head"], decoding=dict(cfg.get("decoding") or {}))
+    rauq = cfg.get("rauq")
+    if rauq is not None and rauq is not False:
+        rauq = RauqConfig(**(dict(rauq) if rauq is not True else {}))
+    return SigmoidHeadCalculator(cfg["head"], decoding=dict(cfg.get("decoding") or {}),
+                                 rauq=rauq or None)
 
 
 def estimator_names(methods: Sequence[str] = tuple(STATS)) -> list[str]:

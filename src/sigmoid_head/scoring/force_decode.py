@@ -14,6 +14,7 @@ plus the end-of-sequence / end-of-turn token). The token scores are those of
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -31,6 +32,7 @@ from ..data.prompts import (
 from ..dominant import DominantConfig
 from ..head import SigmoidHead
 from .aggregate import sequence_record
+from .rauq import RauqConfig, capture_self_attention, rauq_positions
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
 
@@ -59,6 +61,7 @@ def score_examples(
     sigmoid_only: bool = False,
     heads: Mapping[str, SigmoidHead] | None = None,
     sort_by_length: bool = True,
+    rauq: RauqConfig | None = None,
     progress: bool = True,
 ) -> list[TokenScores]:
     """Force-decode tokenized examples and score their labelled tokens.
@@ -74,6 +77,8 @@ def score_examples(
         heads: further Sigmoid Heads of the same backbone, scored in the same pass
             (:attr:`TokenScores.heads`).
         sort_by_length: batch longest first (cuts padding); False keeps the input order.
+        rauq: also RAUQ (:attr:`TokenScores.rauq_log`) from the same pass's attention
+            weights (causal LMs; the pass runs with eager attention).
         progress: show a tqdm progress bar.
 
     Returns:
@@ -84,6 +89,8 @@ def score_examples(
     backbone, head = unpack_model(model)
     if sigmoid_only and head is None and not heads:
         raise TypeError("sigmoid_only scoring needs a head (a Backbone has none)")
+    if sigmoid_only and rauq is not None:
+        raise ValueError("RAUQ needs the softmax probabilities: not with sigmoid_only")
     collate = Collator(pad_id(backbone.tokenizer), backbone.is_encoder_decoder)
     if sort_by_length:
         groups = length_batches(examples, batch_size, max_tokens)
@@ -92,14 +99,22 @@ def score_examples(
         groups = make_batches(lengths, batch_size=None if max_tokens else batch_size,
                               max_tokens=max_tokens, shuffle=False)
     results: list[TokenScores | None] = [None] * len(examples)
-    for idx in tqdm(groups, desc="score", disable=not progress, dynamic_ncols=True):
-        batch = collate([examples[i] for i in idx])
-        batch = {k: v.to(backbone.device) for k, v in batch.items()}
-        pos = backbone.positions(batch, with_logits=False)
-        values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant,
-                                 heads=heads, softmax=not sigmoid_only)
-        for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
-            results[i] = ts
+    capture = capture_self_attention(backbone.model, rauq) if rauq is not None else contextlib.nullcontext()
+    with capture as attn:
+        for idx in tqdm(groups, desc="score", disable=not progress, dynamic_ncols=True):
+            batch = collate([examples[i] for i in idx])
+            batch = {k: v.to(backbone.device) for k, v in batch.items()}
+            if attn is not None:
+                attn.clear()
+            pos = backbone.positions(batch, with_logits=False)
+            values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant,
+                                     heads=heads, softmax=not sigmoid_only)
+            if attn is not None:  # the query predicting labels[:, col] sits at col - 1
+                values["rauq_log"] = rauq_positions(values["softmax_log"],
+                                                    attn.at(pos.row, pos.col - 1), pos.row,
+                                                    len(idx), rauq.weight)
+            for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
+                results[i] = ts
     return results  # type: ignore[return-value]
 
 
@@ -114,6 +129,7 @@ def score_records(
     max_tokens: int | None = None,
     with_tokens: bool = False,
     dominant: DominantConfig | None = None,
+    rauq: RauqConfig | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Eval Other on ``{source, candidate}`` / ``{messages, candidate}`` records.
@@ -126,6 +142,7 @@ def score_records(
         batch_size, max_tokens: batching (see :func:`score_examples`).
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
+        rauq: also RAUQ (``rauq*`` scores; causal LMs, see :mod:`.rauq`).
         progress: show a progress bar.
 
     Returns:
@@ -150,6 +167,7 @@ def score_records(
         batch_size=batch_size,
         max_tokens=max_tokens,
         dominant=dominant,
+        rauq=rauq,
         progress=progress,
     )
     rows = [

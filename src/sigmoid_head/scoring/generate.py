@@ -6,7 +6,8 @@ sampling no second forward pass is run: a forward pre-hook on the LM's output la
 records the LM head's input at the last position of every step, ``(B, d)`` per step,
 from which the sigmoid rows of the chosen tokens are gathered, while the softmax,
 BoostedProb, entropy and dominant sets come from the step's *raw* logits
-(``output_logits=True``, before temperature, top-p or any other processor).
+(``output_logits=True``, before temperature, top-p or any other processor). With ``rauq``
+the steps also run with eager attention and RAUQ reads each step's attention weights.
 
 Beam search reorders hypotheses between steps, so its outputs are scored by
 force-decoding the returned sequences instead (one extra forward pass); the scores
@@ -32,6 +33,7 @@ from ..data.prompts import ScoreInputError, prompt_ids, render_settings
 from ..dominant import DominantConfig
 from .aggregate import sequence_record
 from .force_decode import length_batches, score_examples
+from .rauq import RauqConfig, capture_self_attention, rauq_log_confidence
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
 
@@ -129,6 +131,7 @@ def _generate_batch(
     prompts: list[list[int]],
     cfg: DecodingConfig,
     dominant: DominantConfig | None,
+    rauq: RauqConfig | None = None,
 ) -> tuple[torch.Tensor, list[TokenScores] | None]:
     """Generate for one batch of prompts.
 
@@ -139,7 +142,9 @@ def _generate_batch(
     seq2seq = backbone.is_encoder_decoder
     pid = pad_id(backbone.tokenizer)
     ids, mask = pad_with_mask(prompts, pid, "right" if seq2seq else "left")
-    with capture_last_hidden(backbone.model) as steps:
+    use_rauq = rauq is not None and cfg.num_beams == 1  # beam search: force-decoded later
+    capture = capture_self_attention(backbone.model, rauq) if use_rauq else contextlib.nullcontext()
+    with capture_last_hidden(backbone.model) as steps, capture as attn:
         out = backbone.model.generate(
             input_ids=ids.to(backbone.device),
             attention_mask=mask.to(backbone.device),
@@ -158,7 +163,22 @@ def _generate_batch(
     values = position_scores(
         backbone, head, hidden.flatten(0, 1), gen.flatten(), logits.flatten(0, 1), dominant
     )
+    if attn is not None:
+        weights = attn.per_step()  # (R, S, L, H): step s predicts gen[:, s]
+        if weights is None or weights.shape[1] != n_steps:
+            return gen, None  # force-decoded instead
+        lengths = _lengths(gen, _eos_ids(backbone, cfg))
+        log_c, _ = rauq_log_confidence(values["softmax_log"].view(gen.shape), weights, lengths,
+                                       rauq.weight)
+        values["rauq_log"] = log_c.flatten()
     return gen, split_rows(values, gen.flatten(), rows, gen.shape[0])
+
+
+def _lengths(gen: torch.Tensor, eos: set[int]) -> torch.Tensor:
+    """(R,) tokens kept per generated row (R, S): up to its first EOS, inclusive."""
+    is_eos = torch.isin(gen, torch.tensor(sorted(eos), dtype=gen.dtype, device=gen.device))
+    first = torch.where(is_eos.any(1), is_eos.int().argmax(1) + 1, gen.shape[1])
+    return first
 
 
 def force_decode(
@@ -167,6 +187,7 @@ def force_decode(
     *,
     batch_size: int | None = 16,
     dominant: DominantConfig | None = None,
+    rauq: RauqConfig | None = None,
     progress: bool = False,
 ) -> None:
     """Score generated outputs by force-decoding their ids (sets ``scores`` in place)."""
@@ -185,7 +206,8 @@ def force_decode(
     for g, ts in zip(
         outputs,
         score_examples(
-            model, examples, batch_size=batch_size, dominant=dominant, progress=progress
+            model, examples, batch_size=batch_size, dominant=dominant, rauq=rauq,
+            progress=progress,
         ),
         strict=True,
     ):
@@ -199,6 +221,7 @@ def generate_outputs(
     *,
     batch_size: int = 16,
     dominant: DominantConfig | None = None,
+    rauq: RauqConfig | None = None,
     progress: bool = True,
 ) -> list[Generated]:
     """Generate from prompt ids and score every output token.
@@ -209,6 +232,8 @@ def generate_outputs(
         decoding: decoding settings.
         batch_size: inputs per ``generate`` call.
         dominant: dominant-token rule.
+        rauq: also RAUQ (causal LMs): from the attention weights of the generation steps,
+            or of the force-decoding pass after beam search.
         progress: show a progress bar.
 
     Returns:
@@ -231,7 +256,7 @@ def generate_outputs(
             dynamic_ncols=True,
         ):
             gen, scores = _generate_batch(
-                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant
+                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant, rauq
             )
             for r, row in enumerate(gen.tolist()):
                 i = idx[r // cfg.num_return_sequences]
@@ -241,7 +266,8 @@ def generate_outputs(
     results.sort(key=lambda g: g.input_index)  # stable: keeps sample order within an input
     todo = [g for g in results if g.scores is None]
     if todo:
-        force_decode(model, todo, batch_size=batch_size, dominant=dominant, progress=progress)
+        force_decode(model, todo, batch_size=batch_size, dominant=dominant, rauq=rauq,
+                     progress=progress)
     return results
 
 
@@ -255,6 +281,7 @@ def generate_and_score(
     batch_size: int = 16,
     with_tokens: bool = False,
     dominant: DominantConfig | None = None,
+    rauq: RauqConfig | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Eval Self: generate from sources (or chats) and score the outputs.
@@ -268,6 +295,7 @@ def generate_and_score(
         batch_size: inputs per ``generate`` call.
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
+        rauq: also RAUQ (``rauq*`` scores; causal LMs, see :mod:`.rauq`).
         progress: show progress bars.
 
     Returns:
@@ -292,7 +320,8 @@ def generate_and_score(
         **render_settings(model, prompt_template, use_chat_template),
     )
     outputs = generate_outputs(
-        model, prompts, decoding, batch_size=batch_size, dominant=dominant, progress=progress
+        model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
+        progress=progress,
     )
     tok = backbone.tokenizer
     rows = []

@@ -8,7 +8,10 @@ Per scored token:
 * ``boostedprob``: BoostedProb (the dominant set's mass if the token is dominant);
 * ``entropy``: ``H = -sum_v p(v) log p(v)`` of the LM's softmax, in nats: an
   *uncertainty* (higher = less confident);
-* ``n_dominant``: size of the dominant set at that position.
+* ``n_dominant``: size of the dominant set at that position;
+* ``rauq``: RAUQ's per-token confidence (:mod:`.rauq`), when asked for: it needs the
+  attention weights of the same pass and each sequence's earlier tokens, so the scoring
+  paths add it after :func:`position_scores`.
 
 Force-decoding (:mod:`.force_decode`) and generation (:mod:`.generate`) both compute them
 with :func:`position_scores` and cut them per sequence with :func:`split_rows`.
@@ -53,6 +56,7 @@ class TokenScores:
         n_dominant: dominant-set size (idem).
         sigmoid_log: log sigmoid probability, or None without a head.
         heads: log sigmoid probability under each further head scored in the same pass.
+        rauq_log: log of RAUQ's per-token confidence, or None when not asked for.
     """
 
     ids: np.ndarray
@@ -62,6 +66,7 @@ class TokenScores:
     n_dominant: np.ndarray | None
     sigmoid_log: np.ndarray | None = None
     heads: dict[str, np.ndarray] = field(default_factory=dict)
+    rauq_log: np.ndarray | None = None
 
     def log_probs(self) -> dict[str, np.ndarray]:
         """Method -> (T,) token log-probabilities, for every available method."""
@@ -71,6 +76,8 @@ class TokenScores:
         if self.softmax_log is not None:
             out["softmax"] = self.softmax_log
             out["boostedprob"] = safe_log(self.boostedprob)
+        if self.rauq_log is not None:
+            out["rauq"] = self.rauq_log
         return out
 
     def trimmed(self, n: int) -> TokenScores:
@@ -81,7 +88,8 @@ class TokenScores:
         return TokenScores(ids=self.ids[:n], softmax_log=cut(self.softmax_log),
                            boostedprob=cut(self.boostedprob), entropy=cut(self.entropy),
                            n_dominant=cut(self.n_dominant), sigmoid_log=cut(self.sigmoid_log),
-                           heads={k: v[:n] for k, v in self.heads.items()})
+                           heads={k: v[:n] for k, v in self.heads.items()},
+                           rauq_log=cut(self.rauq_log))
 
 
 def unpack_model(model: Any) -> tuple[Backbone, SigmoidHead | None]:
@@ -191,6 +199,7 @@ def split_rows(
             TokenScores(
                 ids=ids[sel].numpy(),
                 sigmoid_log=get.get("sigmoid_log"),
+                rauq_log=get.get("rauq_log"),
                 **{k: get.get(k) for k in SOFTMAX_KEYS},
                 heads={k.split(":", 1)[1]: v for k, v in get.items() if k.startswith("sigmoid_log:")},
             )
