@@ -16,7 +16,8 @@ intervals where they apply:
   carry the error.
 
 Nothing here chooses a setting, so nothing is tuned on the test books. Output:
-``OUT/suite.json``, ``OUT/suite.md``.
+``OUT/suite.json``, ``OUT/suite.md``, and per candidate ``OUT/candidates.json`` with
+``OUT/sequence_scores.npz`` (every method's sequence score, for paired tests).
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def run(args: argparse.Namespace) -> dict:
     tokens = token_study(backbone, heads, [{"source": c["source"], "candidate": c["candidate"]} for c in cands],
                          render)
     seq = aggregate(tokens, len(cands))
+    np.savez_compressed(out / "sequence_scores.npz", **seq)  # per candidate, for paired tests
+    (out / "candidates.json").write_text(json.dumps(cands, ensure_ascii=False))
     methods = [m for m in seq if m.endswith(("@mean", "@prod")) and not m.startswith("length")]
     kinds = [k for k in KINDS if any(c["kind"] == k for c in cands)]
     is_ref = np.array([c["kind"] == "reference" for c in cands])
