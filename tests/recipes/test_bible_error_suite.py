@@ -105,3 +105,33 @@ def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, pert
     w = report["word_level"]
     assert w["words"] > 0 and 0 < w["bad_words"] < w["words"]
     assert (tmp_path / "out" / "suite.md").read_text().startswith("# Eval Other by error kind")
+
+
+def test_compare_other_chooses_on_dev(tmp_path):
+    """The head and baseline are those best on dev, even where test would pick others."""
+    import compare_other
+
+    rng = np.random.default_rng(0)
+    cands = [{"label": int(i % 3 == 0), "kind": "reference" if i % 3 == 0 else ("spelling", "omission")[i % 3 - 1]}
+             for i in range(300)]
+    y = np.array([c["label"] for c in cands], dtype=float)
+
+    def write(folder, good_head, good_base):
+        folder.mkdir()
+        s = {"sigmoid:a@mean": y + rng.normal(0, 0.3 if good_head == "a" else 3, y.size),
+             "sigmoid:b@mean": y + rng.normal(0, 0.3 if good_head == "b" else 3, y.size),
+             "softmax@mean": y + rng.normal(0, 0.3 if good_base == "softmax" else 3, y.size),
+             "boostedprob@prod": y + rng.normal(0, 0.3 if good_base == "boostedprob" else 3, y.size),
+             "length": y}
+        np.savez(folder / "sequence_scores.npz", **s)
+        (folder / "candidates.json").write_text(json.dumps(cands))
+        return s
+
+    write(tmp_path / "dev", "a", "softmax")
+    test = write(tmp_path / "test", "b", "boostedprob")
+    r = compare_other.compare(tmp_path / "dev", tmp_path / "test", n_boot=100)
+    assert (r["head"], r["baseline"]) == ("sigmoid:a@mean", "softmax@mean")
+    assert set(r["kinds"]) == {"all", "spelling", "omission"}
+    from sigmoid_head.evaluation.metrics import roc_auc
+    assert r["kinds"]["all"]["delta"] == pytest.approx(roc_auc(test["sigmoid:a@mean"], y) - roc_auc(test["softmax@mean"], y))
+    assert r["kinds"]["spelling"]["n"] == 200
