@@ -1,4 +1,4 @@
-"""Eval Other by error kind: sequence ranking and word-level error detection for every method.
+"""Eval Other by error kind: sequence ranking (product, geo-mean, min) and word-level error detection.
 
     python recipes/bible/eval_other_suite.py --setting mt --model runs/mt/model --data data/bible \\
         --heads runs/mt_heads/heads --out runs/mt_error_suite
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> dict:
     seq = aggregate(tokens, len(cands))
     np.savez_compressed(out / "sequence_scores.npz", **seq)  # per candidate, for paired tests
     (out / "candidates.json").write_text(json.dumps(cands, ensure_ascii=False))
-    methods = [m for m in seq if m.endswith(("@mean", "@prod")) and not m.startswith("length")]
+    methods = [m for m in seq if m.endswith(("@mean", "@prod", "@min"))]
     kinds = [k for k in KINDS if any(c["kind"] == k for c in cands)]
     is_ref = np.array([c["kind"] == "reference" for c in cands])
     report: dict = {"setting": args.setting, "split": args.split, "items": len(items), "heads": list(heads),

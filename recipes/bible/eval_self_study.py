@@ -257,7 +257,7 @@ def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict,
     seq = aggregate(token_study(backbone, heads, cands, render, rauq=rauq), len(cands))
     return {m: {"roc_auc": bootstrap_ci(roc_auc, v, labels, n=args.boot),
                 "pearson": bootstrap_ci(pearson, v, labels, n=args.boot)}
-            for m, v in seq.items() if m.endswith(("@mean", "@prod"))}
+            for m, v in seq.items() if m.endswith(("@mean", "@prod", "@min"))}
 
 
 def combined(splits: dict, heads: dict, n_boot: int) -> dict:
