@@ -9,6 +9,7 @@ a stream of inputs (:mod:`.output`: resumable ``--to-json``, data-parallel under
 from __future__ import annotations
 
 import argparse
+import sys
 
 from . import UsageError, common
 from .output import launch, run_streamed
@@ -29,6 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-p", type=common.PROBABILITY, default=1.0)
     g.add_argument("--max-new-tokens", type=common.POSITIVE_INT, default=128)
     g.add_argument("--seed", type=common.NONNEG_INT, default=0)
+    g.add_argument(
+        "--stream",
+        action="store_true",
+        help="print each output token as it is generated, coloured by its score on a terminal "
+        "(plain text otherwise); greedy or sampling only",
+    )
     common.add_baseline_args(p, mc=True)
 
 
@@ -56,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def generate_batch(batch: list[dict]) -> list[dict]:
-        rows = generate_and_score(model, batch, decoding, prompt_template=args.prompt_template,
-                                  use_chat_template=args.chat, batch_size=args.batch_size,
-                                  with_tokens=args.with_tokens, rauq=rauq, progress=False)
+        if args.stream:
+            rows = _stream(model, batch, decoding, args)
+        else:
+            rows = generate_and_score(model, batch, decoding, prompt_template=args.prompt_template,
+                                      use_chat_template=args.chat, batch_size=args.batch_size,
+                                      with_tokens=args.with_tokens, rauq=rauq, progress=False)
         common.add_baselines(model, batch, rows, args)
         return rows
 
@@ -68,3 +78,26 @@ def run(args: argparse.Namespace) -> int:
     if means.n:
         print(common.summary([means.row()], n=means.n))
     return 0
+
+
+def _stream(model, inputs: list[dict], decoding, args: argparse.Namespace) -> list[dict]:
+    """Generate input by input, printing every token as it comes; returns the output rows."""
+    from ..scoring.streaming import OutputEvent, stream_generate
+    from .terminal import legend, paint, uses_colour
+
+    out = sys.stdout
+    colour = uses_colour(out)
+    method = "sigmoid" if getattr(model, "head", None) is not None else "boostedprob"
+    if colour and not getattr(args, "_legend_shown", False):
+        print(legend(method), file=out)
+        args._legend_shown = True
+    rows = []
+    for event in stream_generate(model, inputs, decoding, prompt_template=args.prompt_template,
+                                 use_chat_template=args.chat, with_tokens=args.with_tokens):
+        if isinstance(event, OutputEvent):
+            rows.append(event.record)
+            print(file=out, flush=True)
+        else:
+            out.write(paint(event.text, event.scores.get(method), colour))
+            out.flush()
+    return rows

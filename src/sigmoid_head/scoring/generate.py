@@ -323,19 +323,15 @@ def generate_and_score(
         model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
         progress=progress,
     )
-    tok = backbone.tokenizer
-    rows = []
-    for g in outputs:
-        text = tok.decode(g.output, skip_special_tokens=True)
-        src = {
-            k: recs[g.input_index][k] for k in ("source", "messages") if k in recs[g.input_index]
-        }
-        rows.append(
-            {
-                **src,
-                "candidate": text,
-                "finished": g.finished,
-                **sequence_record(g.scores, tok, None, with_tokens),
-            }
-        )
-    return rows
+    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens) for g in outputs]
+
+
+def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool) -> dict[str, Any]:
+    """The output record of one generated output (see :func:`generate_and_score`)."""
+    src = {k: record[k] for k in ("source", "messages") if k in record}
+    return {
+        **src,
+        "candidate": tokenizer.decode(g.output, skip_special_tokens=True),
+        "finished": g.finished,
+        **sequence_record(g.scores, tokenizer, None, with_tokens),
+    }
