@@ -136,9 +136,11 @@ def roc_plot(scores: Mapping[str, ArrayLike], gold_binary: ArrayLike, out_path: 
     fig = _new_figure(1, 1, (5.2, 5.0))
     ax = fig.axes[0]
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (0.5)")
-    for name, p in sorted(preds.items(), key=lambda kv: -roc_auc(kv[1], g)):
+    styles = ("-", "--", ":", "-.")  # curves of methods that rank alike stay visible
+    ranked = sorted(preds.items(), key=lambda kv: -roc_auc(kv[1], g))
+    for j, (name, p) in enumerate(ranked):
         fpr, tpr = roc_curve(p, g)
-        ax.plot(fpr, tpr, lw=1.8, label=f"{name} ({roc_auc(p, g):.3f})")
+        ax.plot(fpr, tpr, lw=1.8, ls=styles[j % len(styles)], label=f"{name} ({roc_auc(p, g):.3f})")
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="false positive rate (bad kept)",
            ylabel="true positive rate (good kept)", title="ROC curves (AUC)")
     ax.grid(alpha=0.3)
