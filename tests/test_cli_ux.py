@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli import FIXTURE, _pairs, run
 
 from sigmoid_head.cli import main
-from test_cli import FIXTURE, _pairs, run
 
 MODEL = ["--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"), "--device", "cpu"]
 
