@@ -145,8 +145,7 @@ def explain(model, dev: list[dict], test: list[dict], out: Path) -> None:
     them to the test candidates (in place), print before/after figures, write the page."""
     from .evaluation.calibration import Calibrator, format_report
     from .evaluation.html import write_page
-    from .evaluation.spans import fit_span_config, predict_spans, span_prf
-    from .scoring.spans import add_errors
+    from .evaluation.spans import add_errors, fit_span_config, predict_spans, span_prf
 
     cal = Calibrator.fit(dev, [c["label"] for c in dev], METHODS)
     cal.save(out / "head")

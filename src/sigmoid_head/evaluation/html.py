@@ -122,7 +122,7 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
 
     Args:
         rows: records from ``score_records(..., with_tokens=True)``, optionally with
-            ``errors`` (:mod:`sigmoid_head.scoring.spans`) and calibrated columns.
+            ``errors`` (:mod:`sigmoid_head.evaluation.spans`) and calibrated columns.
         texts: per record, the text of each of its tokens (:func:`token_texts`).
         title: page title.
 

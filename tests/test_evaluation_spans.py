@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sigmoid_head.evaluation.spans import fit_span_config, span_prf
-from sigmoid_head.scoring.spans import SpanConfig, add_errors, find_errors, word_offsets
+from sigmoid_head.evaluation.spans import (
+    SpanConfig,
+    add_errors,
+    find_errors,
+    fit_span_config,
+    span_prf,
+    word_offsets,
+)
 
 TEXT = "the big dog eats red bread"
 SCORES = [0.9, 0.8, 0.01, 0.05, 0.7, 0.2]  # "dog eats" low, "bread" in between

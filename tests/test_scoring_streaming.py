@@ -4,34 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score, generate_outputs
 from sigmoid_head.scoring.streaming import OutputEvent, TokenEvent, stream_generate
 
 SOURCES = [{"source": "el perro come"}, {"source": "la casa grande es roja hoy"}]
 KEYS = ("sigmoid_log", "softmax_log", "boostedprob", "entropy")
-
-
-def _model(path) -> SigmoidHeadModel:
-    model = SigmoidHeadModel.from_base(load_backbone(str(path), device="cpu"))
-    gen = torch.Generator().manual_seed(2)
-    with torch.no_grad():
-        model.head.weight.add_(0.2 * torch.randn(model.head.weight.shape, generator=gen))
-    return model
-
-
-@pytest.fixture(scope="module")
-def causal(tiny_causal_path) -> SigmoidHeadModel:
-    return _model(tiny_causal_path)
-
-
-@pytest.fixture(scope="module")
-def seq2seq(tiny_seq2seq_path) -> SigmoidHeadModel:
-    return _model(tiny_seq2seq_path)
 
 
 def _split(events):

@@ -9,13 +9,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.evaluation.html import colour, token_texts, write_page
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.evaluation.spans import SpanConfig, add_errors
 from sigmoid_head.scoring.force_decode import score_records
-from sigmoid_head.scoring.spans import SpanConfig, add_errors
 
 RECORDS = [
     {"source": "el perro come", "candidate": "the dog eats", "label": 1},
@@ -50,11 +47,8 @@ class _Spans(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def page(tiny_causal_path, tmp_path_factory) -> tuple[Path, list[dict]]:
-    model = SigmoidHeadModel.from_base(load_backbone(str(tiny_causal_path), device="cpu"))
-    with torch.no_grad():
-        model.head.weight.add_(0.3 * torch.randn(model.head.weight.shape,
-                                                 generator=torch.Generator().manual_seed(0)))
+def page(causal, tmp_path_factory) -> tuple[Path, list[dict]]:
+    model = causal
     rows = score_records(model, RECORDS, with_tokens=True, progress=False)
     rows = [{**rec, **r} for rec, r in zip(RECORDS, rows, strict=True)]
     median = sorted(w["sigmoid"] for r in rows for w in r["words"])[3]

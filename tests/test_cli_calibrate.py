@@ -1,52 +1,19 @@
-"""The installed entry point for what users see: generate --stream, calibrate, and score
-with calibrated probabilities, error spans and --html (committed 0.1.0 head, tiny model)."""
+"""``sigmoid-head calibrate`` through the installed entry point, then ``score`` with the
+calibrated probabilities, error spans and --html it enables (committed 0.1.0 head)."""
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from test_cli import FIXTURE, _pairs, run
-
-from sigmoid_head.cli import main
 
 MODEL = ["--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"), "--device", "cpu"]
 
 
 def _rows(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-
-
-def test_generate_stream_plain_when_not_a_terminal(tmp_path: Path) -> None:
-    src, _ = _pairs(tmp_path)
-    out = tmp_path / "gen.jsonl"
-    res = run("generate", "-s", str(src), *MODEL, "--quiet", "--max-new-tokens", "4",
-              "--stream", "--to-json", str(out))
-    assert res.returncode == 0, res.stderr
-    assert "\x1b[" not in res.stdout  # no colour codes in a pipe
-    rows = _rows(out)
-    assert len(rows) == 3
-    streamed = "".join(r["candidate"] + "\n" for r in rows)  # each output, then a newline
-    assert res.stdout.startswith(streamed) and "3 outputs scored" in res.stdout[len(streamed):]
-
-
-def test_generate_stream_colours_a_terminal(tmp_path: Path, monkeypatch) -> None:
-    src, _ = _pairs(tmp_path)
-
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    tty = Tty()
-    monkeypatch.setattr(sys, "stdout", tty)
-    code = main(["generate", "-s", str(src), *MODEL, "--quiet", "--max-new-tokens", "3", "--stream"])
-    assert code == 0
-    text = tty.getvalue()
-    assert text.startswith("token colour = sigmoid probability")
-    assert text.count("\x1b[38;5;") >= 3 + 5  # the legend's bands and at least a token per output
 
 
 def test_calibrate_then_score_adds_probabilities_spans_and_page(tmp_path: Path) -> None:
@@ -87,10 +54,8 @@ def test_calibrate_then_score_adds_probabilities_spans_and_page(tmp_path: Path) 
 
 @pytest.mark.parametrize("args, message", [
     (["calibrate", "--head", ".", "--scores", "s.jsonl"], "give --gold"),
-    (["generate", "-s", "a.txt", "--stream", "--num-beams", "2"], "num_beams=1"),
 ])
 def test_user_errors(tmp_path: Path, args, message) -> None:
     (tmp_path / "a.txt").write_text("x\n")
-    model = [] if args[0] == "calibrate" else MODEL
-    res = run(*args, *model, cwd=tmp_path)
+    res = run(*args, cwd=tmp_path)
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
