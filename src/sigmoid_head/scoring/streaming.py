@@ -33,10 +33,10 @@ import torch
 
 from ..backbone import Backbone, on_head_call
 from ..data.batching import pad_id
-from ..data.prompts import ScoreInputError, prompt_ids, render_settings
+from ..data.prompts import ScoreInputError
 from ..dominant import DominantConfig
 from ..head import SigmoidHead
-from .generate import DecodingConfig, Generated, _eos_ids, output_row
+from .generate import DecodingConfig, Generated, _eos_ids, generation_prompts, output_row
 from .token_scores import SOFTMAX_KEYS, TokenScores, position_scores, unpack_model
 
 __all__ = ["OutputEvent", "TokenEvent", "stream_generate"]
@@ -224,11 +224,7 @@ def stream_generate(
     if cfg.num_beams > 1:
         raise ScoreInputError("streaming needs greedy decoding or sampling (num_beams=1)")
     backbone, _ = unpack_model(model)
-    recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
-    if not recs:
-        raise ScoreInputError("nothing to generate from: no inputs")
-    prompts = prompt_ids(recs, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
-                         **render_settings(model, prompt_template, use_chat_template))
+    recs, prompts = generation_prompts(model, records, cfg, prompt_template, use_chat_template)
     events: queue.Queue = queue.Queue()
     stop, done = threading.Event(), object()
 
