@@ -37,3 +37,48 @@ def test_pngs(tmp_path) -> None:
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
     with pytest.raises(ValueError, match="binary"):
         distribution_plot(scores, np.linspace(0, 1, 300), tmp_path / "x.png")
+
+
+def _drawn(monkeypatch, fn, *args):
+    """The figure ``fn`` draws (saved as usual), for reading its axes."""
+    from sigmoid_head.evaluation import plots
+
+    seen = []
+    real = plots.save_png
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: seen.append(fig) or real(fig, path))
+    fn(*args)
+    return seen[0]
+
+
+def test_distributions_count_every_item_on_a_log_axis(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(2)
+    g = np.r_[np.ones(40), np.zeros(60)]
+    scores = {"sigmoid": np.exp(-rng.gamma(2, 6, 100) - 8 * (1 - g)),
+              "geomean": rng.uniform(0.3, 0.9, 100)}
+    fig = _drawn(monkeypatch, distribution_plot, scores, g, tmp_path / "d.png")
+    log_ax, lin_ax = fig.axes[:2]
+    assert (log_ax.get_xscale(), lin_ax.get_xscale()) == ("log", "linear")
+    for ax in (log_ax, lin_ax):
+        heights = [sum(p.get_height() for p in c) for c in ax.containers]
+        assert heights == [40, 60]  # good, then bad: every item in a bar
+        assert f"ROC-AUC {roc_auc(scores['sigmoid'], g):.3f}" in log_ax.get_title()
+
+
+def test_calibration_plot_one_panel_per_method(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("matplotlib")
+    from sigmoid_head.evaluation.metrics import ece
+    from sigmoid_head.evaluation.plots import calibration_plot
+
+    rng = np.random.default_rng(3)
+    g = (rng.random(200) < 0.3).astype(float)
+    raw = np.clip(0.01 * rng.random(200) + 0.02 * g, 0, 1)
+    fixed = np.clip(0.3 + 0.4 * g + 0.1 * rng.normal(size=200), 0, 1)
+    variants = {"sigmoid": {"raw": raw, "platt": fixed}, "softmax": {"raw": raw}}
+    fig = _drawn(monkeypatch, calibration_plot, variants, g, tmp_path / "c.png")
+    assert [ax.get_title() for ax in fig.axes] == ["sigmoid", "softmax"]
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["perfect", f"raw (ECE {ece(raw, g):.3f})", f"platt (ECE {ece(fixed, g):.3f})"]
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="probabilities"):
+        calibration_plot({"x": {"logprob": -raw}}, g, tmp_path / "x.png")

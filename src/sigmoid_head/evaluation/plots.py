@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .metrics import is_binary, roc_auc
+from .metrics import calibration_bins, ece, is_binary, roc_auc
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["distribution_plot", "log_axis_helps", "roc_curve", "roc_plot"]
+__all__ = ["calibration_plot", "checked_scores", "distribution_plot", "log_axis_helps", "new_figure", "roc_curve",
+           "roc_plot", "save_png"]
 
 LOG_DECADES = 2.0
 """A log axis is used when positive scores span at least this many powers of ten."""
@@ -31,7 +32,8 @@ COLOURS = {0: "#d62728", 1: "#2ca02c"}
 """Label -> colour (bad red, good green)."""
 
 
-def _new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw: Any) -> Figure:
+def new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw: Any) -> Figure:
+    """A constrained-layout figure with an ``nrows x ncols`` grid of axes (``fig.axes``)."""
     try:
         from matplotlib.figure import Figure
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -41,9 +43,10 @@ def _new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw: Any)
     return fig
 
 
-def _checked(
+def checked_scores(
     scores: Mapping[str, ArrayLike], gold: ArrayLike
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The scores and gold as float arrays of one shape, (N,) each, all finite."""
     g = np.asarray(gold, dtype=np.float64)
     if g.ndim != 1 or not np.all(np.isfinite(g)):
         raise ValueError("gold must be a 1-D array of finite values")
@@ -60,7 +63,8 @@ def _checked(
     return out, g
 
 
-def _save(fig: Figure, out_path: str | Path) -> Path:
+def save_png(fig: Figure, out_path: str | Path) -> Path:
+    """Write ``fig`` as a PNG at 120 dpi (parent folders created)."""
     path = Path(out_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", dpi=120)
@@ -101,12 +105,12 @@ def distribution_plot(scores: Mapping[str, ArrayLike], gold_binary: ArrayLike,
     Returns:
         ``out_path`` as a Path.
     """
-    preds, g = _checked(scores, gold_binary)
+    preds, g = checked_scores(scores, gold_binary)
     if not is_binary(g):
         raise ValueError("distribution_plot needs binary (0/1) gold labels")
     ncols = max(1, min(ncols, len(preds)))
     nrows = math.ceil(len(preds) / ncols)
-    fig = _new_figure(nrows, ncols, (4.2 * ncols, 3.3 * nrows))
+    fig = new_figure(nrows, ncols, (4.2 * ncols, 3.3 * nrows))
     for ax, (name, p) in zip(fig.axes, preds.items(), strict=False):
         log = log_axis_helps(p)
         if log:
@@ -125,15 +129,15 @@ def distribution_plot(scores: Mapping[str, ArrayLike], gold_binary: ArrayLike,
     for ax in fig.axes[len(preds):]:
         ax.set_visible(False)
     fig.suptitle("Score distribution per gold label (separated = good)", fontsize=11)
-    return _save(fig, out_path)
+    return save_png(fig, out_path)
 
 
 def roc_plot(scores: Mapping[str, ArrayLike], gold_binary: ArrayLike, out_path: str | Path) -> Path:
     """One ROC curve per method (AUC in the legend) with the chance diagonal."""
-    preds, g = _checked(scores, gold_binary)
+    preds, g = checked_scores(scores, gold_binary)
     if not is_binary(g) or g.min() == g.max():
         raise ValueError("roc_plot needs binary gold with both labels")
-    fig = _new_figure(1, 1, (5.2, 5.0))
+    fig = new_figure(1, 1, (5.2, 5.0))
     ax = fig.axes[0]
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (0.5)")
     styles = ("-", "--", ":", "-.")  # curves of methods that rank alike stay visible
@@ -145,4 +149,47 @@ def roc_plot(scores: Mapping[str, ArrayLike], gold_binary: ArrayLike, out_path: 
            ylabel="true positive rate (good kept)", title="ROC curves (AUC)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    return _save(fig, out_path)
+    return save_png(fig, out_path)
+
+
+def calibration_plot(variants: Mapping[str, Mapping[str, ArrayLike]], gold_binary: ArrayLike,
+                     out_path: str | Path, n_bins: int = 10) -> Path:
+    """Reliability before and after calibration: one panel per method, one curve per
+    variant (e.g. raw product, Platt, isotonic), marker area proportional to the items
+    in the bin, ECE in the legend.
+
+    Args:
+        variants: method -> variant name -> (N,) probabilities in [0, 1].
+        gold_binary: (N,) 0/1 labels.
+        out_path: PNG to write.
+        n_bins: equal-width bins of the predicted probability.
+
+    Returns:
+        ``out_path`` as a Path.
+    """
+    if not variants:
+        raise ValueError("variants is empty")
+    checked = {m: checked_scores(v, gold_binary)[0] for m, v in variants.items()}
+    g = checked_scores(next(iter(variants.values())), gold_binary)[1]
+    if not is_binary(g):
+        raise ValueError("calibration_plot needs binary (0/1) gold labels")
+    if any(p.min() < 0 or p.max() > 1 for v in checked.values() for p in v.values()):
+        raise ValueError("calibration_plot needs probabilities in [0, 1]")
+    fig = new_figure(1, len(checked), (4.2 * len(checked), 4.4), sharey=True)
+    for ax, (method, curves) in zip(fig.axes, checked.items(), strict=True):
+        ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect")
+        for name, p in curves.items():
+            mean_pred, frac_pos, counts = calibration_bins(p, g, n_bins)
+            keep = counts > 0
+            (ln,) = ax.plot(mean_pred[keep], frac_pos[keep], lw=1.5,
+                            label=f"{name} (ECE {ece(p, g, n_bins):.3f})")
+            ax.scatter(mean_pred[keep], frac_pos[keep], s=12 + 400 * counts[keep] / g.size,
+                       color=ln.get_color(), alpha=0.6, edgecolors="none")
+        ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), title=method,
+               xlabel="predicted probability (bin mean)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+    fig.axes[0].set_ylabel("fraction of good items")
+    fig.suptitle("Reliability before and after calibration (marker area = items in the bin)",
+                 fontsize=11)
+    return save_png(fig, out_path)

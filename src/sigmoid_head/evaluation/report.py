@@ -15,18 +15,25 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
-from .plots import _checked, _new_figure, _save, distribution_plot, log_axis_helps, roc_plot
-
-if TYPE_CHECKING:
-    pass
+from .plots import (
+    checked_scores,
+    distribution_plot,
+    log_axis_helps,
+    new_figure,
+    roc_plot,
+    save_png,
+)
 
 __all__ = ["format_table", "reliability_plot", "scatter_plots", "write_report"]
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+"""Marker per method in the reliability diagram."""
 
 _MISSING = "–"
 
@@ -172,10 +179,10 @@ def scatter_plots(
     Returns:
         ``out_path`` as a Path.
     """
-    preds, g = _checked(scores, gold)
+    preds, g = checked_scores(scores, gold)
     ncols = max(1, min(ncols, len(preds)))
     nrows = math.ceil(len(preds) / ncols)
-    fig = _new_figure(nrows, ncols, (4.0 * ncols, 3.6 * nrows))
+    fig = new_figure(nrows, ncols, (4.0 * ncols, 3.6 * nrows))
     axes = fig.axes
     for ax, (name, p) in zip(axes, preds.items(), strict=False):
         with warnings.catch_warnings():
@@ -192,7 +199,7 @@ def scatter_plots(
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
-    return _save(fig, out_path)
+    return save_png(fig, out_path)
 
 
 def reliability_plot(
@@ -214,7 +221,7 @@ def reliability_plot(
     Raises:
         ValueError: gold not binary, or no method has probability scores.
     """
-    preds, g = _checked(scores, gold_binary)
+    preds, g = checked_scores(scores, gold_binary)
     if not is_binary(g):
         raise ValueError("reliability_plot needs binary (0/1) gold labels")
     probs = {k: p for k, p in preds.items() if p.min() >= 0 and p.max() <= 1}
@@ -224,7 +231,7 @@ def reliability_plot(
         )
     if not probs:
         raise ValueError("reliability_plot: no method has probability scores in [0, 1]")
-    fig = _new_figure(2, 1, (6.0, 6.5), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
+    fig = new_figure(2, 1, (6.0, 6.5), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
     top, bottom = fig.axes
     top.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -233,7 +240,9 @@ def reliability_plot(
         mean_pred, frac_pos, counts = calibration_bins(p, g, n_bins)
         keep = counts > 0
         label = f"{name} (ECE = {ece(p, g, n_bins):.3f})"
-        (ln,) = top.plot(mean_pred[keep], frac_pos[keep], marker="o", ms=4, label=label)
+        # hollow markers, each smaller than the last: coincident points stay visible
+        (ln,) = top.plot(mean_pred[keep], frac_pos[keep], marker=MARKERS[j % len(MARKERS)],
+                         ms=max(3.0, 10.0 - 1.5 * j), mfc="none", mew=1.5, label=label)
         bottom.bar(
             edges[:-1] + (j + 0.5) * width, counts, width=width, color=ln.get_color(), align="edge"
         )
@@ -247,7 +256,7 @@ def reliability_plot(
     top.legend(fontsize=8, loc="upper left")
     bottom.set(xlabel="predicted probability", ylabel="items per bin")
     bottom.grid(alpha=0.3, axis="y")
-    return _save(fig, out_path)
+    return save_png(fig, out_path)
 
 
 # ----------------------------------------------------------------------------- report
