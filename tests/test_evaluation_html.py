@@ -1,8 +1,10 @@
-"""The token-score page: its structure (parsed here) and a real headless chromium load,
-DOM check and screenshot (skipped when chromium is not installed)."""
+"""The token-score page: its structure (parsed here) and a real headless chromium load
+(the DOM and computed styles read in the browser), and a screenshot (skipped, with the
+reason, when chromium is not installed; `make browser` installs it)."""
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -96,17 +98,65 @@ def _chromium(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+# A page beside the tested one that loads it in a frame and reports, from the DOM and the
+# styles as chromium computed them, what a reader would see; --dump-dom prints the report.
+HARNESS = """<!doctype html><html><body><pre id="out">not run</pre>
+<iframe id="f" src="%s" width="1000" height="700"></iframe><script>
+document.getElementById("f").addEventListener("load", () => {
+  let res;
+  try {
+    const w = document.getElementById("f").contentWindow, d = w.document;
+    const tokens = [...d.querySelectorAll(".tok")].map(e => {
+      const r = e.getBoundingClientRect(), s = w.getComputedStyle(e);
+      return {p: +e.dataset.p, method: e.dataset.method, tip: e.dataset.tip, text: e.textContent,
+              err: e.classList.contains("err"), bg: s.backgroundColor, w: r.width, h: r.height,
+              under: [s.borderBottomStyle, s.borderBottomWidth, s.borderBottomColor].join(" ")};
+    });
+    const rules = [...d.styleSheets].flatMap(sh => [...sh.cssRules]);
+    const hover = rules.find(r => r.selectorText === ".tok:hover::after");
+    res = {tokens, items: d.querySelectorAll(".item").length,
+           errors: [...d.querySelectorAll(".errors")].map(e => +e.dataset.n),
+           hover: hover ? hover.style.content : null,
+           fetched: w.performance.getEntriesByType("resource").length};
+  } catch (e) { res = {error: String(e)}; }
+  document.getElementById("out").textContent = JSON.stringify(res);
+});
+</script></body></html>
+"""
+
+
+def _rgb(css: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", css)[:3])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: `make browser` or "
+                    "apt-get install chromium")
 def test_page_in_headless_chromium(page, tmp_path) -> None:
+    import json
+
     path, rows = page
-    profile = f"--user-data-dir={tmp_path / 'profile'}"
-    res = _chromium(profile, "--dump-dom", path.as_uri())
+    harness = path.with_name("harness.html")
+    harness.write_text(HARNESS % path.name, encoding="utf-8")
+    res = _chromium(f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
+                    "--dump-dom", harness.as_uri())
     assert res.returncode == 0, res.stderr[-2000:]
-    parser = _Spans()
-    parser.feed(res.stdout)  # the DOM as chromium built it
-    assert len(parser.tokens) == len(_parse(path).tokens) > 0
-    assert res.stdout.count('class="item"') == len(rows)
-    assert 'class="tok err"' in res.stdout
+    report = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', res.stdout, re.S)[1]))
+    assert "error" not in report, report
+    tokens = report["tokens"]
+    assert len(tokens) == len(_parse(path).tokens) > 0 and report["items"] == len(rows)
+    assert report["errors"] == [len(r["errors"]) for r in rows] and sum(report["errors"]) >= 1
+    assert report["fetched"] == 0  # self-contained: nothing loaded besides the page
+    assert report["hover"] == "attr(data-tip)"  # the numbers appear on hover
+    for tok in tokens:
+        assert tok["w"] > 0 and tok["h"] > 0, tok  # laid out, visible
+        assert tok["method"] in tok["tip"] and re.search(r"\d", tok["tip"]), tok
+        red, green, _ = _rgb(tok["bg"])
+        if tok["p"] < 0.4:
+            assert red > green, tok  # low scores red
+        elif tok["p"] > 0.6:
+            assert green > red, tok  # high scores green
+        assert (tok["under"] == "solid 3px rgb(204, 0, 0)") == tok["err"], tok
+    assert {t["p"] < 0.4 for t in tokens} == {True, False}  # both ends of the scale occur
     shot = tmp_path / "page.png"
     res = _chromium(f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}",
                     "--window-size=1000,700", path.as_uri())
@@ -115,6 +165,7 @@ def test_page_in_headless_chromium(page, tmp_path) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (1000, 700)
+    assert len(png) > 20_000  # a drawn page, not a blank one
 
 
 def _parse(path: Path) -> _Spans:

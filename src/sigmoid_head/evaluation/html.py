@@ -2,7 +2,7 @@
 
 Per scored candidate: its source, one line per method with every token coloured by that
 method's probability (red 0 -> yellow -> green 1), every number of the token on hover,
-the error spans (``errors``) outlined in every line and listed, and the sequence scores
+the error spans (``errors``) underlined in every line and listed, and the sequence scores
 (with the calibrated probabilities when the head has a calibrator). Inline CSS only: no
 script, font or image is fetched, so the page opens anywhere and can be mailed.
 """
@@ -25,7 +25,7 @@ h1{font-size:20px} .legend span{padding:2px 8px;margin-right:2px;border-radius:3
 .src{color:#666;font-size:13px} .meta{font-size:12px;color:#555}
 .line{margin:4px 0;white-space:pre-wrap} .m{display:inline-block;width:96px;font-size:12px;color:#555}
 .tok{border-radius:3px;padding:1px 0;position:relative}
-.tok.err{outline:2px solid #c00;outline-offset:0}
+.tok.err,.errmark{border-bottom:3px solid #c00}
 .tok:hover{box-shadow:0 0 0 2px #333}
 .tok:hover::after{content:attr(data-tip);position:absolute;left:0;top:1.7em;z-index:9;
   background:#222;color:#fff;font-size:11px;padding:3px 6px;border-radius:4px;white-space:pre}
@@ -81,7 +81,7 @@ def _token_line(row: dict, texts: Sequence[str], method: str) -> str:
             continue
         cls = "tok err" if _in_error(start, end, errors) else "tok"
         spans.append(f'<span class="{cls}" data-method="{method}" data-p="{tok[method]:.6g}" '
-                     f'data-tip="{html.escape(_tip(tok))}" title="{html.escape(_tip(tok))}" '
+                     f'data-tip="{html.escape(_tip(tok))}" '
                      f'style="background:{colour(tok[method])}">{html.escape(text)}</span>')
     return f'<div class="line"><span class="m">{method}</span>{"".join(spans)}</div>'
 
@@ -117,7 +117,7 @@ def _item(i: int, row: dict, texts: Sequence[str], methods: Sequence[str]) -> st
 
 
 def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
-                title: str = "Token scores") -> str:
+                title: str = "Token scores", spans_from: str | None = None) -> str:
     """The page for score records with per-token scores.
 
     Args:
@@ -125,6 +125,8 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
             ``errors`` (:mod:`sigmoid_head.evaluation.spans`) and calibrated columns.
         texts: per record, the text of each of its tokens (:func:`token_texts`).
         title: page title.
+        spans_from: how the error spans were found (e.g. "sigmoid word score < 0.01"),
+            named in the legend.
 
     Returns:
         The HTML document.
@@ -134,19 +136,20 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
     methods = [m for m in METHODS if rows and rows[0]["tokens"] and m in rows[0]["tokens"][0]]
     legend = "".join(f'<span style="background:{colour(p)}">{p:.1f}</span>'
                      for p in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0))
+    source = f" ({html.escape(spans_from)})" if spans_from else ""
     items = "".join(_item(i, r, t, methods) for i, (r, t) in enumerate(zip(rows, texts, strict=True)))
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='legend'>token probability: {legend} "
-            "· hover a token for its numbers · <span style='outline:2px solid #c00'>outlined</span>"
-            f" = inside an error span</p>{items}</body></html>\n")
+            "· hover a token for its numbers · <span class='errmark'>underlined</span>"
+            f" = inside an error span{source}</p>{items}</body></html>\n")
 
 
 def write_page(path: str | Path, rows: Sequence[dict], tokenizer: Any,
-               title: str = "Token scores") -> Path:
+               title: str = "Token scores", spans_from: str | None = None) -> Path:
     """Write :func:`render_page` for ``rows``, token texts decoded with ``tokenizer``."""
     texts = [token_texts(tokenizer, [t["token"] for t in r["tokens"]]) for r in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_page(rows, texts, title), encoding="utf-8")
+    out.write_text(render_page(rows, texts, title, spans_from), encoding="utf-8")
     return out

@@ -56,7 +56,13 @@ class SpanConfig:
         if not 0 < self.threshold <= 1 or self.min_words < 1:
             raise ValueError("threshold must be in (0, 1] and min_words >= 1")
 
+    def describe(self) -> str:
+        """The rule in words, e.g. "sigmoid word score < 0.01, spans of >= 1 word"."""
+        return (f"{self.method} word score < {self.threshold:.3g}, spans of >= "
+                f"{self.min_words} word{'s' if self.min_words > 1 else ''}")
+
     def save(self, directory: str | Path) -> Path:
+        """Write ``error_spans.json`` into ``directory``; returns its path."""
         path = Path(directory) / SPANS_NAME
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return path
