@@ -8,10 +8,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from test_cli import FIXTURE, _pairs, run
 
 from sigmoid_head.cli import main
-from sigmoid_head.cli.terminal import colour_code, paint
+from sigmoid_head.cli.terminal import colour_code, paint, show_stream
 
 MODEL = ["--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"), "--device", "cpu"]
 
@@ -42,11 +43,7 @@ def test_generate_stream_plain_when_not_a_terminal(tmp_path: Path) -> None:
 def test_generate_stream_colours_a_terminal(tmp_path: Path, monkeypatch) -> None:
     src, _ = _pairs(tmp_path)
 
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    tty = Tty()
+    tty = _Tty()
     monkeypatch.setattr(sys, "stdout", tty)
     code = main(["generate", "-s", str(src), *MODEL, "--quiet", "--max-new-tokens", "3", "--stream"])
     assert code == 0
@@ -55,7 +52,26 @@ def test_generate_stream_colours_a_terminal(tmp_path: Path, monkeypatch) -> None
     assert text.count("\x1b[38;5;") >= 3 + 5  # the legend's bands and at least a token per output
 
 
-def test_stream_refuses_beam_search(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra, message", [(["--num-beams", "2"], "num_beams=1"),
+                                            (["--rauq"], "leave out --rauq")])
+def test_stream_refusals(tmp_path: Path, capsys, extra, message) -> None:
     (tmp_path / "a.txt").write_text("x\n")
-    res = run("generate", "-s", "a.txt", "--stream", "--num-beams", "2", *MODEL, cwd=tmp_path)
-    assert res.returncode == 2 and "num_beams=1" in res.stderr and "Traceback" not in res.stderr
+    code = main(["generate", "-s", str(tmp_path / "a.txt"), "--stream", *extra, *MODEL])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_show_stream_prints_and_passes_events_on() -> None:
+    from sigmoid_head.scoring.streaming import OutputEvent, TokenEvent
+
+    events = [TokenEvent(0, 0, 0, 5, "the", {"sigmoid": 0.05}, False),
+              TokenEvent(0, 0, 1, 6, " dog", {"sigmoid": 0.9}, True),
+              OutputEvent(0, 0, None, {"candidate": "the dog"})]  # type: ignore[arg-type]
+    for out, colour in ((io.StringIO(), False), (_Tty(), True)):
+        assert list(show_stream(iter(events), "sigmoid", out)) == events
+        expected = (paint("the", 0.05, True) + paint(" dog", 0.9, True)) if colour else "the dog"
+        assert out.getvalue() == expected + "\n"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True

@@ -3,7 +3,8 @@ is generated, coloured by its score (plain text when the output is not a termina
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 BANDS: tuple[tuple[float, int, str], ...] = (
     (0.1, 196, "< 0.1"),
@@ -37,3 +38,17 @@ def legend(method: str) -> str:
 def uses_colour(stream: TextIO) -> bool:
     """Colours only on an interactive terminal."""
     return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def show_stream(events: Iterable[Any], method: str, out: TextIO) -> Iterator[Any]:
+    """Print the events of :func:`sigmoid_head.scoring.streaming.stream_generate` as they
+    come: each token's text, coloured by ``scores[method]`` when ``out`` is a terminal, and
+    a line break after each finished output. Yields every event on, after printing it."""
+    colour = uses_colour(out)
+    for event in events:
+        if hasattr(event, "scores"):  # a TokenEvent
+            out.write(paint(event.text, event.scores.get(method), colour))
+        else:  # an OutputEvent: the output is complete
+            out.write("\n")
+        out.flush()
+        yield event
