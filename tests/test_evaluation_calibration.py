@@ -71,3 +71,24 @@ def test_calibration_refuses_bad_labels() -> None:
         Calibrator.fit(rows, np.ones(10))
     with pytest.raises(ValueError, match="0/1"):
         Calibrator.fit(rows, np.full(10, 0.5))
+
+
+def test_save_is_atomic(tmp_path, monkeypatch) -> None:
+    from sigmoid_head import io_utils
+
+    dev, y_dev = _data(100, 5)
+    old = Calibrator.fit(dev, y_dev)
+    old.save(tmp_path)
+    before = (tmp_path / "calibration.json").read_bytes()
+
+    class Killed(BaseException):
+        pass
+
+    def kill(name: str) -> None:
+        raise Killed(name)
+
+    monkeypatch.setattr(io_utils, "fault_point", kill)  # killed just before the rename
+    with pytest.raises(Killed, match="replace calibration.json"):
+        Calibrator.fit(dev[:50], y_dev[:50]).save(tmp_path)
+    assert (tmp_path / "calibration.json").read_bytes() == before
+    assert Calibrator.load(tmp_path).platt == old.platt

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..io_utils import write_atomic
 from .metrics import bce, ece
 
 CALIBRATION_NAME = "calibration.json"
@@ -151,11 +152,10 @@ class Calibrator:
         return out
 
     def save(self, directory: str | Path) -> Path:
+        """Write ``calibration.json`` into ``directory`` (atomically); returns its path."""
         data = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
                 **asdict(self)}
-        path = Path(directory) / CALIBRATION_NAME
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        return path
+        return write_atomic(Path(directory) / CALIBRATION_NAME, json.dumps(data, indent=1) + "\n")
 
     @classmethod
     def load(cls, directory: str | Path) -> Calibrator | None:

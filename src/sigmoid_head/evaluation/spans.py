@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ..io_utils import write_atomic
+
 SPANS_NAME = "error_spans.json"
 """File name of a saved :class:`SpanConfig` in a head directory."""
 
@@ -62,10 +64,9 @@ class SpanConfig:
                 f"{self.min_words} word{'s' if self.min_words > 1 else ''}")
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``error_spans.json`` into ``directory``; returns its path."""
-        path = Path(directory) / SPANS_NAME
-        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return path
+        """Write ``error_spans.json`` into ``directory`` (atomically); returns its path."""
+        return write_atomic(Path(directory) / SPANS_NAME,
+                            json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, directory: str | Path) -> SpanConfig | None:
