@@ -85,3 +85,28 @@ def test_span_config_round_trip(tmp_path) -> None:
     cfg = SpanConfig(method="boostedprob", threshold=0.2, min_words=2, dev={"f1": 0.5})
     cfg.save(tmp_path)
     assert SpanConfig.load(tmp_path) == cfg
+
+
+def test_fit_measures_each_setting_as_span_prf_does() -> None:
+    """The fit's own counting (masks computed once) agrees with span_prf over find_errors,
+    on noisy data where the best setting is not perfect, multi-word spans included."""
+    import random
+
+    from sigmoid_head.evaluation.spans import predict_spans
+
+    rng = random.Random(0)
+    rows, gold = [], []
+    for _ in range(40):
+        words = [rng.choice(["a", "bb", "ccc", "dd,", "e."]) for _ in range(rng.randint(3, 12))]
+        text = "  ".join(words) if rng.random() < 0.3 else " ".join(words)
+        rows.append({"candidate": text,
+                     "words": [{"word": w, "sigmoid": 10 ** rng.uniform(-4, 0)} for w in words]})
+        off = word_offsets(text, words)
+        k = rng.randrange(len(words) - 1)
+        gold.append([(off[k][0], off[k + 1][1])] if rng.random() < 0.5 else [])
+    texts = [r["candidate"] for r in rows]
+    for m in ((1, 2, 3), (2,), (3,)):
+        cfg = fit_span_config(rows, gold, "sigmoid", min_words=m)
+        ref = span_prf(predict_spans(rows, cfg), gold, texts)
+        assert cfg.dev == {"n": 40, **{k: round(float(v), 6) for k, v in ref.items()}}
+        assert 0 < cfg.dev["f1"] < 1 and cfg.min_words in m

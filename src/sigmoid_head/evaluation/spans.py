@@ -92,6 +92,23 @@ def word_offsets(text: str, words: Sequence[str]) -> list[tuple[int, int] | None
     return out
 
 
+def error_runs(scores: Sequence[float], offsets: Sequence[tuple[int, int] | None],
+               threshold: float) -> list[list[int]]:
+    """Runs of adjacent words scored below ``threshold`` (word indices; words not found in
+    the text take no part and end a run)."""
+    runs: list[list[int]] = []
+    prev = -2
+    for j, (s, off) in enumerate(zip(scores, offsets, strict=True)):
+        if off is None or s >= threshold:
+            continue
+        if j == prev + 1:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+        prev = j
+    return runs
+
+
 def find_errors(text: str, words: Sequence[dict], config: SpanConfig) -> list[dict[str, Any]]:
     """Error spans of one candidate.
 
@@ -104,22 +121,13 @@ def find_errors(text: str, words: Sequence[dict], config: SpanConfig) -> list[di
         ``{"text", "start", "end", "confidence", "severity"}`` per span, in text order.
     """
     offsets = word_offsets(text, [w["word"] for w in words])
-    runs: list[list[int]] = []
-    prev = -2
-    for j, (w, off) in enumerate(zip(words, offsets, strict=True)):
-        if off is None or float(w[config.method]) >= config.threshold:
-            continue
-        if j == prev + 1:
-            runs[-1].append(j)
-        else:
-            runs.append([j])
-        prev = j
+    scores = [float(w[config.method]) for w in words]
     errors = []
-    for run in runs:
+    for run in error_runs(scores, offsets, config.threshold):
         if len(run) < config.min_words:
             continue
         start, end = offsets[run[0]][0], offsets[run[-1]][1]  # type: ignore[index]
-        low = min(float(words[j][config.method]) for j in run)
+        low = min(scores[j] for j in run)
         errors.append({"text": text[start:end], "start": start, "end": end,
                        "confidence": round(1.0 - low, 6),
                        "severity": "major" if low < config.major_below else "minor"})
@@ -176,6 +184,10 @@ def span_prf(
         text = None if texts is None else texts[i]
         pc, gc = _chars(p, text), _chars(g, text)
         tp, n_pred, n_gold = tp + len(pc & gc), n_pred + len(pc), n_gold + len(gc)
+    return _prf(tp, n_pred, n_gold)
+
+
+def _prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
     precision = tp / n_pred if n_pred else 0.0
     recall = tp / n_gold if n_gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -213,7 +225,9 @@ def fit_span_config(
     Thresholds tried: :func:`threshold_grid` of the dev set's word scores, so the grid
     follows the method's own scale (sigmoid and softmax word scores differ by orders of
     magnitude). Ties go to the shorter minimum and the smaller threshold.
-    ``major_below`` is set an order of magnitude below the chosen threshold.
+    ``major_below`` is set an order of magnitude below the chosen threshold. Every
+    setting is measured as :func:`span_prf` measures :func:`find_errors`' spans (tested
+    equal), with each candidate's word offsets and character masks computed once.
 
     Args:
         rows: dev records with ``candidate`` and per-word scores (``words``).
@@ -225,20 +239,51 @@ def fit_span_config(
     Returns:
         The chosen SpanConfig, with the dev figures in ``dev``.
     """
-    scores = np.array([float(w[method]) for r in rows for w in r["words"]])
+    if len(rows) != len(gold):
+        raise ValueError(f"{len(rows)} scored items but {len(gold)} lists of gold spans")
+    items = [_Candidate(r["candidate"], [float(w[method]) for w in r["words"]],
+                        [w["word"] for w in r["words"]], g) for r, g in zip(rows, gold, strict=True)]
+    scores = np.array([s for c in items for s in c.scores])
     if scores.size == 0:
         raise ValueError("no word scores to choose a threshold from")
-    grid = threshold_grid(scores, n_thresholds)
-    texts = [r["candidate"] for r in rows]
-    best: tuple[float, SpanConfig, dict] | None = None
-    for m in min_words:
-        for t in grid:
-            t = float(min(max(t, 1e-300), 1.0))
-            cfg = SpanConfig(method=method, threshold=t, min_words=m, major_below=t / 10)
-            res = span_prf(predict_spans(rows, cfg), gold, texts)
-            if best is None or res["f1"] > best[0]:
-                best = (res["f1"], cfg, res)
+    n_gold = sum(int(c.gold.sum()) for c in items)
+    best: tuple[float, float, int, dict] | None = None
+    for t in threshold_grid(scores, n_thresholds):
+        t = float(min(max(t, 1e-300), 1.0))
+        runs = [error_runs(c.scores, c.offsets, t) for c in items]
+        for m in sorted(min_words):
+            tp = n_pred = 0
+            for c, rs in zip(items, runs, strict=True):
+                pred = c.mask([r for r in rs if len(r) >= m])
+                tp += int((pred & c.gold).sum())
+                n_pred += int(pred.sum())
+            res = _prf(tp, n_pred, n_gold)
+            if best is None or res["f1"] > best[0] or (res["f1"] == best[0] and
+                                                       (m, t) < (best[2], best[1])):
+                best = (res["f1"], t, m, res)
     assert best is not None
-    _, cfg, res = best
-    cfg.dev = {"n": len(rows), **{k: round(float(v), 6) for k, v in res.items()}}
-    return cfg
+    _, t, m, res = best
+    return SpanConfig(method=method, threshold=t, min_words=m, major_below=t / 10,
+                      dev={"n": len(rows), **{k: round(float(v), 6) for k, v in res.items()}})
+
+
+class _Candidate:
+    """One dev candidate prepared for the threshold search: word scores and offsets, and
+    (len(text),) masks of its non-whitespace characters and of its gold error characters."""
+
+    def __init__(self, text: str, scores: list[float], words: list[str],
+                 gold: Sequence[Span]) -> None:
+        self.scores, self.offsets = scores, word_offsets(text, words)
+        self.counted = np.array([not ch.isspace() for ch in text], dtype=bool)
+        self.gold = self._span_mask(gold)
+
+    def _span_mask(self, spans: Sequence[Span]) -> np.ndarray:
+        out = np.zeros_like(self.counted)
+        for start, end in spans:
+            out[start:end] = True
+        return out & self.counted
+
+    def mask(self, runs: Sequence[Sequence[int]]) -> np.ndarray:
+        """The counted characters inside the spans of ``runs``."""
+        return self._span_mask([(self.offsets[r[0]][0], self.offsets[r[-1]][1])  # type: ignore[index]
+                                for r in runs])
