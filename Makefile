@@ -25,7 +25,7 @@ setup: $(BIN)/python
 demo: setup
 	$(BIN)/sigmoid-head demo
 
-# The HTML page's test loads it in Debian's chromium (tests/test_html.py). Installed here
+# The HTML page's test loads it in Debian's chromium (tests/test_evaluation_html.py). Installed here
 # when missing and possible (apt-get as root or with password-less sudo; about 2-3 minutes);
 # otherwise that one test is skipped.
 browser:

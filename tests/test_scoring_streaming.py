@@ -56,17 +56,23 @@ def test_streamed_scores_equal_non_streamed(kind, decoding, request) -> None:
         assert text == model.tokenizer.decode(ref.output, skip_special_tokens=True)
 
 
-def test_stream_records_match_generate_and_score(causal) -> None:
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_stream_records_match_generate_and_score(kind, request) -> None:
+    """Against the default, batched generate_and_score (padded prompts): the same records."""
+    model = request.getfixturevalue(kind)
     decoding = DecodingConfig(max_new_tokens=5)
-    streamed = [e.record for e in stream_generate(causal, SOURCES, decoding, with_tokens=True)
+    streamed = [e.record for e in stream_generate(model, SOURCES, decoding, with_tokens=True)
                 if isinstance(e, OutputEvent)]
-    plain = generate_and_score(causal, SOURCES, decoding, batch_size=1, with_tokens=True,
-                               progress=False)
+    plain = generate_and_score(model, SOURCES, decoding, with_tokens=True, progress=False)
     assert [r["candidate"] for r in streamed] == [r["candidate"] for r in plain]
     for a, b in zip(streamed, plain, strict=True):
         assert a.keys() == b.keys()
         for key in ("sigmoid_logprob", "softmax_logprob", "boostedprob_logprob", "entropy_mean"):
             assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-6)
+        assert [t["token"] for t in a["tokens"]] == [t["token"] for t in b["tokens"]]
+        assert [w["word"] for w in a["words"]] == [w["word"] for w in b["words"]]
+        np.testing.assert_allclose([t["sigmoid"] for t in a["tokens"]],
+                                   [t["sigmoid"] for t in b["tokens"]], rtol=1e-5)
 
 
 def test_closing_the_stream_early_stops_the_worker(causal) -> None:
