@@ -1,5 +1,6 @@
 """``sigmoid-head generate --stream`` and its terminal colours (cli/terminal.py), through
-the installed entry point and in-process (committed 0.1.0 head, tiny model)."""
+the installed entry point in a pipe and on a pseudo-terminal (committed 0.1.0 head, tiny
+model)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import FIXTURE, _pairs, run
+from test_cli import ENTRY, FIXTURE, _pairs, run
 
 from sigmoid_head.cli import main
 from sigmoid_head.cli.terminal import colour_code, paint, show_stream
@@ -40,16 +41,39 @@ def test_generate_stream_plain_when_not_a_terminal(tmp_path: Path) -> None:
     assert res.stdout.startswith(streamed) and "3 outputs scored" in res.stdout[len(streamed):]
 
 
-def test_generate_stream_colours_a_terminal(tmp_path: Path, monkeypatch) -> None:
-    src, _ = _pairs(tmp_path)
+def test_generate_stream_colours_a_terminal(tmp_path: Path) -> None:
+    """The installed command with its output on a real pseudo-terminal."""
+    import os
+    import pty
+    import re
+    import subprocess
 
-    tty = _Tty()
-    monkeypatch.setattr(sys, "stdout", tty)
-    code = main(["generate", "-s", str(src), *MODEL, "--quiet", "--max-new-tokens", "3", "--stream"])
-    assert code == 0
-    text = tty.getvalue()
+    src, _ = _pairs(tmp_path)
+    out = tmp_path / "gen.jsonl"
+    command = [str(ENTRY)] if ENTRY.exists() else [sys.executable, "-m", "sigmoid_head.cli"]
+    master, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [*command, "generate", "-s", str(src), *MODEL, "--max-new-tokens", "4", "--stream",
+         "--to-json", str(out)], stdout=terminal, stderr=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"})
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the command ended and closed the terminal
+            break
+        if not data:
+            break
+        shown += data
+    os.close(master)
+    assert proc.wait(timeout=300) == 0
+    text = shown.decode("utf-8").replace("\r\n", "\n")
     assert text.startswith("token colour = sigmoid probability")
-    assert text.count("\x1b[38;5;") >= 3 + 5  # the legend's bands and at least a token per output
+    assert len(re.findall(r"\x1b\[38;5;\d+m", text)) >= 5 + 3  # the legend's bands, tokens
+    plain = re.sub(r"\x1b\[[\d;]*m", "", text).split("\n", 1)[1]  # without colours and legend
+    streamed = "".join(r["candidate"] + "\n" for r in _rows(out))
+    assert plain.startswith(streamed) and "3 outputs scored" in plain
 
 
 @pytest.mark.parametrize("extra, message", [(["--num-beams", "2"], "num_beams=1"),
