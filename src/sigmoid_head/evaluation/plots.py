@@ -188,7 +188,7 @@ def calibration_plot(variants: Mapping[str, Mapping[str, ArrayLike]], gold_binar
         ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), title=method,
                xlabel="predicted probability (bin mean)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="lower right")  # below the diagonal: under-confident curves stay clear
     fig.axes[0].set_ylabel("fraction of good items")
     fig.suptitle("Reliability before and after calibration (marker area = items in the bin)",
                  fontsize=11)
