@@ -129,11 +129,11 @@ def test_write_report(tmp_path) -> None:
     scores, q, y = _scores()
     rows = evaluate_methods(scores, y, n_boot=50)
     paths = write_report(rows, scores, y, tmp_path / "bin")
-    assert set(paths) == {"markdown", "csv", "scatter", "reliability"}
+    assert set(paths) == {"markdown", "csv", "distributions", "roc", "reliability"}
     md = paths["markdown"].read_text(encoding="utf-8")
     assert "| method |" in md and "bce ↓" in md and "'logprob'" in md
     assert paths["csv"].read_text(encoding="utf-8").startswith("method,n,")
-    for key in ("scatter", "reliability"):
+    for key in ("distributions", "roc", "reliability"):
         _assert_png(paths[key])
     rows = evaluate_methods(scores, q, n_boot=50)
     paths = write_report(rows, scores, q, tmp_path / "real", metrics=["pearson", "kendall"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import importlib.util
 import json
 from pathlib import Path
@@ -11,6 +10,7 @@ import numpy as np
 import torch
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci
+from sigmoid_head.evaluation.html import write_page
 from sigmoid_head.evaluation.metrics import bce, pearson, roc_auc
 from sigmoid_head.evaluation.report import scatter_plots
 
@@ -183,26 +183,16 @@ def qualitative_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _colour(p: float) -> str:
-    """Red (0) to green (1)."""
-    p = min(max(p, 0.0), 1.0)
-    return f"rgb({int(255 * (1 - p))},{int(200 * p + 40)},90)"
-
-
 def write_html(path: Path, tokenizer, cands: list[dict], tok: list[dict], main_name: str, n: int = 60) -> None:
-    """A page colouring each token by softmax, BoostedProb and the Sigmoid Head."""
-    methods = [("softmax", "Softmax"), ("boostedprob", "BoostedProb"), (f"sigmoid:{main_name}", "Sigmoid Head")]
-    parts = ["<!doctype html><meta charset='utf-8'><title>Token scores</title>",
-             "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}span{padding:1px 2px;"
-             "border-radius:3px;margin:0 1px;color:#111}td{padding:4px;vertical-align:top}</style>",
-             "<h1>Token scores (green = high, red = low)</h1>"]
-    for i, c in enumerate(cands[:n]):
-        parts.append(f"<h3>{html.escape(c['kind'])} (label {c['label']})</h3>"
-                     f"<p><i>{html.escape(c['source'])}</i></p><table>")
-        for key, label in methods:
-            spans = "".join(
-                f"<span title='{np.exp(lp):.3f}' style='background:{_colour(float(np.exp(lp)))}'>"
-                f"{html.escape(tokenizer.decode([t]))}</span>" for t, lp in zip(tok[i]["ids"], tok[i][key], strict=True))
-            parts.append(f"<tr><td>{label}<br><small>{np.exp(sum(tok[i][key])):.3f}</small></td><td>{spans}</td></tr>")
-        parts.append("</table>")
-    path.write_text("\n".join(parts), encoding="utf-8")
+    """A page colouring each token by softmax, BoostedProb and the Sigmoid Head
+    ``main_name``: the page of ``sigmoid-head score --html`` (numbers on hover)."""
+    rows = []
+    for c, t in zip(cands[:n], tok[:n], strict=False):
+        logs = {"sigmoid": t[f"sigmoid:{main_name}"], "softmax": t["softmax"], "boostedprob": t["boostedprob"]}
+        pieces = tokenizer.convert_ids_to_tokens(t["ids"])
+        tokens = [{"token": piece, **{m: float(np.exp(v[j])) for m, v in logs.items()},
+                   "entropy": float(t["entropy"][j])} for j, piece in enumerate(pieces)]
+        rows.append({k: c[k] for k in ("source", "candidate", "kind", "label")}
+                    | {"tokens": tokens, **{m: float(np.exp(sum(v))) for m, v in logs.items()},
+                       **{f"{m}_mean_log": float(np.mean(v)) for m, v in logs.items()}})
+    write_page(path, rows, tokenizer, title=f"Token scores (sigmoid: head {main_name})")

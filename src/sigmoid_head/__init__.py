@@ -7,6 +7,7 @@ light):
 * :class:`SigmoidHeadModel`, :class:`SigmoidHead`, :class:`HeadConfig`, :func:`load_backbone`;
 * training: :class:`TrainConfig`, :func:`train`;
 * scoring: :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
+  :func:`stream_generate` (Eval Self, each token's scores as it is generated),
   :class:`DecodingConfig`;
 * evaluation: :func:`evaluate_scores`;
 * the method's pieces: :func:`find_dominant`, :func:`boosted_prob`.
@@ -38,6 +39,7 @@ _EXPORTS = {
     "score_records": "scoring.force_decode",
     "generate_and_score": "scoring.generate",
     "DecodingConfig": "scoring.generate",
+    "stream_generate": "scoring.streaming",
     "evaluate_scores": "evaluation.evaluate",
     "find_dominant": "dominant",
     "boosted_prob": "dominant",
@@ -56,6 +58,7 @@ __all__ = [
     "generate_and_score",
     "load_backbone",
     "score_records",
+    "stream_generate",
     "train",
 ]
 
@@ -68,6 +71,7 @@ if TYPE_CHECKING:
     from .model import SigmoidHeadModel
     from .scoring.force_decode import score_records
     from .scoring.generate import DecodingConfig, generate_and_score
+    from .scoring.streaming import stream_generate
     from .training.config import TrainConfig
     from .training.loop import train
 

@@ -51,6 +51,25 @@ def on_head_input(model: nn.Module, callback: Callable[[torch.Tensor], None]) ->
         handle.remove()
 
 
+@contextlib.contextmanager
+def on_head_call(
+    model: nn.Module, callback: Callable[[torch.Tensor, torch.Tensor], None]
+) -> Iterator[None]:
+    """Call ``callback(h, z)`` with the LM head's input (B, T, d) and output (B, T, V) on every
+    forward of ``model`` (a forward hook on ``get_output_embeddings()``; streaming reads
+    both, so generation needs no second pass). ``z`` is the output layer's own result:
+    :meth:`Backbone.finish_logits` turns it into the model's logits."""
+
+    def hook(_module: nn.Module, args: tuple, output: torch.Tensor) -> None:
+        callback(args[0], output)
+
+    handle = model.get_output_embeddings().register_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
 @dataclass
 class Positions:
     """The trained/scored positions of a batch, flattened.
@@ -127,7 +146,12 @@ class Backbone:
         Returns:
             (N, V) float32 logits.
         """
-        logits = self.model.get_output_embeddings()(hidden)
+        return self.finish_logits(self.model.get_output_embeddings()(hidden))
+
+    def finish_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """(..., V) float32 model logits from the output layer's result: Marian/BART's
+        ``final_logits_bias`` added and Gemma-style soft-capping applied, as the model's
+        forward does."""
         extra = getattr(self.model, "final_logits_bias", None)
         if extra is not None:
             logits = logits + extra.reshape(-1).to(logits.dtype)

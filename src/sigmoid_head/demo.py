@@ -7,6 +7,12 @@ seen in training are force-decoded with three candidates each: the WEB reference
 label 1), the next verse's WEB text (wrong content, 0), and the reference with its
 longest word swapped for another verse's longest word (0). Every method's sequence
 score is compared with those labels (ROC-AUC, BCE, Pearson, with bootstrap CIs).
+
+It then shows what a user sees: calibrated probabilities and error-span settings fitted
+on candidates of dev verses and measured on the held-out ones (ECE and BCE before and
+after, character-level span F1 on the word swaps' known locations), per-label score
+distributions, ROC curves and reliability figures, a token page (``tokens.html``), and two
+generations streamed with their token scores.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from pathlib import Path
 
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 METHODS = ("softmax", "boostedprob", "sigmoid")
+REPORTED = (*METHODS, "sigmoid_platt", "sigmoid_isotonic")
+"""Methods in the demo's table and figures: the three scores and the calibrated sigmoid."""
 
 
 def sample_dir() -> Path:
@@ -41,14 +49,17 @@ def candidates(test: list[dict], seed: int) -> list[dict]:
     out = []
     for i, rec in enumerate(test):
         ref, other = rec["target"], test[(i + 1) % len(test)]["target"]
-        out.append({"source": rec["source"], "candidate": ref, "label": 1, "kind": "reference"})
+        out.append({"source": rec["source"], "candidate": ref, "label": 1, "kind": "reference",
+                    "error_spans": []})
         out.append({"source": rec["source"], "candidate": other, "label": 0, "kind": "next verse"})
         words = ref.split()
         donor = max(test[rng.randrange(len(test))]["target"].split(), key=len)
         j = max(range(len(words)), key=lambda k: len(words[k]))
         if donor.strip(".,;:!?").lower() != words[j].strip(".,;:!?").lower():
             swapped = " ".join(words[:j] + [donor] + words[j + 1 :])
-            out.append({"source": rec["source"], "candidate": swapped, "label": 0, "kind": "word swap"})
+            start = len(" ".join(words[:j])) + (1 if j else 0)  # the known error location
+            out.append({"source": rec["source"], "candidate": swapped, "label": 0, "kind": "word swap",
+                        "error_spans": [[start, start + len(donor)]]})
     return out
 
 
@@ -67,6 +78,12 @@ def unseen_swaps(model, cands: list[dict]) -> tuple[int, int]:
     return hits, total
 
 
+def _elapsed(t0: float) -> str:
+    """``(m:ss)`` since ``t0``: when each step of the demo starts."""
+    s = int(time.perf_counter() - t0)
+    return f"({s // 60}:{s % 60:02d})"
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
@@ -74,11 +91,13 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs: float = 12.0,
              lr: float = 1e-3, seed: int = 0, model: str | None = None,
-             freq_smoothing: float = 0.0) -> list[dict]:
+             freq_smoothing: float = 0.0, n_dev: int = 60) -> list[dict]:
     """Train, score, compare; returns the metric rows and writes results under ``out_dir``.
 
     ``freq_smoothing`` is added to every token count of the token_freq sampler (0 = the
     paper), so tokens that are never a training target can be drawn as negatives.
+    ``n_dev`` dev verses (not the 64 of the validation loss) give the candidates on which
+    the calibration and the error-span settings are fitted.
     """
     import numpy as np
 
@@ -94,7 +113,7 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     train_recs = short(read_jsonl(data / "para_train.jsonl.gz"), 40)
     random.Random(seed).shuffle(train_recs)
     test = short(read_jsonl(data / "para_test.jsonl.gz"), 40)[:n_test]
-    print(f"[1/3] training a Sigmoid Head on {min(n_train, len(train_recs))} verse pairs "
+    print(f"[1/5] training a Sigmoid Head on {min(n_train, len(train_recs))} verse pairs "
           f"(SmolLM2-135M-Instruct, token_freq negatives, dominant tokens avoided)", flush=True)
     config = TrainConfig(
         train_file=str(write_jsonl(out / "train.jsonl", train_recs[:n_train])),
@@ -105,16 +124,26 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     )
     head_model = train(config)
     cands = candidates(test, seed)
-    print(f"[2/3] scoring {len(cands)} candidates for {len(test)} held-out verses "
+    print(f"[2/5] {_elapsed(t0)} scoring {len(cands)} candidates for {len(test)} held-out verses "
           f"(books never seen in training)", flush=True)
-    scored = score_records(head_model, cands, batch_size=16)
-    write_jsonl(out / "scores.jsonl", [{**c, **s} for c, s in zip(cands, scored, strict=True)])
+    dev = candidates(short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[64:64 + n_dev], seed)
+    scored = [{**c, **s} for c, s in zip(cands, score_records(head_model, cands, batch_size=16,
+                                                              with_tokens=True), strict=True)]
+    print(f"[3/5] {_elapsed(t0)} calibrating and choosing error-span settings on {len(dev)} dev candidates "
+          f"({n_dev} dev verses, not the test books)", flush=True)
+    dev_scored = [{**c, **s} for c, s in zip(dev, score_records(head_model, dev, batch_size=16,
+                                                                with_tokens=True), strict=True)]
+    page = explain(head_model, dev_scored, scored, out)
+    write_jsonl(out / "scores.jsonl", scored)
     gold = np.array([c["label"] for c in cands], dtype=float)
-    scores = {m: np.array([s[m] for s in scored], dtype=float) for m in METHODS}
-    print("[3/3] comparing with the labels (95% bootstrap CIs)", flush=True)
+    scores = {m: np.array([s[m] for s in scored], dtype=float) for m in REPORTED}
+    print(f"[4/5] {_elapsed(t0)} comparing with the labels (95% bootstrap CIs)", flush=True)
     rows = evaluate_methods(scores, gold, metrics=["roc_auc", "bce", "pearson"], n_boot=1000, seed=seed)
     print(format_table(rows, ["roc_auc", "bce", "pearson"], fmt="terminal"))
     paths = write_report(rows, scores, gold, out, ["roc_auc", "bce", "pearson"])
+    paths.update(calibration=out / "calibration.png", page=page)
+    print(f"[5/5] {_elapsed(t0)} streaming: generating for two held-out verses, scores as each token appears", flush=True)
+    paths["stream"] = stream_demo(head_model, test[:2], out / "stream.jsonl")
     unseen = unseen_swaps(head_model, cands)
     print(f"{unseen[0]} of {unseen[1]} word swaps bring in a token never seen as a training target "
           + ("(token_freq never draws such rows as negatives; see --freq-smoothing)" if not freq_smoothing
@@ -122,3 +151,62 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     minutes = (time.perf_counter() - t0) / 60
     print(f"wrote {', '.join(str(p) for p in paths.values())}; took {minutes:.1f} min")
     return rows
+
+
+def explain(model, dev: list[dict], test: list[dict], out: Path) -> Path:
+    """Fit calibration and error spans on the dev candidates, save them with the head, apply
+    them to the test candidates (in place), print before/after figures, write the page and
+    ``calibration.png``; returns the page's path."""
+    import numpy as np
+
+    from .evaluation.calibration import KINDS, Calibrator, format_report
+    from .evaluation.html import write_page
+    from .evaluation.plots import calibration_plot
+    from .evaluation.spans import add_errors, fit_span_config, predict_spans, span_prf
+
+    cal = Calibrator.fit(dev, [c["label"] for c in dev], METHODS)
+    cal.save(out / "head")
+    gold = np.array([c["label"] for c in test], dtype=float)
+    print(format_report(cal.report(test, gold),
+                        f"calibration fitted on {len(dev)} dev candidates; held-out test "
+                        f"({len(test)} candidates), ECE and BCE before (raw) and after:"))
+    calibration_plot({m: {"raw product": [c[m] for c in test],
+                          **{k: cal.predict(test, m, k) for k in KINDS}} for m in METHODS},
+                     gold, out / "calibration.png")
+    cal.apply(test)
+    known = [c for c in test if "error_spans" in c]  # references and word swaps
+    dev_known = [c for c in dev if "error_spans" in c]
+    print(f"error spans on {len(known)} held-out candidates with a known error location "
+          f"(references and word swaps), character-level, settings chosen on dev:")
+    for method in METHODS:
+        cfg = fit_span_config(dev_known, [c["error_spans"] for c in dev_known], method)
+        res = span_prf(predict_spans(known, cfg), [c["error_spans"] for c in known],
+                       [c["candidate"] for c in known])
+        print(f"  {method:<12} P {res['precision']:.3f}  R {res['recall']:.3f}  "
+              f"F1 {res['f1']:.3f}  ({cfg.describe()}; dev F1 {cfg.dev['f1']:.3f})")
+        if method == "sigmoid":
+            cfg.save(out / "head")
+            add_errors(test, cfg)
+            found_with = cfg.describe()
+    page = [c for c in test if c["kind"] != "next verse"][:8] + \
+        [c for c in test if c["kind"] == "next verse"][:2]
+    return write_page(out / "tokens.html", page, model.tokenizer,
+                      title="sigmoid-head demo: token scores", spans_from=found_with)
+
+
+def stream_demo(model, verses: list[dict], path: Path) -> Path:
+    """Generate for a few verses, printing each token as it comes (coloured on a terminal);
+    writes every token event to ``path``."""
+    import sys
+
+    from .cli.terminal import legend, show_stream, uses_colour
+    from .scoring.generate import DecodingConfig
+    from .scoring.streaming import TokenEvent, stream_generate
+
+    if uses_colour(sys.stdout):
+        print(legend("sigmoid"))
+    events = stream_generate(model, [{"source": v["source"]} for v in verses],
+                             DecodingConfig(max_new_tokens=40))
+    tokens = [{"input": e.input_index, "position": e.position, "token": e.text, **e.scores}
+              for e in show_stream(events, "sigmoid", sys.stdout) if isinstance(e, TokenEvent)]
+    return write_jsonl(path, tokens)

@@ -109,6 +109,16 @@ def replace(src: str | Path, dst: str | Path) -> None:
     fsync_dir(Path(dst).parent)
 
 
+def write_atomic(path: str | Path, data: bytes | str) -> Path:
+    """Write ``path`` whole or not at all: ``data`` goes to ``<path>.tmp``, made durable,
+    then renamed over ``path`` (a killed run leaves the old file, never a cut-off one)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    write_durable(tmp, data)
+    replace(tmp, path)
+    return path
+
+
 def check_output_path(path: str | Path) -> Path:
     """Check, before any work, that ``path`` can be written as a file (parents are created).
 

@@ -113,3 +113,22 @@ def test_by_kind_table_separates_negative_kinds() -> None:
     assert "| length |" not in table  # a length is not a quality score
     with pytest.raises(SystemExit, match="2 scores but"):
         qe_report.by_kind_table({"m": [0.0, 1.0]}, cands)
+
+
+def test_token_page_is_the_library_page(tiny_causal_path, scored, tmp_path) -> None:
+    """qe_report.write_html draws the page of `sigmoid-head score --html` from score_all's
+    per-token log-probabilities: the same token colours as the library's own rows."""
+    from sigmoid_head.evaluation.html import colour
+
+    _, details, ref = scored
+    backbone = load_backbone(str(tiny_causal_path), device="cpu")
+    cands = experiments.other_candidates(TEST, seed=0)
+    page = tmp_path / "tokens.html"
+    qe_report.write_html(page, backbone.tokenizer, cands, details, "x", n=2)
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="item"') == 2
+    special = set(backbone.tokenizer.all_special_ids)  # EOS adds no text: not drawn
+    for d in details[:2]:
+        for i, lp in zip(d["ids"], d["sigmoid:x"], strict=True):
+            if i not in special:
+                assert f"background:{colour(float(np.exp(lp)))}" in text

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "score": "Eval Other: score given outputs (force-decoding)",
     "generate": "Eval Self: generate, then score the outputs",
     "evaluate": "correlate QE scores with gold quality",
+    "calibrate": "fit calibrated probabilities and error-span settings on a dev set",
     "demo": "train a head on SmolLM2 and compare it with softmax and BoostedProb",
     "push": "upload a trained head with a generated model card to the Hugging Face Hub",
 }

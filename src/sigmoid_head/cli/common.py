@@ -55,6 +55,8 @@ def check_early(args: argparse.Namespace) -> None:
         check_template(args.judge_template, ("source", "candidate"), "judge template")
     if args.to_json:
         check_output_path(args.to_json)
+    if getattr(args, "html", None):
+        check_output_path(args.html)
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -82,6 +84,67 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--with-tokens", action="store_true", help="add per-token and per-word scores")
     g.add_argument("--to-json", help="write one JSON record per output to this .jsonl file")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_explain_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--html",
+        help="also write one self-contained page of the outputs' tokens coloured by each "
+        "method's score, numbers on hover, error spans marked (keeps the per-token scores in "
+        "the rows, as --with-tokens does, and draws the page from them)",
+    )
+
+
+def head_extras(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The :class:`~sigmoid_head.evaluation.calibration.Calibrator` and
+    :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate`` saved
+    in the head folder (None for each that is not there)."""
+    from ..evaluation.calibration import Calibrator
+    from ..evaluation.spans import SpanConfig
+
+    if not args.head:
+        return None, None
+    return Calibrator.load(args.head), SpanConfig.load(args.head)
+
+
+def explain_rows(rows: list[dict], calibrator: Any, spans: Any, keep_tokens: bool) -> None:
+    """Add calibrated probabilities (``<method>_platt``, ``<method>_isotonic``) and error
+    spans (``errors``) to output rows in place; drop the per-token and per-word scores the
+    spans needed unless ``keep_tokens``."""
+    from ..evaluation.spans import add_errors
+
+    if calibrator is not None:
+        calibrator.apply(rows)
+    if spans is not None:
+        add_errors(rows, spans)
+    if not keep_tokens:
+        for r in rows:
+            r.pop("tokens", None)
+            r.pop("words", None)
+
+
+def page_sink(args: argparse.Namespace, rows: list[dict]) -> Any:
+    """What keeps the rows for ``--html`` as they are written (``rows.extend``): only when
+    there is no ``--to-json`` file to read them back from."""
+    return rows.extend if getattr(args, "html", None) and not args.to_json else None
+
+
+def write_html(args: argparse.Namespace, rows: list[dict], model: Any, spans: Any) -> None:
+    """``--html`` (process 0): the page of every output row, read back from ``--to-json``
+    when given (so a resumed run's page has the rows of the earlier run too), else
+    ``rows`` as kept by :func:`page_sink`."""
+    from ..evaluation.html import write_page
+    from ..io_utils import read_complete_jsonl
+    from ..scoring.distributed import process_group
+    from ..scoring.token_scores import unpack_model
+
+    if process_group()[1] != 0:
+        return
+    if args.to_json:
+        rows = read_complete_jsonl(args.to_json)
+    path = write_page(args.html, rows, unpack_model(model)[0].tokenizer,
+                      spans_from=spans.describe() if spans is not None else None)
+    print(f"page of {len(rows)} outputs written to {path}")
 
 
 def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:

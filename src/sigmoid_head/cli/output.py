@@ -64,11 +64,13 @@ def _writer(args: argparse.Namespace, inputs: Inputs, per_input: int
 
 def run_streamed(args: argparse.Namespace, inputs: Inputs,
                  score_batch: Callable[[list[dict]], list[dict]], *, batch_size: int,
-                 window: int, rows_per_input: int = 1) -> RunningMeans:
+                 window: int, rows_per_input: int = 1,
+                 on_rows: Callable[[list[dict]], None] | None = None) -> RunningMeans:
     """Score ``inputs`` (``score_batch`` on ``batch_size`` of them at a time, windows of
     ``window``), streamed to ``args.to_json`` when given, resumed from an interrupted run
     with the same inputs and settings. Returns the means of every row (process 0; rows
-    written by an earlier run included) and prints the throughput."""
+    written by an earlier run included) and prints the throughput. ``on_rows`` also
+    receives each window's new rows on process 0, in input order."""
     writer = _writer(args, inputs, rows_per_input)
     done = writer.done if writer is not None else 0
     means = RunningMeans()
@@ -80,6 +82,8 @@ def run_streamed(args: argparse.Namespace, inputs: Inputs,
         if writer is not None:  # one fsync per window: a rerun scores the window again anyway
             writer.write_many(rows, each=False)
         means.add(rows)
+        if on_rows is not None:
+            on_rows(rows)
 
     start = time.perf_counter()
     with writer if writer is not None else nullcontext():

@@ -1,9 +1,10 @@
 """``sigmoid-head score``: Eval Other, COMET-style (``-s sources -t candidates``).
 
 Parses the options and calls :func:`sigmoid_head.scoring.force_decode.score_records`,
-then the optional baselines (:mod:`sigmoid_head.scoring.baselines`), batch by batch over
-a stream of inputs (:mod:`.output`: resumable ``--to-json``, data-parallel under
-``accelerate launch`` / ``torchrun``).
+then the optional baselines (:mod:`sigmoid_head.scoring.baselines`) and the head folder's
+calibration and error-span settings, batch by batch over a stream of inputs
+(:mod:`.output`: resumable ``--to-json``, data-parallel under ``accelerate launch`` /
+``torchrun``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--candidates", help="candidates, one per line")
     p.add_argument("--input", help=".jsonl with {source, candidate} or {messages, candidate}")
     p.add_argument("--max-tokens", type=common.POSITIVE_INT, help="batch by padded tokens instead of sequences")
+    common.add_explain_args(p)
     common.add_model_args(p)
     common.add_baseline_args(p, mc=False)
 
@@ -35,11 +37,14 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=True)
     launch(args)
     model = common.load_model(args)
+    calibrator, spans = common.head_extras(args)
+    args.with_tokens = args.with_tokens or bool(args.html)  # the page is drawn from the rows
 
     def score_batch(batch: list[dict]) -> list[dict]:
         scores = score_records(model, batch, prompt_template=args.prompt_template,
                                use_chat_template=args.chat, batch_size=args.batch_size,
-                               max_tokens=args.max_tokens, with_tokens=args.with_tokens,
+                               max_tokens=args.max_tokens,
+                               with_tokens=args.with_tokens or spans is not None,
                                rauq=rauq, progress=False)
         keep = ("source", "messages", "candidate", "target")
         rows = [{**{k: rec[k] for k in keep if k in rec}, **s}
@@ -48,10 +53,15 @@ def run(args: argparse.Namespace) -> int:
             if "candidate" not in r:
                 r["candidate"] = r.pop("target")
         common.add_baselines(model, batch, rows, args)
+        common.explain_rows(rows, calibrator, spans, args.with_tokens)
         return rows
 
+    page_rows: list[dict] = []
     means = run_streamed(args, inputs, score_batch, batch_size=args.batch_size,
-                         window=DEFAULT_WINDOW_BATCHES * args.batch_size)
+                         window=DEFAULT_WINDOW_BATCHES * args.batch_size,
+                         on_rows=common.page_sink(args, page_rows))
+    if args.html:
+        common.write_html(args, page_rows, model, spans)
     if means.n:
         print(common.summary([means.row()], n=means.n))
     return 0

@@ -33,6 +33,7 @@ DEFAULT_METHODS = (
     "mc_softmax",
     "mc_sigmoid",
     "self_judge",
+    *(f"{m}_{k}" for m in ("sigmoid", "softmax", "boostedprob") for k in ("platt", "isotonic")),
 )
 """Methods evaluated when none are named (those present), plus every extra column."""
 

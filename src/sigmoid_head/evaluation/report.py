@@ -1,4 +1,5 @@
-"""Result tables (terminal, Markdown, CSV) and figures (scatter, reliability) for QE runs.
+"""Result tables (terminal, Markdown, CSV) and figures (scatter, reliability; per-label
+distributions and ROC curves in :mod:`.plots`) for QE runs.
 
 Tables take the rows returned by :func:`.metrics.evaluate_methods`.
 Figures need matplotlib (``pip install 'sigmoid-head[plots]'``); it is imported lazily
@@ -14,17 +15,25 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+from .plots import (
+    checked_scores,
+    distribution_plot,
+    log_axis_helps,
+    new_figure,
+    roc_plot,
+    save_png,
+)
 
 __all__ = ["format_table", "reliability_plot", "scatter_plots", "write_report"]
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+"""Marker per method in the reliability diagram."""
 
 _MISSING = "–"
 
@@ -148,35 +157,6 @@ def format_table(
 
 
 # ----------------------------------------------------------------------------- figures
-def _new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw: Any) -> Figure:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'sigmoid-head[plots]'") from e
-    fig = Figure(figsize=figsize, layout="constrained")
-    fig.subplots(nrows, ncols, squeeze=False, **kw)
-    return fig
-
-
-def _checked(
-    scores: Mapping[str, ArrayLike], gold: ArrayLike
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    g = np.asarray(gold, dtype=np.float64)
-    if g.ndim != 1 or not np.all(np.isfinite(g)):
-        raise ValueError("gold must be a 1-D array of finite values")
-    if not scores:
-        raise ValueError("scores is empty")
-    out = {}
-    for name, s in scores.items():
-        p = np.asarray(s, dtype=np.float64)
-        if p.shape != g.shape:
-            raise ValueError(f"method {name!r}: scores shape {p.shape} != gold shape {g.shape}")
-        if not np.all(np.isfinite(p)):
-            raise ValueError(f"method {name!r}: scores contain NaN or inf")
-        out[name] = p
-    return out, g
-
-
 def scatter_plots(
     scores: Mapping[str, ArrayLike],
     gold: ArrayLike,
@@ -199,32 +179,27 @@ def scatter_plots(
     Returns:
         ``out_path`` as a Path.
     """
-    preds, g = _checked(scores, gold)
+    preds, g = checked_scores(scores, gold)
     ncols = max(1, min(ncols, len(preds)))
     nrows = math.ceil(len(preds) / ncols)
-    fig = _new_figure(nrows, ncols, (4.0 * ncols, 3.6 * nrows))
+    fig = new_figure(nrows, ncols, (4.0 * ncols, 3.6 * nrows))
     axes = fig.axes
     for ax, (name, p) in zip(axes, preds.items(), strict=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = pearson(p, g) if g.size >= 2 else math.nan
         ax.scatter(g, p, s=10, alpha=0.35, edgecolors="none")
+        if log_axis_helps(p):
+            ax.set_yscale("log")
         ax.set_title(f"{name}\nPearson r = {r:.3f}", fontsize=10)
         ax.set_xlabel("gold quality")
-        ax.set_ylabel("predicted quality")
+        ax.set_ylabel("predicted quality" + (" (log scale)" if log_axis_helps(p) else ""))
         ax.grid(alpha=0.3)
     for ax in axes[len(preds) :]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
-    return _save(fig, out_path)
-
-
-def _save(fig: Figure, out_path: str | Path) -> Path:
-    path = Path(out_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=120)
-    return path
+    return save_png(fig, out_path)
 
 
 def reliability_plot(
@@ -246,7 +221,7 @@ def reliability_plot(
     Raises:
         ValueError: gold not binary, or no method has probability scores.
     """
-    preds, g = _checked(scores, gold_binary)
+    preds, g = checked_scores(scores, gold_binary)
     if not is_binary(g):
         raise ValueError("reliability_plot needs binary (0/1) gold labels")
     probs = {k: p for k, p in preds.items() if p.min() >= 0 and p.max() <= 1}
@@ -256,7 +231,7 @@ def reliability_plot(
         )
     if not probs:
         raise ValueError("reliability_plot: no method has probability scores in [0, 1]")
-    fig = _new_figure(2, 1, (6.0, 6.5), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
+    fig = new_figure(2, 1, (6.0, 6.5), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
     top, bottom = fig.axes
     top.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -265,7 +240,9 @@ def reliability_plot(
         mean_pred, frac_pos, counts = calibration_bins(p, g, n_bins)
         keep = counts > 0
         label = f"{name} (ECE = {ece(p, g, n_bins):.3f})"
-        (ln,) = top.plot(mean_pred[keep], frac_pos[keep], marker="o", ms=4, label=label)
+        # hollow markers, each smaller than the last: coincident points stay visible
+        (ln,) = top.plot(mean_pred[keep], frac_pos[keep], marker=MARKERS[j % len(MARKERS)],
+                         ms=max(3.0, 10.0 - 1.5 * j), mfc="none", mew=1.5, label=label)
         bottom.bar(
             edges[:-1] + (j + 0.5) * width, counts, width=width, color=ln.get_color(), align="edge"
         )
@@ -279,7 +256,7 @@ def reliability_plot(
     top.legend(fontsize=8, loc="upper left")
     bottom.set(xlabel="predicted probability", ylabel="items per bin")
     bottom.grid(alpha=0.3, axis="y")
-    return _save(fig, out_path)
+    return save_png(fig, out_path)
 
 
 # ----------------------------------------------------------------------------- report
@@ -290,11 +267,13 @@ def write_report(
     out_dir: str | Path,
     metrics: Sequence[str] | None = None,
 ) -> dict[str, Path]:
-    """Write ``results.md``, ``results.csv``, ``scatter.png`` and, for binary gold with at
-    least one probability-valued method, ``reliability.png`` into ``out_dir``.
+    """Write ``results.md``, ``results.csv`` and figures into ``out_dir``: for binary gold
+    ``distributions.png`` and ``roc.png`` (:mod:`.plots`), and ``reliability.png`` when a
+    method gives probabilities; otherwise ``scatter.png`` (log axis where it helps).
 
     Returns:
-        Kind (``"markdown"``, ``"csv"``, ``"scatter"``, ``"reliability"``) -> path written.
+        Kind (``"markdown"``, ``"csv"``, ``"distributions"``, ``"roc"``, ``"reliability"``,
+        ``"scatter"``) -> path written.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -311,8 +290,12 @@ def write_report(
     paths = {"markdown": out / "results.md", "csv": out / "results.csv"}
     paths["markdown"].write_text("\n".join(md) + "\n", encoding="utf-8")
     paths["csv"].write_text(format_table(rows, cols, fmt="csv"), encoding="utf-8")
-    paths["scatter"] = scatter_plots(scores, gold, out / "scatter.png")
     g = np.asarray(gold, dtype=np.float64)
+    if is_binary(g) and g.min() != g.max():  # a scatter against 0/1 shows nothing
+        paths["distributions"] = distribution_plot(scores, g, out / "distributions.png")
+        paths["roc"] = roc_plot(scores, g, out / "roc.png")
+    else:
+        paths["scatter"] = scatter_plots(scores, gold, out / "scatter.png")
     has_prob = any(np.min(s) >= 0 and np.max(s) <= 1 for s in map(np.asarray, scores.values()))
     if is_binary(g) and has_prob:
         with warnings.catch_warnings():

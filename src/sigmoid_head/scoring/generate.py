@@ -304,6 +304,22 @@ def generate_and_score(
         ``finished``, and the flat scores of :func:`.aggregate.sequence_record`.
     """
     backbone, _ = unpack_model(model)
+    recs, prompts = generation_prompts(model, records, decoding, prompt_template,
+                                       use_chat_template)
+    outputs = generate_outputs(
+        model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
+        progress=progress,
+    )
+    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens) for g in outputs]
+
+
+def generation_prompts(
+    model: Any, records: Sequence[dict] | Sequence[str], decoding: DecodingConfig | None,
+    prompt_template: str | None, use_chat_template: bool | None,
+) -> tuple[list[dict], list[list[int]]]:
+    """(records as dicts, prompt ids) for generation, each prompt capped so that it and
+    ``max_new_tokens`` fit in the model's positions (shared with streaming)."""
+    backbone, _ = unpack_model(model)
     recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
     if not recs:
         raise ScoreInputError("nothing to generate from: no inputs")
@@ -319,23 +335,15 @@ def generate_and_score(
         max_length=2048 if limit is None else min(2048, limit - room),
         **render_settings(model, prompt_template, use_chat_template),
     )
-    outputs = generate_outputs(
-        model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
-        progress=progress,
-    )
-    tok = backbone.tokenizer
-    rows = []
-    for g in outputs:
-        text = tok.decode(g.output, skip_special_tokens=True)
-        src = {
-            k: recs[g.input_index][k] for k in ("source", "messages") if k in recs[g.input_index]
-        }
-        rows.append(
-            {
-                **src,
-                "candidate": text,
-                "finished": g.finished,
-                **sequence_record(g.scores, tok, None, with_tokens),
-            }
-        )
-    return rows
+    return recs, prompts
+
+
+def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool) -> dict[str, Any]:
+    """The output record of one generated output (see :func:`generate_and_score`)."""
+    src = {k: record[k] for k in ("source", "messages") if k in record}
+    return {
+        **src,
+        "candidate": tokenizer.decode(g.output, skip_special_tokens=True),
+        "finished": g.finished,
+        **sequence_record(g.scores, tokenizer, None, with_tokens),
+    }

@@ -1,0 +1,83 @@
+"""``sigmoid-head calibrate``: fit calibrated probabilities and error-span settings on a
+labelled dev set, and save them in the head directory (JSON, no pickle).
+
+Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibrator` and
+:func:`sigmoid_head.evaluation.spans.fit_span_config`; numpy only, no torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import UsageError
+
+DESCRIPTION = (
+    "Fit Platt scaling and isotonic regression of the sequence scores (with --gold) and the "
+    "error-span threshold and minimum length (with --gold-spans) on dev scores from "
+    "`sigmoid-head score --with-tokens`; saves calibration.json / error_spans.json in --head, "
+    "which `sigmoid-head score --head` then applies."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--head", required=True, help="head directory to save the calibration in")
+    p.add_argument("--scores", required=True, help="dev score .jsonl (from score --with-tokens)")
+    p.add_argument("--gold", help="dev labels: 1 = good, 0 = bad (.txt, .jsonl or .csv)")
+    p.add_argument("--gold-field", help="gold field/column name")
+    p.add_argument(
+        "--gold-spans",
+        help="dev error locations: .jsonl, one line per scored item, a list of [start, end] "
+        "character spans of the candidate (or an object with 'error_spans')",
+    )
+    p.add_argument("--methods", default="sigmoid,softmax,boostedprob",
+                   help="methods to calibrate (comma-separated)")
+    p.add_argument("--span-method", default="sigmoid", help="whose word scores give the spans")
+    p.add_argument("--test-scores", help="held-out score .jsonl: report before/after on it")
+    p.add_argument("--test-gold", help="held-out labels for --test-scores")
+
+
+def _spans(path: str) -> list[list[tuple[int, int]]]:
+    from ..data.records import read_jsonl
+
+    out = []
+    for rec in read_jsonl(path):
+        spans = rec.get("error_spans", []) if isinstance(rec, dict) else rec
+        out.append([(int(s), int(e)) for s, e in spans])
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """``sigmoid-head calibrate``."""
+    from ..data.records import read_jsonl
+    from ..evaluation.calibration import Calibrator, format_report
+    from ..evaluation.readers import read_gold
+    from ..evaluation.spans import fit_span_config
+
+    if not (args.gold or args.gold_spans):
+        raise UsageError("give --gold (sequence labels) and/or --gold-spans (error locations)")
+    if not (Path(args.head) / "head_config.json").is_file():
+        raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
+    rows = read_jsonl(args.scores)
+    if args.gold:
+        cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field),
+                             [m.strip() for m in args.methods.split(",") if m.strip()])
+        print(f"calibration saved to {cal.save(args.head)}")
+        print(format_report(cal.dev, f"dev ({cal.n} items, in-sample): ECE and BCE"))
+        if args.test_scores:
+            if not args.test_gold:
+                raise UsageError("--test-scores needs --test-gold")
+            test = read_jsonl(args.test_scores)
+            report = cal.report(test, read_gold(args.test_gold, args.gold_field))
+            print(format_report(report, f"held out ({len(test)} items): ECE and BCE"))
+    if args.gold_spans:
+        gold = _spans(args.gold_spans)
+        if len(gold) != len(rows):
+            raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")
+        if any("words" not in r for r in rows):
+            raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
+        cfg = fit_span_config(rows, gold, args.span_method)
+        print(f"error spans saved to {cfg.save(args.head)}: {args.span_method} word score "
+              f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "
+              f"P {cfg.dev['precision']:.3f} R {cfg.dev['recall']:.3f} F1 {cfg.dev['f1']:.3f}")
+    return 0

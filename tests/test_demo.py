@@ -1,0 +1,55 @@
+"""The demo's candidates: the word swap's recorded error span is where the new word sits."""
+
+from __future__ import annotations
+
+from sigmoid_head.demo import candidates
+
+
+def test_word_swaps_record_their_error_location() -> None:
+    verses = [{"source": f"s{i}", "target": t} for i, t in enumerate([
+        "In the beginning God created the heavens and the earth.",
+        "Now the earth was formless and empty.",
+        "God said, Let there be light, and there was light.",
+        "Jesus wept.",
+    ])]
+    cands = candidates(verses, seed=0)
+    swaps = [c for c in cands if c["kind"] == "word swap"]
+    assert swaps and all(c["label"] == 0 for c in swaps)
+    for c in swaps:
+        (start, end), = c["error_spans"]
+        ref = next(x["candidate"] for x in cands
+                   if x["kind"] == "reference" and x["source"] == c["source"])
+        # the span covers exactly the one word that differs from the reference
+        new, old = c["candidate"].split(), ref.split()
+        changed = [w for w, o in zip(new, old, strict=True) if w != o]
+        assert c["candidate"][start:end] == changed[0] and len(changed) == 1
+    assert all(c["error_spans"] == [] for c in cands if c["kind"] == "reference")
+    assert all("error_spans" not in c for c in cands if c["kind"] == "next verse")
+
+
+def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
+    """The demo's steps 3 and 5 on a tiny model: calibration and spans saved with the head,
+    the figures, the page and the streamed events."""
+    import json
+
+    from sigmoid_head.demo import explain, stream_demo
+    from sigmoid_head.scoring.force_decode import score_records
+
+    verses = [{"source": f"el perro {i}", "target": t} for i, t in enumerate([
+        "the dog eats bread today", "the cat sleeps on the mat now", "a big house stands there",
+        "the red car goes fast", "my friend reads books"])]
+    cands = candidates(verses, seed=0)
+    scored = [{**c, **s} for c, s in
+              zip(cands, score_records(causal, cands, with_tokens=True, progress=False), strict=True)]
+    (tmp_path / "head").mkdir()
+    test = [dict(c) for c in scored]
+    page = explain(causal, scored, test, tmp_path)
+    assert {p.name for p in (tmp_path / "head").iterdir()} == {"calibration.json", "error_spans.json"}
+    assert all(0 <= c["sigmoid_platt"] <= 1 and isinstance(c["errors"], list) for c in test)
+    html = page.read_text(encoding="utf-8")
+    assert html.count('class="item"') == min(8, len(cands) - 5) + 2 and "sigmoid word score" in html
+    assert (tmp_path / "calibration.png").read_bytes()[:4] == b"\x89PNG"
+    events = [json.loads(x) for x in
+              stream_demo(causal, verses[:2], tmp_path / "stream.jsonl").read_text().splitlines()]
+    assert {e["input"] for e in events} == {0, 1}
+    assert all(0 <= e["sigmoid"] <= 1 and 0 <= e["softmax"] <= 1 for e in events)
