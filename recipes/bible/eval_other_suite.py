@@ -29,17 +29,21 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from sigmoid_head import SigmoidHeadModel, load_backbone
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci
 from sigmoid_head.evaluation.metrics import roc_auc
 from sigmoid_head.scoring.aggregate import words_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from error_suite import KINDS, make_suite, pairwise_accuracy  # noqa: E402
-from eval_self_study import aggregate, eval_items, token_log_scores, token_study  # noqa: E402
-from experiments import LLM_PROMPT  # noqa: E402
+from eval_self_study import (  # noqa: E402
+    aggregate,
+    eval_items,
+    load_heads,
+    render_for,
+    token_log_scores,
+    token_study,
+)
 
 
 def word_labels(tokenizer, tokens: dict[str, np.ndarray], cands: list[dict]
@@ -78,15 +82,8 @@ def run(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
-              else {"prompt_template": "{source}", "use_chat_template": False})
-    backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
-    head_dirs = sorted(p.parent for p in Path(args.heads).glob("*/head_config.json"))
-    if args.only:
-        head_dirs = [d for d in head_dirs if d.name in args.only.split(",")]
-    heads = {d.name: SigmoidHeadModel.from_pretrained(d, backbone) for d in head_dirs}
-    if not heads:
-        raise SystemExit(f"no saved heads under {args.heads}")
+    render = render_for(args.setting)
+    backbone, heads = load_heads(args.model, args.heads, args.only)
     items = eval_items(args.setting, Path(args.data), args.split)[: args.n_items]
     cands = make_suite(items, args.seed)
     tokens = token_study(backbone, heads, [{"source": c["source"], "candidate": c["candidate"]} for c in cands],

@@ -197,23 +197,36 @@ def standardise(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return (x - ref.mean()) / (ref.std() + 1e-12)
 
 
+def render_for(setting: str) -> dict:
+    """How the setting's prompts are rendered (as experiments.py trains them)."""
+    return ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if setting == "llm"
+            else {"prompt_template": "{source}", "use_chat_template": False})
+
+
+def load_heads(model: str | None, folder: str, only: str | None = None
+               ) -> tuple[object, dict[str, SigmoidHeadModel]]:
+    """The backbone and every saved head under ``folder`` (one sub-folder each; ``only``:
+    comma-separated folder names)."""
+    backbone = load_backbone(model, device="cpu" if not torch.cuda.is_available() else None)
+    head_dirs = sorted(p.parent for p in Path(folder).glob("*/head_config.json"))
+    if only:
+        head_dirs = [d for d in head_dirs if d.name in only.split(",")]
+    heads = {d.name: SigmoidHeadModel.from_pretrained(d, backbone) for d in head_dirs}
+    if not heads:
+        raise SystemExit(f"no saved heads under {folder}")
+    return backbone, heads
+
+
 def run(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
-              else {"prompt_template": "{source}", "use_chat_template": False})
+    render = render_for(args.setting)
     if args.rauq and args.setting != "llm":
         raise SystemExit("--rauq: RAUQ is defined for decoder-only LMs (the llm setting)")
     # SmolLM2-135M-Instruct through its chat template: polygraph's alpha for instruction-tuned models
     rauq = RauqConfig(alpha=args.rauq_alpha, instruct=True) if args.rauq else None
-    backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
-    head_dirs = sorted(p.parent for p in Path(args.heads).glob("*/head_config.json"))
-    if args.only:
-        head_dirs = [d for d in head_dirs if d.name in args.only.split(",")]
-    heads = {d.name: SigmoidHeadModel.from_pretrained(d, backbone) for d in head_dirs}
-    if not heads:
-        raise SystemExit(f"no saved heads under {args.heads}")
+    backbone, heads = load_heads(args.model, args.heads, args.only)
     main = heads[args.main] if args.main in heads else next(iter(heads.values()))
     report: dict = {"setting": args.setting, "model": args.model, "heads": list(heads)}
     splits = {}
