@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -49,6 +50,7 @@ def calibrated(tmp_path_factory) -> tuple[Path, list[str], Path, Path, list[int]
     saved = json.loads((head / "error_spans.json").read_text(encoding="utf-8"))
     assert saved["dev"]["f1"] == 1.0 and saved["threshold"] > word["sigmoid"]
     assert (head / "calibration.json").is_file()
+    assert "combined score saved" in res.stdout and (head / "combination.json").is_file()
     return head, model, src, cand, [len(s) for s in gold_spans]
 
 
@@ -70,6 +72,55 @@ def test_score_adds_probabilities_and_spans(calibrated, tmp_path: Path) -> None:
         assert "tokens" not in r and "words" not in r  # the spans needed them; not asked for
     _check_errors(rows)
     assert [len(r["errors"]) for r in rows] == n_spans  # the dev set itself: its one span
+
+
+def _combined_by_hand(r: dict, comb: dict) -> float:
+    base = {"softmax_min": lambda: math.log(r["softmax_min"]), "neg_entropy": lambda: -r["entropy_mean"],
+            "softmax_mean_log": lambda: r["softmax_mean_log"],
+            "boostedprob_mean_log": lambda: r["boostedprob_mean_log"]}[comb["baseline"]]()
+    return comb["weight"] * r["sigmoid_mean_log"] + (1 - comb["weight"]) * base
+
+
+def test_score_reports_the_default_combined_score(tmp_path: Path) -> None:
+    """Without a fitted combination.json, score and generate report their defaults."""
+    src, cand = _pairs(tmp_path)
+    model = ["--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"), "--device", "cpu", "--quiet"]
+    assert not (FIXTURE / "head" / "combination.json").exists()
+    for cmd, extra in (("score", ["-t", str(cand)]), ("generate", ["--max-new-tokens", "3"])):
+        out = tmp_path / f"{cmd}.jsonl"
+        assert main([cmd, "-s", str(src), *extra, *model, "--to-json", str(out)]) == 0
+        default = {"score": {"weight": 0.75, "baseline": "softmax_min"},
+                   "generate": {"weight": 0.0, "baseline": "neg_entropy"}}[cmd]
+        for r in _rows(out):
+            assert r["combined_log"] == pytest.approx(_combined_by_hand(r, default))
+            assert r["combined"] == pytest.approx(math.exp(r["combined_log"]))
+
+
+def test_score_reports_the_fitted_combined_score(calibrated, tmp_path: Path, capsys) -> None:
+    head, model, src, cand, _ = calibrated
+    comb = json.loads((head / "combination.json").read_text(encoding="utf-8"))
+    out = tmp_path / "scores.jsonl"
+    assert main(["score", "-s", str(src), "-t", str(cand), *model, "--to-json", str(out)]) == 0
+    rows = _rows(out)
+    for r in rows:
+        assert r["combined_log"] == pytest.approx(_combined_by_hand(r, comb))
+    assert "combined" in capsys.readouterr().out  # the summary table has its line
+
+
+def test_calibrate_fits_the_combination_on_quality_scores(tmp_path: Path) -> None:
+    head = tmp_path / "head"
+    shutil.copytree(FIXTURE / "head", head)
+    src, cand = _pairs(tmp_path)
+    dev = tmp_path / "dev.jsonl"
+    assert main(["score", "-s", str(src), "-t", str(cand), "--head", str(head), "--model",
+                 str(FIXTURE / "base"), "--device", "cpu", "--quiet", "--to-json", str(dev)]) == 0
+    quality = tmp_path / "chrf.txt"  # a continuous quality: minus the entropy, so weight 0 on it
+    quality.write_text("".join(f"{-r['entropy_mean'] * 10 + 50}\n" for r in _rows(dev)))
+    res = run("calibrate", "--head", str(head), "--scores", str(dev), "--quality", str(quality))
+    assert res.returncode == 0, res.stderr
+    comb = json.loads((head / "combination.json").read_text(encoding="utf-8"))
+    assert (comb["baseline"], comb["weight"]) == ("neg_entropy", 0.0) and "pearson" in comb["chosen_on"]
+    assert not (head / "calibration.json").exists()  # --quality fits the combination only
 
 
 def test_score_html_page_of_every_row_after_a_resume(calibrated, tmp_path: Path,
@@ -126,8 +177,12 @@ def test_generate_applies_them_too(calibrated, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["calibrate", "--head", ".", "--scores", "s.jsonl"], "give --gold"),
+    (["calibrate", "--head", "head", "--scores", "s.jsonl", "--quality", "q.txt"], "scored items"),
 ])
 def test_user_errors(tmp_path: Path, args, message) -> None:
     (tmp_path / "a.txt").write_text("x\n")
+    shutil.copytree(FIXTURE / "head", tmp_path / "head")
+    (tmp_path / "s.jsonl").write_text('{"sigmoid_mean_log": -0.1, "softmax_min": 0.5}\n' * 3)
+    (tmp_path / "q.txt").write_text("1\n2\n")
     res = run(*args, cwd=tmp_path)
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr

@@ -1,7 +1,9 @@
-"""``sigmoid-head calibrate``: fit calibrated probabilities and error-span settings on a
-labelled dev set, and save them in the head directory (JSON, no pickle).
+"""``sigmoid-head calibrate``: fit calibrated probabilities, the combined score and
+error-span settings on a labelled dev set, and save them in the head directory (JSON, no
+pickle).
 
-Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibrator` and
+Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibrator`,
+:func:`sigmoid_head.evaluation.combination.fit_combination` and
 :func:`sigmoid_head.evaluation.spans.fit_span_config`; numpy only, no torch.
 """
 
@@ -13,10 +15,11 @@ from pathlib import Path
 from . import UsageError
 
 DESCRIPTION = (
-    "Fit Platt scaling and isotonic regression of the sequence scores (with --gold) and the "
-    "error-span threshold and minimum length (with --gold-spans) on dev scores from "
-    "`sigmoid-head score --with-tokens`; saves calibration.json / error_spans.json in --head, "
-    "which `sigmoid-head score --head` then applies."
+    "Fit Platt scaling and isotonic regression of the sequence scores (with --gold), the "
+    "combined score's baseline and weight (with --gold or --quality) and the error-span "
+    "threshold and minimum length (with --gold-spans) on dev scores from "
+    "`sigmoid-head score --with-tokens`; saves calibration.json / combination.json / "
+    "error_spans.json in --head, which `sigmoid-head score --head` and `generate --head` then apply."
 )
 
 
@@ -25,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scores", required=True, help="dev score .jsonl (from score --with-tokens)")
     p.add_argument("--gold", help="dev labels: 1 = good, 0 = bad (.txt, .jsonl or .csv)")
     p.add_argument("--gold-field", help="gold field/column name")
+    p.add_argument("--quality", help="dev quality, higher = better (e.g. chrF, human scores; .txt, "
+                   ".jsonl or .csv): fits the combined score only (Pearson); with --gold alone "
+                   "the combined score is fitted on the labels (ROC-AUC)")
     p.add_argument(
         "--gold-spans",
         help="dev error locations: .jsonl, one line per scored item, a list of [start, end] "
@@ -47,6 +53,22 @@ def _spans(path: str) -> list[list[tuple[int, int]]]:
     return out
 
 
+def _fit_combination(args: argparse.Namespace, rows: list[dict]) -> None:
+    from ..evaluation.combination import fit_combination
+    from ..evaluation.readers import read_gold
+
+    gold = read_gold(args.quality, args.gold_field) if args.quality else read_gold(args.gold, args.gold_field)
+    try:
+        comb, info = fit_combination(rows, gold)
+    except ValueError as e:
+        raise UsageError(f"combined score: {e}") from None
+    print(f"combined score saved to {comb.save(args.head)}: {comb.describe()}")
+    print(f"dev {info['metric']} ({info['n']} items), best weight on the head per baseline:")
+    for b, r in info["per_baseline"].items():
+        print(f"  {b:<22} weight {r['weight']:.2f}: {r['value']:.4f} (head alone {r['head_alone']:.4f}, "
+              f"baseline alone {r['baseline_alone']:.4f})")
+
+
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head calibrate``."""
     from ..data.records import read_jsonl
@@ -54,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
 
-    if not (args.gold or args.gold_spans):
-        raise UsageError("give --gold (sequence labels) and/or --gold-spans (error locations)")
+    if not (args.gold or args.gold_spans or args.quality):
+        raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "
+                         "--gold-spans (error locations)")
     if not (Path(args.head) / "head_config.json").is_file():
         raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
     rows = read_jsonl(args.scores)
@@ -70,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             test = read_jsonl(args.test_scores)
             report = cal.report(test, read_gold(args.test_gold, args.gold_field))
             print(format_report(report, f"held out ({len(test)} items): ECE and BCE"))
+    if args.gold or args.quality:
+        _fit_combination(args, rows)
     if args.gold_spans:
         gold = _spans(args.gold_spans)
         if len(gold) != len(rows):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,24 +96,35 @@ def add_explain_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def head_extras(args: argparse.Namespace) -> tuple[Any, Any]:
+def head_extras(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any]:
     """The :class:`~sigmoid_head.evaluation.calibration.Calibrator` and
     :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate`` saved
-    in the head folder (None for each that is not there)."""
+    in the head folder (None for each that is not there), and the
+    :class:`~sigmoid_head.evaluation.combination.Combination` of the combined score: the
+    head folder's fitted one, else ``command``'s default (``"score"`` or ``"generate"``)."""
     from ..evaluation.calibration import Calibrator
+    from ..evaluation.combination import for_command
     from ..evaluation.spans import SpanConfig
 
-    if not args.head:
-        return None, None
-    return Calibrator.load(args.head), SpanConfig.load(args.head)
+    head = args.head if args.head and Path(args.head).is_dir() else None
+    try:
+        combination = for_command(command, head)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not head:
+        return None, None, combination
+    return Calibrator.load(head), SpanConfig.load(head), combination
 
 
-def explain_rows(rows: list[dict], calibrator: Any, spans: Any, keep_tokens: bool) -> None:
-    """Add calibrated probabilities (``<method>_platt``, ``<method>_isotonic``) and error
-    spans (``errors``) to output rows in place; drop the per-token and per-word scores the
-    spans needed unless ``keep_tokens``."""
+def explain_rows(rows: list[dict], calibrator: Any, spans: Any, keep_tokens: bool,
+                 combination: Any = None) -> None:
+    """Add the combined score (``combined``, ``combined_log``), calibrated probabilities
+    (``<method>_platt``, ``<method>_isotonic``) and error spans (``errors``) to output rows
+    in place; drop the per-token and per-word scores the spans needed unless ``keep_tokens``."""
     from ..evaluation.spans import add_errors
 
+    if combination is not None:
+        combination.apply(rows)
     if calibrator is not None:
         calibrator.apply(rows)
     if spans is not None:
@@ -345,6 +357,9 @@ def summary(rows: Sequence[dict], n: int | None = None) -> str:
                 np.mean([r[k] for r in rows]) for k in (name, f"{name}_mean_log", f"{name}_min")
             ]
             lines.append(f"{name:<14}" + "".join(f"{v:>12.4f}" for v in vals))
+    if "combined" in rows[0]:
+        lines.append(f"{'combined':<14}{np.mean([r['combined'] for r in rows]):>12.4f}"
+                     f"{np.mean([r['combined_log'] for r in rows]):>12.4f}")
     for name in (
         "entropy_mean",
         "self_judge",

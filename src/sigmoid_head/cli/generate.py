@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         seed=args.seed,
     )
-    calibrator, spans = common.head_extras(args)
+    calibrator, spans, combination = common.head_extras(args, "generate")
     args.with_tokens = args.with_tokens or bool(args.html)  # the page is drawn from the rows
     if args.stream:
         from .terminal import legend, uses_colour
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                                       use_chat_template=args.chat, batch_size=args.batch_size,
                                       with_tokens=with_tokens, rauq=rauq, progress=False)
         common.add_baselines(model, batch, rows, args)
-        common.explain_rows(rows, calibrator, spans, args.with_tokens)
+        common.explain_rows(rows, calibrator, spans, args.with_tokens, combination)
         return rows
 
     batch = len(inputs) if random_draws else args.batch_size

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=True)
     launch(args)
     model = common.load_model(args)
-    calibrator, spans = common.head_extras(args)
+    calibrator, spans, combination = common.head_extras(args, "score")
     args.with_tokens = args.with_tokens or bool(args.html)  # the page is drawn from the rows
 
     def score_batch(batch: list[dict]) -> list[dict]:
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             if "candidate" not in r:
                 r["candidate"] = r.pop("target")
         common.add_baselines(model, batch, rows, args)
-        common.explain_rows(rows, calibrator, spans, args.with_tokens)
+        common.explain_rows(rows, calibrator, spans, args.with_tokens, combination)
         return rows
 
     page_rows: list[dict] = []

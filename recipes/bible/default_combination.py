@@ -1,0 +1,159 @@
+"""How the combined score's defaults were chosen (dev books), and what they give (test books).
+
+    python recipes/bible/default_combination.py --other runs/suite_dev runs/suite_test \
+        --self mt:runs/mt_study llm:runs/llm_study --data data/bible --out docs/results/default_combination.md
+
+The library's combined score (``sigmoid_head.evaluation.combination``) is
+``w * head geo-mean + (1 - w) * baseline``, both log-confidences per token. Its defaults
+are chosen here, on the dev books only, and then measured on the test books:
+
+* Eval Other (``sigmoid-head score``), from two ``eval_other_suite.py`` outputs (the same
+  heads, ``--split dev`` and ``--split test``): for every baseline (the softmax's weakest
+  token, the softmax / BoostedProb geo-mean, minus the mean entropy) and weight on a grid
+  of 0.05, the dev ROC-AUC averaged over the heads; the best pair is the default. On test:
+  each head's combination against the baseline that is best on dev, by a paired bootstrap.
+* Eval Self (``sigmoid-head generate``), from ``eval_self_study.py`` outputs (greedy
+  outputs and token arrays of the dev and test books): the same choice by Pearson with
+  chrF, the dev curves of every head of every study averaged.
+
+Nothing is chosen on the test books.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+from sigmoid_head.evaluation.metrics import pearson, roc_auc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_self_study import aggregate, eval_items  # noqa: E402
+from qe_report import gold_self  # noqa: E402
+
+GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
+BASELINES = {"softmax_min": "softmax@min", "softmax_mean_log": "softmax@mean",
+             "boostedprob_mean_log": "boostedprob@mean", "neg_entropy": "entropy@mean"}
+"""The library's baseline names -> the recipes' sequence-score keys (all log-confidences)."""
+
+
+def heads_of(seq: dict[str, np.ndarray]) -> list[str]:
+    return sorted(k[len("sigmoid:"):-len("@mean")] for k in seq if k.startswith("sigmoid:") and k.endswith("@mean"))
+
+
+def mix(seq: dict[str, np.ndarray], head: str, base: str, w: float) -> np.ndarray:
+    return w * seq[f"sigmoid:{head}@mean"] + (1.0 - w) * seq[BASELINES[base]]
+
+
+def choose(dev: list[tuple[dict, np.ndarray]], metric) -> dict:
+    """The (baseline, weight) whose dev metric, averaged over every (split data, head), is best;
+    ties go to the smaller weight."""
+    curves = {b: np.mean([[metric(mix(seq, h, b, w), gold) for w in GRID]
+                          for seq, gold in dev for h in heads_of(seq)], axis=0) for b in BASELINES}
+    best = max(curves, key=lambda b: (curves[b].max(), -GRID[int(np.argmax(curves[b]))]))
+    i = int(np.argmax(curves[best]))
+    base_only = max(BASELINES, key=lambda b: curves[b][0])
+    return {"baseline": best, "weight": float(GRID[i]), "dev_value": float(curves[best][i]),
+            "best_baseline_alone": base_only, "best_baseline_alone_dev": float(curves[base_only][0]),
+            "curves": {b: [round(float(v), 4) for v in c] for b, c in curves.items()}}
+
+
+def measure(test: dict[str, np.ndarray], gold: np.ndarray, choice: dict, metric, n_boot: int) -> dict:
+    """Each head's combination on test against the dev-chosen baseline alone."""
+    base = test[BASELINES[choice["best_baseline_alone"]]]
+    out = {"baseline_alone": bootstrap_ci(metric, base, gold, n=n_boot), "heads": {}}
+    for h in heads_of(test):
+        comb = mix(test, h, choice["baseline"], choice["weight"])
+        out["heads"][h] = {"head_alone": bootstrap_ci(metric, test[f"sigmoid:{h}@mean"], gold, n=n_boot),
+                           "combined": bootstrap_ci(metric, comb, gold, n=n_boot),
+                           "vs_baseline": paired_bootstrap(metric, comb, base, gold, n=n_boot)}
+    return out
+
+
+def eval_other(dev_dir: Path, test_dir: Path, n_boot: int) -> dict:
+    def load(d: Path) -> tuple[dict, np.ndarray]:
+        cands = json.loads((d / "candidates.json").read_text())
+        return dict(np.load(d / "sequence_scores.npz")), np.array([c["label"] for c in cands], dtype=float)
+
+    choice = choose([load(dev_dir)], roc_auc)
+    return {"choice": choice, "test": measure(*load(test_dir), choice, roc_auc, n_boot)}
+
+
+def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int) -> dict:
+    def load(setting: str, d: Path, split: str) -> tuple[dict, np.ndarray]:
+        hyps = json.loads((d / f"{split}_hyps.json").read_text())
+        items = eval_items(setting, data, split)[: len(hyps)]
+        gold = np.asarray(gold_self(hyps, [t["refs"] for t in items])["chrf"], dtype=float)
+        return aggregate(dict(np.load(d / f"{split}_tokens.npz")), len(hyps)), gold
+
+    choice = choose([load(s, d, "dev") for s, d in studies], pearson)
+    return {"choice": choice, "test": {f"{s}:{d.name}": measure(*load(s, d, "test"), choice, pearson, n_boot)
+                                       for s, d in studies}}
+
+
+def _ci(v) -> str:
+    """A ``bootstrap_ci`` triple (value, low, high) as text."""
+    return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+
+
+def markdown(r: dict) -> str:
+    lines = ["# The combined score's defaults: chosen on the dev books, measured on the test books", "",
+             "`combined_log = w * head geo-mean + (1 - w) * baseline` (both in nats per token); "
+             "`recipes/bible/default_combination.py`.", ""]
+    for part, metric, what in (("eval_other", "ROC-AUC", "Eval Other (`sigmoid-head score`)"),
+                               ("eval_self", "Pearson with chrF", "Eval Self (`sigmoid-head generate`)")):
+        if part not in r:
+            continue
+        c = r[part]["choice"]
+        lines += [f"## {what}", "",
+                  f"Dev choice ({metric}, averaged over the heads): **w = {c['weight']:.2f} on the head, "
+                  f"baseline `{c['baseline']}`**, dev {c['dev_value']:.3f}; the best baseline alone on dev is "
+                  f"`{c['best_baseline_alone']}` ({c['best_baseline_alone_dev']:.3f}).", "",
+                  "Dev curves (weight on the head 0, 0.25, 0.5, 0.75, 1):", ""]
+        for b, curve in c["curves"].items():
+            lines.append(f"- `{b}`: " + ", ".join(f"{curve[i]:.3f}" for i in (0, 5, 10, 15, 20)))
+        tests = r[part]["test"]
+        tests = {"": tests} if "heads" in tests else tests
+        for name, t in tests.items():
+            lines += ["", f"Test books{' (' + name + ')' if name else ''}: baseline alone "
+                      f"`{c['best_baseline_alone']}` {_ci(t['baseline_alone'])}", "",
+                      "| head | head alone | combined | combined - baseline [95% CI] | p (not better) |",
+                      "|---|---|---|---|---|"]
+            for h, v in t["heads"].items():
+                pb = v["vs_baseline"]
+                lines.append(f"| {h} | {_ci(v['head_alone'])} | {_ci(v['combined'])} | {pb['delta']:+.3f} "
+                             f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}] | {pb['p_value']:.3f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--other", nargs=2, metavar=("DEV", "TEST"), help="eval_other_suite.py outputs")
+    p.add_argument("--self", dest="studies", nargs="*", default=[], metavar="SETTING:DIR",
+                   help="eval_self_study.py outputs, e.g. mt:runs/mt_study")
+    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "bible"))
+    p.add_argument("--boot", type=int, default=1000)
+    p.add_argument("--out", required=True, help="markdown report (a .json beside it)")
+    args = p.parse_args()
+    report: dict = {}
+    if args.other:
+        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot)
+    if args.studies:
+        studies = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.studies]
+        report["eval_self"] = eval_self(studies, Path(args.data), args.boot)
+    if not report:
+        raise SystemExit("give --other and/or --self")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=1))
+    out.write_text(markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""One combined sequence score: the Sigmoid Head mixed with a softmax-side score of the same pass.
+
+    combined_log = weight * sigmoid_mean_log + (1 - weight) * <baseline, in log space>
+
+Both parts are log-confidences in nats per token (higher = more confident), so a weight in
+[0, 1] mixes them without any statistics of the data set; ``combined = exp(combined_log)``.
+The baselines are read from the score record that ``score`` and ``generate`` write:
+
+* ``softmax_min``: log of the lowest softmax token probability (the weakest token);
+* ``softmax_mean_log``: the softmax's length-normalised log-probability;
+* ``boostedprob_mean_log``: BoostedProb's;
+* ``neg_entropy``: minus the mean token entropy of the softmax (``-entropy_mean``).
+
+Which baseline and weight are best depends on the task. The defaults were chosen on the
+**dev books** of the Bible experiments, never the test books (docs/results.md, "The
+combined score"; ``recipes/bible/default_combination.py`` recomputes the choice):
+
+* ``score`` (force-decoded candidates, Eval Other): weight 0.75 on the head's geo-mean,
+  0.25 on the softmax's weakest token;
+* ``generate`` (the model's own outputs, Eval Self): weight 0 on the head, i.e. the mean
+  token entropy alone, because on the model's own greedy outputs no weight on the head
+  helped on the dev books.
+
+``sigmoid-head calibrate --quality`` (or ``--gold``) fits the baseline and the weight on the
+user's own dev scores and saves them as ``combination.json`` in the head folder; ``score``
+and ``generate`` then use that instead of the defaults. Pure Python and numpy, no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..io_utils import write_atomic
+from .metrics import pearson, roc_auc
+
+COMBINATION_NAME = "combination.json"
+"""File name of a saved :class:`Combination` in a head directory."""
+_TINY = 1e-300  # log of a probability that underflowed to 0
+
+BASELINES: dict[str, Callable[[Mapping], float]] = {
+    "softmax_min": lambda r: math.log(max(float(r["softmax_min"]), _TINY)),
+    "softmax_mean_log": lambda r: float(r["softmax_mean_log"]),
+    "boostedprob_mean_log": lambda r: float(r["boostedprob_mean_log"]),
+    "neg_entropy": lambda r: -float(r["entropy_mean"]),
+}
+"""Baseline name -> its log-confidence read from one score record."""
+_NEEDS = {"softmax_min": "softmax_min", "softmax_mean_log": "softmax_mean_log",
+          "boostedprob_mean_log": "boostedprob_mean_log", "neg_entropy": "entropy_mean"}
+
+
+@dataclass(frozen=True)
+class Combination:
+    """``weight`` on the head's geo-mean, ``1 - weight`` on ``baseline``.
+
+    Attributes:
+        weight: in [0, 1].
+        baseline: a key of :data:`BASELINES`.
+        chosen_on: where the two were chosen (for the record and the summary line).
+    """
+
+    weight: float
+    baseline: str
+    chosen_on: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"combination weight must be in [0, 1], got {self.weight}")
+        if self.baseline not in BASELINES:
+            raise ValueError(f"unknown combination baseline {self.baseline!r}; one of {sorted(BASELINES)}")
+
+    def describe(self) -> str:
+        return f"{self.weight:g} x head geo-mean + {1 - self.weight:g} x {self.baseline}"
+
+    def log_score(self, row: Mapping) -> float | None:
+        """The combined log-confidence of one score record, or None when the record lacks
+        a part (a head-only ``--sigmoid-only`` run has no softmax fields)."""
+        if "sigmoid_mean_log" not in row or _NEEDS[self.baseline] not in row:
+            return None
+        head = float(row["sigmoid_mean_log"]) if self.weight > 0 else 0.0
+        return self.weight * head + (1.0 - self.weight) * BASELINES[self.baseline](row)
+
+    def apply(self, rows: Sequence[dict]) -> None:
+        """Add ``combined_log`` and ``combined`` (its exp) to every record that has both parts."""
+        for r in rows:
+            v = self.log_score(r)
+            if v is not None:
+                r["combined_log"] = v
+                r["combined"] = math.exp(v)
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / COMBINATION_NAME
+        write_atomic(path, json.dumps(asdict(self), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path | None) -> Combination | None:
+        """The combination saved in a head directory, or None when there is none."""
+        if directory is None:
+            return None
+        path = Path(directory) / COMBINATION_NAME
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+            return cls(float(data["weight"]), str(data["baseline"]), str(data.get("chosen_on", "")))
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a saved combination ({e})") from None
+
+
+DEFAULTS = {
+    "score": Combination(0.75, "softmax_min", "dev books, Bible MT, Eval Other error suite (ROC-AUC)"),
+    "generate": Combination(0.0, "neg_entropy", "dev books, Bible MT and LLM, Eval Self (Pearson with chrF)"),
+}
+"""The default per command; see the module docstring for the evidence."""
+
+
+def for_command(command: str, head_dir: str | Path | None) -> Combination:
+    """The head folder's fitted combination, else the command's default."""
+    return Combination.load(head_dir) or DEFAULTS[command]
+
+
+def _metric(gold: np.ndarray) -> tuple[str, Callable[[ArrayLike, ArrayLike], float]]:
+    binary = bool(np.isin(gold, (0.0, 1.0)).all()) and len(np.unique(gold)) == 2
+    return ("roc_auc", roc_auc) if binary else ("pearson", pearson)
+
+
+def fit_combination(rows: Sequence[Mapping], gold: ArrayLike, *, step: float = 0.05,
+                    baselines: Sequence[str] | None = None) -> tuple[Combination, dict]:
+    """The baseline and weight (grid of ``step``) with the best dev metric: ROC-AUC when
+    ``gold`` is 0/1 labels, else Pearson with it (higher gold = better output). Ties go to
+    the smaller weight on the head.
+
+    Returns:
+        (the combination, ``{"metric", "n", "best", "per_baseline": {name: {"weight", "value",
+        "head_alone", "baseline_alone"}}}``).
+    """
+    g = np.asarray(gold, dtype=np.float64)
+    if len(rows) != g.size:
+        raise ValueError(f"{len(rows)} scored items but {g.size} gold values")
+    if g.size < 3 or np.unique(g).size < 2:
+        raise ValueError("need at least 3 dev items with at least two different gold values")
+    if any("sigmoid_mean_log" not in r for r in rows):
+        raise ValueError("the scores have no sigmoid_mean_log: score the dev set with a head, not --sigmoid-only")
+    name, metric = _metric(g)
+    head = np.array([float(r["sigmoid_mean_log"]) for r in rows])
+    grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 6)
+    per: dict[str, dict] = {}
+    for b in baselines or BASELINES:
+        if any(_NEEDS[b] not in r for r in rows):
+            continue
+        base = np.array([BASELINES[b](r) for r in rows])
+        vals = np.array([metric(w * head + (1.0 - w) * base, g) for w in grid])
+        i = int(np.nanargmax(vals))
+        per[b] = {"weight": float(grid[i]), "value": float(vals[i]),
+                  "head_alone": float(vals[-1]), "baseline_alone": float(vals[0])}
+    if not per:
+        raise ValueError("the scores have none of the baselines' fields: " + ", ".join(sorted(set(_NEEDS.values()))))
+    best = max(per, key=lambda b: (per[b]["value"], -per[b]["weight"]))
+    comb = Combination(per[best]["weight"], best, f"{g.size} dev items ({name} {per[best]['value']:.3f})")
+    return comb, {"metric": name, "n": int(g.size), "best": best, "per_baseline": per}

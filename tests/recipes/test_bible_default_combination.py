@@ -1,0 +1,42 @@
+"""The combined score's defaults are chosen on dev (only) and measured on test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import default_combination as dc
+import numpy as np
+import pytest
+
+
+def _suite(folder: Path, seed: int, n: int = 400) -> None:
+    """An eval_other_suite.py output whose labels follow 0.75 * head + 0.25 * softmax@min."""
+    rng = np.random.default_rng(seed)
+    head, soft_min = rng.normal(size=n), rng.normal(size=n)
+    labels = (0.75 * head + 0.25 * soft_min + 0.05 * rng.normal(size=n) > 0).astype(int)
+    folder.mkdir()
+    np.savez(folder / "sequence_scores.npz", **{
+        "sigmoid:h@mean": head, "softmax@min": soft_min, "softmax@mean": rng.normal(size=n),
+        "boostedprob@mean": rng.normal(size=n), "entropy@mean": rng.normal(size=n)})
+    (folder / "candidates.json").write_text(json.dumps([{"label": int(y)} for y in labels]))
+
+
+def test_choice_is_made_on_dev_and_the_test_gain_is_measured(tmp_path: Path) -> None:
+    _suite(tmp_path / "dev", 0)
+    _suite(tmp_path / "test", 1)
+    r = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=200)
+    assert (r["choice"]["baseline"], r["choice"]["weight"]) == ("softmax_min", pytest.approx(0.75, abs=0.1))
+    assert r["choice"]["best_baseline_alone"] == "softmax_min"
+    pb = r["test"]["heads"]["h"]["vs_baseline"]
+    assert pb["delta"] > 0.2 and pb["p_value"] < 0.05  # the mix beats the weak baseline alone
+    assert f"w = {r['choice']['weight']:.2f} on the head, baseline `softmax_min`" in dc.markdown({"eval_other": r})
+
+
+def test_test_books_do_not_move_the_choice(tmp_path: Path) -> None:
+    _suite(tmp_path / "dev", 0)
+    _suite(tmp_path / "test", 1)
+    _suite(tmp_path / "other_test", 7)
+    a = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50)["choice"]
+    b = dc.eval_other(tmp_path / "dev", tmp_path / "other_test", n_boot=50)["choice"]
+    assert a == b
