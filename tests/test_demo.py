@@ -53,3 +53,36 @@ def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
               stream_demo(causal, verses[:2], tmp_path / "stream.jsonl").read_text().splitlines()]
     assert {e["input"] for e in events} == {0, 1}
     assert all(0 <= e["sigmoid"] <= 1 and 0 <= e["softmax"] <= 1 for e in events)
+
+
+def test_combined_scores_and_how_to_read_the_table(causal, tmp_path) -> None:
+    """The demo's combined scores: the default of `score` and one fitted on the dev
+    candidates (saved with the head), every table column in [0, 1], and the reading line
+    naming the baseline chosen on dev."""
+    import math
+
+    import numpy as np
+
+    from sigmoid_head.demo import combine, read_table, table_scores
+    from sigmoid_head.evaluation.combination import DEFAULTS, Combination
+    from sigmoid_head.scoring.force_decode import score_records
+
+    verses = [{"source": f"el perro {i}", "target": t} for i, t in enumerate([
+        "the dog eats bread today", "the cat sleeps on the mat now", "a big house stands there",
+        "the red car goes fast", "my friend reads books", "we walk to the old church"])]
+    scored = [{**c, **s} for c, s in zip(candidates(verses, seed=0),
+                                         score_records(causal, candidates(verses, seed=0), progress=False),
+                                         strict=True)]
+    dev, test = scored[:9], scored[9:]
+    (tmp_path / "head").mkdir()
+    fitted = combine(dev, test, tmp_path)
+    assert Combination.load(tmp_path / "head") == fitted
+    for r in dev + test:
+        assert r["combined_log"] == DEFAULTS["score"].log_score(r)
+        assert r["combined_dev"] == math.exp(fitted.log_score(r))
+    cols = table_scores(test)
+    assert {"softmax_geo", "sigmoid_geo", "softmax_min", "neg_entropy", "combined", "combined_dev"} <= set(cols)
+    assert all(0 <= v <= 1 for vals in cols.values() for v in vals)
+    gold = [c["label"] for c in test]
+    text = read_table(dev, {m: np.array(v) for m, v in cols.items()}, gold, fitted, 0)
+    assert fitted.describe() in text and "paired bootstrap" in text
