@@ -86,3 +86,4 @@ def test_combined_scores_and_how_to_read_the_table(causal, tmp_path) -> None:
     gold = [c["label"] for c in test]
     text = read_table(dev, {m: np.array(v) for m, v in cols.items()}, gold, fitted, 0)
     assert fitted.describe() in text and "paired bootstrap" in text
+    assert text.count(", p = ") == 2  # both combined scores against the dev-chosen baseline

@@ -14,7 +14,8 @@ are chosen here, on the dev books only, and then measured on the test books:
   each head's combination against the baseline that is best on dev, by a paired bootstrap.
 * Eval Self (``sigmoid-head generate``), from ``eval_self_study.py`` outputs (greedy
   outputs and token arrays of the dev and test books): the same choice by Pearson with
-  chrF, the dev curves of every head of every study averaged.
+  chrF; each study's dev curve is the mean over its heads, and the studies (models and
+  settings) count equally.
 
 Nothing is chosen on the test books.
 """
@@ -50,10 +51,10 @@ def mix(seq: dict[str, np.ndarray], head: str, base: str, w: float) -> np.ndarra
 
 
 def choose(dev: list[tuple[dict, np.ndarray]], metric) -> dict:
-    """The (baseline, weight) whose dev metric, averaged over every (split data, head), is best;
-    ties go to the smaller weight."""
-    curves = {b: np.mean([[metric(mix(seq, h, b, w), gold) for w in GRID]
-                          for seq, gold in dev for h in heads_of(seq)], axis=0) for b in BASELINES}
+    """The (baseline, weight) whose dev metric is best averaged over the runs (each run: the
+    mean over its heads, so every model and setting counts once); ties go to the smaller weight."""
+    curves = {b: np.mean([np.mean([[metric(mix(seq, h, b, w), gold) for w in GRID] for h in heads_of(seq)], axis=0)
+                          for seq, gold in dev], axis=0) for b in BASELINES}
     best = max(curves, key=lambda b: (curves[b].max(), -GRID[int(np.argmax(curves[b]))]))
     i = int(np.argmax(curves[best]))
     base_only = max(BASELINES, key=lambda b: curves[b][0])
@@ -110,7 +111,7 @@ def markdown(r: dict) -> str:
             continue
         c = r[part]["choice"]
         lines += [f"## {what}", "",
-                  f"Dev choice ({metric}, averaged over the heads): **w = {c['weight']:.2f} on the head, "
+                  f"Dev choice ({metric}, averaged over the runs, each the mean of its heads): **w = {c['weight']:.2f} on the head, "
                   f"baseline `{c['baseline']}`**, dev {c['dev_value']:.3f}; the best baseline alone on dev is "
                   f"`{c['best_baseline_alone']}` ({c['best_baseline_alone_dev']:.3f}).", "",
                   "Dev curves (weight on the head 0, 0.25, 0.5, 0.75, 1):", ""]
