@@ -8,9 +8,11 @@ Memory is read from ``/proc/self/status`` in the measured process: the kernel's 
 (VmHWM), and the peaks of its two parts sampled every 20 ms by a thread: RssAnon (private
 memory: Python objects, numpy arrays, torch tensors) and RssFile (resident pages of
 mapped files: the shared libraries, ~190 MiB here, and the memory-mapped Arrow files of
-``datasets``). Pages of a file mapping that were only read are clean page cache, which
-the kernel drops under memory pressure and reads again when needed; the table says how
-much of the Arrow mappings was resident and how much of it dirty (``/proc/self/smaps``).
+``datasets``; the package gives their pages back as it reads, ``data/mapped_pages.py``).
+Pages of a file mapping that were only read are clean page cache, which the kernel drops
+under memory pressure and reads again when needed; the table says how much of the Arrow
+mappings was resident, and how much of it dirty, after the pass over every label
+(``/proc/self/smaps``), and the machine's load average (1 minute) after each size.
 
 ``train``: for each size, a fresh process (1) tokenizes the JSONL with
 ``data_engine=datasets`` (``num_proc`` workers; examples/s) and counts the target tokens
@@ -18,6 +20,8 @@ much of the Arrow mappings was resident and how much of it dirty (``/proc/self/s
 the Arrow examples (it reuses the Arrow files of step 1). Memory peaks are reported for
 the whole process and for ``train()`` alone; the largest worker's RSS from
 ``RUSAGE_CHILDREN``. ``--engine memory`` runs the in-memory list path for comparison.
+``--speed-repeats N`` then times train()'s steps with the pages of the Arrow files given
+back as the package does, kept mapped, and read one example per call (see READ_PATHS).
 
 ``score``: ``sigmoid-head score -s -t --to-json`` on N candidates in a fresh process (or
 ``--processes 2``: under ``torchrun``, one thread each): output lines, wall time,
@@ -32,6 +36,7 @@ fsync against one fsync per window): the inputs to what N devices would do.
     python benchmarks/scale.py score --sizes 10000 100000 [--processes 1 2]
     python benchmarks/scale.py parallel --sizes 100000 --processes 2 4 8
     python benchmarks/scale.py train --quick      # 2,000 and 20,000 examples, 5 steps
+    python benchmarks/scale.py train --sizes 1000000 --steps 100 --speed-repeats 5
 """
 
 from __future__ import annotations
@@ -122,7 +127,51 @@ def child_train(args: argparse.Namespace) -> None:
     meter.stop()
     result["hwm_mib"] = memory_mib()["hwm"]
     result["largest_worker_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    if args.speed_repeats and args.engine != "memory":
+        result["ms_per_step"] = _step_times(kw, out, args.speed_repeats)
     print("RESULT " + json.dumps(result), flush=True)
+
+
+READ_PATHS = ("released", "kept", "per example")
+"""How ``--speed-repeats`` reads the Arrow examples: as the package does (a datasets call
+per group of 16 rows, the pages given back after each), the same with every page kept
+mapped, and one call per example with every page kept mapped (the read path before the
+pages were given back)."""
+
+
+def _step_times(kw: dict, out: Path, repeats: int) -> dict:
+    """ms per optimizer step of ``train()`` (its steps only, not its set-up) for each of
+    READ_PATHS, run in turn ``repeats`` times (the order rotating); the medians."""
+    import statistics
+
+    from sigmoid_head.data import mapped_pages
+    from sigmoid_head.training import loop, step
+    from sigmoid_head.training.config import TrainConfig
+
+    release, at, run_epochs = mapped_pages.MappedPages.release, step.examples_at, loop._run_epochs
+    seconds = {}
+
+    def timed(run):
+        t0 = time.perf_counter()
+        run_epochs(run)
+        seconds["last"] = time.perf_counter() - t0
+
+    times = {k: [] for k in READ_PATHS}
+    loop._run_epochs = timed
+    try:
+        for r in range(repeats):
+            for path in READ_PATHS[r % 3 :] + READ_PATHS[: r % 3]:
+                mapped_pages.MappedPages.release = (release if path == "released"
+                                                     else lambda self: 0)
+                step.examples_at = ((lambda ex, idx: [ex[i] for i in idx])
+                                    if path == "per example" else at)
+                out_dir = out / f"speed_{r}_{path.replace(' ', '_')}"
+                loop.train(TrainConfig(**{**kw, "output_dir": str(out_dir)}))
+                times[path].append(1000 * seconds["last"] / kw["max_steps"])
+    finally:
+        mapped_pages.MappedPages.release, step.examples_at = release, at
+        loop._run_epochs = run_epochs
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def _run_child(cmd: list[str]) -> dict:
@@ -138,15 +187,18 @@ def run_train(args: argparse.Namespace, tmp: Path, model: Path) -> None:
           f"max_length={MAX_LENGTH} threads=1", flush=True)
     print("| examples | tokenize s | examples/s | train() s | peak RSS (VmHWM) MiB | "
           "peak anon MiB: process / train() | peak file-backed MiB: process / train() | "
-          "Arrow mapped: resident / dirty MiB | largest worker MiB |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "Arrow mapped after the label pass: resident / dirty MiB | largest worker MiB | "
+          "load avg |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    speed = []
     for n in args.sizes:
         data = tmp / f"pairs_{n}.jsonl"
         write_pairs(data, n)
         r = _run_child([sys.executable, __file__, "_child_train", "--data", str(data),
                         "--model", str(model), "--out", str(tmp / f"out_{n}_{args.engine}"),
                         "--steps", str(args.steps), "--engine", args.engine,
-                        "--num-proc", str(args.num_proc)])
+                        "--num-proc", str(args.num_proc),
+                        "--speed-repeats", str(args.speed_repeats)])
         before, during = r["before_train"], r["train"]
         tok_s = r.get("tokenize_s", float("nan"))
         mapped = r.get("arrow_mapped_mib", {"rss": float("nan"), "dirty": float("nan")})
@@ -155,8 +207,18 @@ def run_train(args: argparse.Namespace, tmp: Path, model: Path) -> None:
         print(f"| {n:,} | {tok_s:.1f} | {n / tok_s:,.0f} | {r['train_s']:.1f} | "
               f"{r['hwm_mib']:.0f} | {anon:.0f} / {during['peak_anon_mib']:.0f} | "
               f"{file:.0f} / {during['peak_file_mib']:.0f} | {mapped['rss']:.0f} / "
-              f"{mapped['dirty']:.0f} | {r['largest_worker_mib']:.0f} |", flush=True)
+              f"{mapped['dirty']:.0f} | {r['largest_worker_mib']:.0f} | "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)
+        if "ms_per_step" in r:
+            speed.append((n, r["ms_per_step"]))
         data.unlink()
+    if speed:
+        print(f"\nms per optimizer step (train()'s steps; medians of {args.speed_repeats}, "
+              "interleaved):")
+        print("| examples | " + " | ".join(READ_PATHS) + " |")
+        print("|---:|" + "---:|" * len(READ_PATHS))
+        for n, ms in speed:
+            print(f"| {n:,} | " + " | ".join(f"{ms[k]:.1f}" for k in READ_PATHS) + " |")
     print("train() s: set-up (the model, the Arrow examples, the length and token-count "
           "passes) and the steps; memory engine: tokenization is inside train().")
 
@@ -293,6 +355,9 @@ def main() -> None:
     p.add_argument("--engine", default="datasets", choices=["datasets", "streaming", "memory"])
     p.add_argument("--num-proc", type=int, default=2)
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--speed-repeats", type=int, default=0,
+                   help="train: after the measured run, time train()'s steps with the Arrow "
+                        "pages given back and kept, this many times each (interleaved)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--device", default="cpu", help="score: cpu or cuda (one device per process)")
     p.add_argument("--processes", type=int, nargs="+", default=[1],

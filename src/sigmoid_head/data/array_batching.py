@@ -5,8 +5,8 @@ Python int per example: fine for thousands of examples, a few hundred MB at mill
 :func:`make_batch_index` makes the same kind of batches (shuffle, sort by length inside
 chunks of ~100 batches, cut greedily, shuffle the batches) as a :class:`BatchIndex`: one
 int32 order of the examples (4 bytes per example), the batch boundaries and the batch
-order, and no Python object per example. It works chunk by chunk, so besides the order
-it allocates nothing the size of the data set. Its random order is its own (numpy's
+order (16 bytes per batch), and no Python object per example or batch. It works chunk
+by chunk, so besides the order it allocates nothing the size of the data set. Its random order is its own (numpy's
 generator), so it is not the order ``make_batches`` gives for the same seed.
 """
 
@@ -76,16 +76,16 @@ def make_batch_index(lengths: np.ndarray, *, batch_size: int | None = None,
         mean = float(np.mean(lengths))
         per_batch = batch_size if batch_size is not None else max_tokens / max(1.0, mean)
         chunk = max(1, int(100 * per_batch))
-    starts = []
+    starts = []  # an array of batch starts per chunk
     for c0 in range(0, n, chunk):
         part = order[c0 : c0 + chunk]
         if shuffle:  # sort by length inside the chunk (stable)
             part[:] = part[np.argsort(lengths[part], kind="stable")]
-        cut = (range(0, len(part), batch_size) if batch_size is not None
-               else _cut_by_tokens(lengths[part].tolist(), max_tokens))
-        starts += [c0 + s for s in cut]
-    offsets = np.asarray(starts + [n], dtype=np.int64)
-    batch_order = np.arange(len(starts), dtype=np.int64)
+        cut = (np.arange(0, len(part), batch_size) if batch_size is not None
+               else np.asarray(_cut_by_tokens(lengths[part].tolist(), max_tokens)))
+        starts.append(c0 + cut.astype(np.int64))
+    offsets = np.concatenate([*starts, np.asarray([n], dtype=np.int64)])
+    batch_order = np.arange(len(offsets) - 1, dtype=np.int64)
     if shuffle:
         rng.shuffle(batch_order)
     return BatchIndex(order, offsets, batch_order)

@@ -17,6 +17,7 @@ import torch
 
 from ..backbone import Backbone, Positions
 from ..data.batching import Collator
+from ..data.datasets_io import examples_at
 from ..dominant import DominantConfig, log_softmax_and_dominant
 
 
@@ -61,7 +62,7 @@ class PositionCache:
         if not todo:
             return
         pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
-                                      [examples[i] for i in todo], autocast)
+                                      examples_at(examples, todo), autocast)
         for r, i in enumerate(todo):
             sel = pos.row == r
             self.items[i] = CachedExample(

@@ -33,6 +33,7 @@ import torch
 
 from ..backbone import Backbone, Positions
 from ..data.batching import Collator
+from ..data.datasets_io import examples_at
 from ..dominant import DominantConfig
 from .cache import CachedExample, assemble, backbone_positions, trim_dominant
 
@@ -136,7 +137,7 @@ class DiskPositionCache:
         if not todo:
             return
         pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
-                                      [examples[i] for i in todo], autocast)
+                                      examples_at(examples, todo), autocast)
         touched = set()
         for r, i in enumerate(todo):
             sel = pos.row == r

@@ -287,7 +287,9 @@ def _run_epochs(run: Run) -> None:
                disable=not (config.progress and run.accelerator.is_main_process))
     n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder)
     meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
+    all_batches = None
     while state.step < run.total and not state.stopped:
+        del all_batches  # the last epoch's batch index goes before the next one is made
         all_batches = _batches(config, run.train_ex, True, state.epoch)
         for g in range(state.batch_in_epoch, len(all_batches) // run.per_step):
             group = [all_batches[g * run.per_step + k] for k in range(run.per_step)]

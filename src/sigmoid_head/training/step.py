@@ -12,6 +12,7 @@ import torch
 
 from ..backbone import Positions
 from ..data.batching import IGNORE_INDEX, Collator
+from ..data.datasets_io import examples_at
 from ..dominant import DominantConfig, log_softmax_and_dominant
 from ..head import dominant_margin_loss, sigmoid_bce
 from ..model import SigmoidHeadModel
@@ -81,7 +82,7 @@ def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], colla
                gen: torch.Generator, cache: PositionCache | None) -> tuple[torch.Tensor, int]:
     """Loss of the micro-batch ``indices``: from the hidden-state cache when there is one."""
     if cache is None:
-        batch = collate([examples[j] for j in indices])
+        batch = collate(examples_at(examples, indices))
         batch["trained_index"] = ctx.model.backbone.trained_index(batch["labels"])  # host side
         device = ctx.model.backbone.device
         if device.type == "cuda":  # copies that do not wait for the device's queue
