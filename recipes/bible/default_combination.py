@@ -75,13 +75,17 @@ def measure(test: dict[str, np.ndarray], gold: np.ndarray, choice: dict, metric,
     return out
 
 
-def eval_other(dev_dir: Path, test_dir: Path, n_boot: int) -> dict:
+def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[str, Path]] = ()) -> dict:
+    """Chosen on ``dev_dir``, measured on ``test_dir`` and on each of ``checks`` (test-only
+    suites of other models or settings: the same choice applied unchanged)."""
     def load(d: Path) -> tuple[dict, np.ndarray]:
         cands = json.loads((d / "candidates.json").read_text())
         return dict(np.load(d / "sequence_scores.npz")), np.array([c["label"] for c in cands], dtype=float)
 
     choice = choose([load(dev_dir)], roc_auc)
-    return {"choice": choice, "test": measure(*load(test_dir), choice, roc_auc, n_boot)}
+    test = {"": measure(*load(test_dir), choice, roc_auc, n_boot)}
+    test.update({name: measure(*load(d), choice, roc_auc, n_boot) for name, d in checks})
+    return {"choice": choice, "test": test if checks else test[""]}
 
 
 def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int) -> dict:
@@ -135,6 +139,8 @@ def markdown(r: dict) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--other", nargs=2, metavar=("DEV", "TEST"), help="eval_other_suite.py outputs")
+    p.add_argument("--other-check", nargs="*", default=[], metavar="NAME:DIR",
+                   help="test-only eval_other_suite.py outputs of other models: the dev choice applied to them")
     p.add_argument("--self", dest="studies", nargs="*", default=[], metavar="SETTING:DIR",
                    help="eval_self_study.py outputs, e.g. mt:runs/mt_study")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "bible"))
@@ -143,7 +149,8 @@ def main() -> None:
     args = p.parse_args()
     report: dict = {}
     if args.other:
-        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot)
+        checks = [(c.split(":", 1)[0], Path(c.split(":", 1)[1])) for c in args.other_check]
+        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot, checks)
     if args.studies:
         studies = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.studies]
         report["eval_self"] = eval_self(studies, Path(args.data), args.boot)

@@ -40,3 +40,12 @@ def test_test_books_do_not_move_the_choice(tmp_path: Path) -> None:
     a = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50)["choice"]
     b = dc.eval_other(tmp_path / "dev", tmp_path / "other_test", n_boot=50)["choice"]
     assert a == b
+
+
+def test_checks_apply_the_dev_choice_unchanged(tmp_path: Path) -> None:
+    for name, seed in (("dev", 0), ("test", 1), ("llm", 2)):
+        _suite(tmp_path / name, seed)
+    r = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50, checks=[("llm", tmp_path / "llm")])
+    assert set(r["test"]) == {"", "llm"}
+    assert r["choice"] == dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50)["choice"]
+    assert "Test books (llm)" in dc.markdown({"eval_other": r})
