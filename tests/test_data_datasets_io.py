@@ -156,7 +156,7 @@ def test_tokenizing_in_this_process_gives_back_the_read_pages_batch_by_batch(
         tiny_tokenizer, tiny_pairs_jsonl, tmp_path, monkeypatch):
     import pickle
 
-    from sigmoid_head.data import datasets_io
+    from sigmoid_head.data import arrow_tokenize as datasets_io  # the tokenizing half
 
     monkeypatch.setattr(datasets_io, "_RECORD_BATCH_ROWS", 50)  # 200 pairs: 4 batches
     raw = datasets_io.load_raw(str(tiny_pairs_jsonl), cache_dir=str(tmp_path))

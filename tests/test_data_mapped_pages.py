@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("datasets")
 
 from sigmoid_head.data import mapped_pages  # noqa: E402
+from sigmoid_head.data.arrow_tokenize import tokenize_dataset  # noqa: E402
 from sigmoid_head.data.datasets_io import (  # noqa: E402
     ArrowExamples,
     batches_of,
     examples_at,
     load_examples_arrow,
-    tokenize_dataset,
 )
 from sigmoid_head.data.tokenize import load_examples  # noqa: E402
 

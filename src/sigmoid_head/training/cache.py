@@ -63,12 +63,15 @@ class PositionCache:
             return
         pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
                                       examples_at(examples, todo), autocast)
+        # one copy to the host per tensor, then slices there (not one device sync per example)
+        hidden, targets = pos.hidden.to("cpu", self.storage_dtype), pos.targets.cpu()
+        row, dom = pos.row.cpu(), None if dom is None else dom.cpu()
         for r, i in enumerate(todo):
-            sel = pos.row == r
+            sel = row == r
             self.items[i] = CachedExample(
-                hidden=pos.hidden[sel].to("cpu", self.storage_dtype),
-                targets=pos.targets[sel].cpu(),
-                dominant=None if dom is None else trim_dominant(dom[sel].cpu()),
+                hidden=hidden[sel],
+                targets=targets[sel],
+                dominant=None if dom is None else trim_dominant(dom[sel]),
             )
 
     def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:

@@ -139,9 +139,12 @@ class DiskPositionCache:
         pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
                                       examples_at(examples, todo), autocast)
         touched = set()
+        # one copy to the host per tensor, then slices there (not one device sync per example)
+        all_hidden, targets = pos.hidden.to("cpu", self.storage_dtype), pos.targets.cpu()
+        row, dom = pos.row.cpu(), None if dom is None else dom.cpu()
         for r, i in enumerate(todo):
-            sel = pos.row == r
-            hidden = pos.hidden[sel].to("cpu", self.storage_dtype)
+            sel = row == r
+            hidden = all_hidden[sel]
             want = int(self.offsets[i + 1] - self.offsets[i])
             if hidden.shape[0] != want:
                 raise RuntimeError(f"example {i}: {hidden.shape[0]} trained positions, "
@@ -151,9 +154,9 @@ class DiskPositionCache:
             lo = int(self.offsets[i] - self._shard_rows(k)[0])
             raw = hidden if self.storage_dtype == torch.float32 else hidden.view(torch.int16)
             h_map[lo : lo + want] = raw.numpy()
-            t_map[lo : lo + want] = pos.targets[sel].cpu().numpy().astype(np.int32)
+            t_map[lo : lo + want] = targets[sel].numpy().astype(np.int32)
             if dom is not None:
-                ids = trim_dominant(dom[sel].cpu()).numpy().astype(np.int32)
+                ids = trim_dominant(dom[sel]).numpy().astype(np.int32)
                 with open(self._dom_path(k), "ab") as f:
                     start = f.tell() // 4
                     f.write(ids.tobytes())
