@@ -3,9 +3,10 @@
 Layers, lowest first (README's layout section): the version, the embedded model and the
 file-writing utilities; data; the paper's core (head, head_io with the Hub (hub,
 model_card) and the paper's released format (released), dominant, negatives, backbone,
-model) and combine; the pipelines (training, scoring, evaluation) and the integrations
-beside them (LM-Polygraph); the demo and the CLI. The package __init__
-is the public facade and may name anything (lazily).
+model), the execution profiles (profiles), the CPU dtype probe (cpu_precision) and the
+token-level mixes of both heads (token_adjust); the pipelines (training, scoring,
+evaluation) and the integrations beside them (LM-Polygraph); the demo and the CLI. The
+package __init__ is the public facade and may name anything (lazily).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ LAYERS = [
     {"_version", "embedded", "io_utils"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
-     "model", "combine", "cpu_precision"},
+     "model", "token_adjust", "cpu_precision", "profiles"},
     {"training", "scoring", "evaluation", "integrations"},
     {"demo", "cli"},
 ]

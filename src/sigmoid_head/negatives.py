@@ -1,4 +1,9 @@
-"""Negative samplers, chosen by name (:data:`SAMPLERS` lists the names; :class:`NegativeSampler` dispatches on them).
+"""Negative samplers, registered by name in one table (:data:`SAMPLERS`).
+
+Each entry of :data:`SAMPLERS` is a :class:`Sampler`: its draw function, a description,
+and whether it needs the training data's token counts or the LM logits of the positions;
+:class:`NegativeSampler` and :class:`SamplerConfig` read everything from that table, so a
+new sampler is one function and one entry.
 
 Every sampler returns, for each of N positions, k *distinct* token ids that are never
 the position's reference token nor (with avoid-dominant) one of its dominant tokens.
@@ -16,7 +21,7 @@ two-level (block, then token) inverse-CDF draw instead of a cumsum over the voca
 All the uniforms of a call are drawn up front, one (rounds, N, m) block per part, and
 round r of row n always uses ``u[r, n]``. On CPU only the rows still short are redrawn
 and the loop stops when none is; with fixed shapes (an accelerator, see
-:func:`sigmoid_head.dominant.step_profile`) the candidates of every round are drawn for
+:func:`sigmoid_head.profiles.step_profile`) the candidates of every round are drawn for
 every row at once and filtered in one pass, with no host read: keeping the first k
 valid ids of the rounds one after the other is the same as keeping them from all
 rounds concatenated. Both give the same draws, whatever the chunking of the softmax
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .dominant import fixed_shapes, slice_rows
+from .profiles import fixed_shapes, slice_rows
 
 DrawFn = Callable[[torch.Tensor | None, torch.Tensor], torch.Tensor]
 """(rows (r,) or None for all rows, uniforms (r, m) float64 in [0, 1)) -> (r, m) candidate ids."""
@@ -42,9 +47,9 @@ ROUNDS = 8
 FALLBACK_ROUNDS = 4
 """Rounds of uniform draws after the sampler's own rounds, for nearly exhausted supports."""
 WIDE_EXCLUSION = 32
+"""Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 AVOID_WHEN = ("always", "target_dominant")
 """When avoid-dominant applies (see :attr:`SamplerConfig.avoid_when`)."""
-"""Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 
 
 @dataclass
@@ -86,11 +91,13 @@ class SamplerConfig:
 
     @property
     def needs_counts(self) -> bool:
-        return "token_freq" in self.parts()
+        """Whether a part draws from the training data's token counts."""
+        return any(SAMPLERS[p].needs_counts for p in self.parts())
 
     @property
     def needs_logits(self) -> bool:
-        return "softmax" in self.parts()
+        """Whether a part draws from the LM logits of the positions."""
+        return any(SAMPLERS[p].needs_logits for p in self.parts())
 
 
 def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.Tensor:
@@ -249,7 +256,8 @@ class NegativeSampler:
         self.freq_cdf: torch.Tensor | None = None
         if config.needs_counts:
             if token_counts is None:
-                raise ValueError("the token_freq sampler needs token counts of the training data")
+                needy = "+".join(n for n in config.parts() if SAMPLERS[n].needs_counts)
+                raise ValueError(f"the {needy} sampler needs token counts of the training data")
             if token_counts.numel() != vocab_size:
                 raise ValueError(f"token_counts has {token_counts.numel()} entries, vocab is {vocab_size}")
             w = (token_counts.double() + config.freq_smoothing).pow(config.freq_power)
@@ -285,48 +293,78 @@ class NegativeSampler:
                                                         self.config.avoid_when)], 1)
         pieces = []
         for name, k in self.split():
-            if name == "softmax":
-                if logits is None:
-                    raise ValueError("the softmax sampler needs the LM logits")
-                got = self._softmax(logits, excluded, k, gen)
-            else:
-                got = draw_distinct(self._fixed_draw(name, gen, targets.device), excluded, k,
-                                    self.vocab_size, gen)
+            sampler = SAMPLERS[name]
+            if sampler.needs_logits and logits is None:
+                raise ValueError(f"the {name} sampler needs the LM logits")
+            got = sampler.draw(self, excluded, k, gen, logits)  # (N, k)
             pieces.append(got)
             excluded = torch.cat([excluded, got], 1)
         return torch.cat(pieces, 1)
 
-    def _fixed_draw(self, name: str, gen: torch.Generator, device: torch.device) -> DrawFn:
-        if name == "random":
-            v = self.vocab_size
-            return lambda rows, u: (u * v).long().clamp_(max=v - 1)
+    def freq_cdf_on(self, device: torch.device) -> torch.Tensor:
+        """(V,) the cumulative token-count weights, moved to ``device`` once."""
         assert self.freq_cdf is not None
         if self.freq_cdf.device != device:
             self.freq_cdf = self.freq_cdf.to(device)
-        return _cdf_draw(self.freq_cdf)
+        return self.freq_cdf
 
-    def _softmax(
-        self, logits: torch.Tensor, excluded: torch.Tensor, k: int, gen: torch.Generator
-    ) -> torch.Tensor:
-        """Per-position sampling from softmax(logits / t), excluded ids zeroed first.
 
-        excluded: (N, E), column 0 the targets (always >= 0).
-        """
-        out = []
-        t, n, device = self.config.softmax_temperature, logits.shape[0], logits.device
-        fixed = fixed_shapes(device)
-        chunk = slice_rows(self.vocab_size, device) if fixed else self.chunk_rows
-        u = torch.rand(ROUNDS + FALLBACK_ROUNDS, n, 2 * k + 8, generator=gen, dtype=torch.float64,
-                       device=device)  # every row's uniforms, whatever the chunking
-        for start in range(0, n, chunk):
-            z = logits[start : start + chunk].float()  # (R, V)
-            ex = excluded[start : start + chunk]  # (R, E)
-            w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
-            # excluded ids get no mass (padding -1 points at the target, excluded anyway)
-            w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
-            out.append(draw_distinct(_two_level_draw(w, fixed), ex, k, self.vocab_size, gen,
-                                     uniforms=u[:, start : start + chunk], fixed_shape=fixed))
-        return torch.cat(out, 0) if len(out) != 1 else out[0]
+SamplerDraw = Callable[[NegativeSampler, torch.Tensor, int, torch.Generator, "torch.Tensor | None"],
+                       torch.Tensor]
+"""(sampler, excluded (N, E) with column 0 the targets, k, generator, LM logits (N, V) or
+None) -> (N, k) distinct ids, none of them excluded."""
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """One registered sampler (an entry of :data:`SAMPLERS`)."""
+
+    draw: SamplerDraw
+    """Draws k distinct allowed ids per position."""
+    description: str
+    """What it draws from (one line)."""
+    needs_counts: bool = False
+    """Needs the target-token counts of the training data (:func:`count_target_tokens`)."""
+    needs_logits: bool = False
+    """Needs the LM logits of the positions."""
+
+
+def _draw_random(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                 logits: torch.Tensor | None) -> torch.Tensor:
+    """Uniform over the vocabulary."""
+    v = s.vocab_size
+    return draw_distinct(lambda rows, u: (u * v).long().clamp_(max=v - 1), excluded, k, v, gen)
+
+
+def _draw_token_freq(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                     logits: torch.Tensor | None) -> torch.Tensor:
+    """Inverse-CDF draws from the shared (V,) count weights."""
+    cdf = s.freq_cdf_on(excluded.device)
+    return draw_distinct(_cdf_draw(cdf), excluded, k, s.vocab_size, gen)
+
+
+def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                  logits: torch.Tensor | None) -> torch.Tensor:
+    """Per-position sampling from softmax(logits / t), excluded ids zeroed first.
+
+    excluded: (N, E), column 0 the targets (always >= 0).
+    """
+    assert logits is not None
+    out = []
+    t, n, device = s.config.softmax_temperature, logits.shape[0], logits.device
+    fixed = fixed_shapes(device)
+    chunk = slice_rows(s.vocab_size, device) if fixed else s.chunk_rows
+    u = torch.rand(ROUNDS + FALLBACK_ROUNDS, n, 2 * k + 8, generator=gen, dtype=torch.float64,
+                   device=device)  # every row's uniforms, whatever the chunking
+    for start in range(0, n, chunk):
+        z = logits[start : start + chunk].float()  # (R, V)
+        ex = excluded[start : start + chunk]  # (R, E)
+        w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
+        # excluded ids get no mass (padding -1 points at the target, excluded anyway)
+        w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
+        out.append(draw_distinct(_two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
+                                 uniforms=u[:, start : start + chunk], fixed_shape=fixed))
+    return torch.cat(out, 0) if len(out) != 1 else out[0]
 
 
 BLOCK = 256
@@ -389,6 +427,10 @@ def _two_level_draw(w: torch.Tensor, fixed_shape: bool = False) -> DrawFn:
     return draw
 
 
-SAMPLERS = {"random": "uniform over the vocabulary",
-            "token_freq": "unigram frequency of training targets (count ** power)",
-            "softmax": "the LM's own softmax at a temperature"}
+SAMPLERS: dict[str, Sampler] = {
+    "random": Sampler(_draw_random, "uniform over the vocabulary"),
+    "token_freq": Sampler(_draw_token_freq, "unigram frequency of training targets (count ** power)",
+                          needs_counts=True),
+    "softmax": Sampler(_draw_softmax, "the LM's own softmax at a temperature", needs_logits=True),
+}
+"""Every negative sampler by name; :attr:`SamplerConfig.strategy` names one or several."""
