@@ -68,3 +68,15 @@ def test_evaluation_needs_no_torch() -> None:
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there
+
+
+def test_the_package_docstring_lists_the_same_layers() -> None:
+    """The layer list in sigmoid_head/__init__.py's docstring is this file's LAYERS."""
+    import re
+
+    import sigmoid_head
+
+    doc = sigmoid_head.__doc__.split("Package layout", 1)[1]
+    bullets = re.split(r"\n\* ", doc)[1:]
+    named = [{n.rstrip("/") for n in re.findall(r"``([a-z_]+/?)``", b)} for b in bullets]
+    assert named == LAYERS
