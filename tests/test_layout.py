@@ -3,7 +3,8 @@
 Layers, lowest first (README's layout section): the version, the embedded model, the
 file-writing utilities and the names of a head folder's files (head_files); data; the
 paper's core (head, head_io with the Hub (hub, model_card) and the paper's released
-format (released), dominant, negatives, backbone, model), the execution profiles (profiles), the CPU dtype probe (cpu_precision) and the
+format (released), dominant, negatives with its inverse_cdf draws, backbone, model),
+the execution profiles (profiles), the CPU dtype probe (cpu_precision) and the
 token-level mixes of both heads (token_adjust); the pipelines (training, scoring,
 evaluation) and the integrations beside them (LM-Polygraph); the demo and the CLI. The
 package __init__ is the public facade and may name anything (lazily).
@@ -19,7 +20,7 @@ LAYERS = [
     {"_version", "embedded", "io_utils", "head_files"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
-     "model", "token_adjust", "cpu_precision", "profiles"},
+     "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf"},
     {"training", "scoring", "evaluation", "integrations"},
     {"demo", "cli"},
 ]

@@ -20,7 +20,8 @@ before it; ``tests/test_layout.py`` holds the same list):
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
   ``model_card`` (the Hub), ``released`` (the authors' format), ``dominant``,
-  ``profiles`` (execution profiles), ``negatives``, ``backbone``, ``model``,
+  ``profiles`` (execution profiles), ``negatives`` and ``inverse_cdf`` (its draws),
+  ``backbone``, ``model``,
   ``token_adjust`` (token-level mixes of both heads), ``cpu_precision``;
 * the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only), and
   ``integrations/`` beside them;

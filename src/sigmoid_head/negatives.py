@@ -16,7 +16,8 @@ Fixed distributions ("random", "token_freq") draw from one shared (V,) distribut
 inverse-CDF lookup, so no [positions x vocab] tensor is ever built for them. The
 "softmax" sampler uses each position's own LM distribution at a temperature (the
 logits the forward pass already made), processed in row chunks to bound memory, with a
-two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary.
+two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary
+(both draws are in :mod:`sigmoid_head.inverse_cdf`).
 
 All the uniforms of a call are drawn up front, one (rounds, N, m) block per part, and
 round r of row n always uses ``u[r, n]``. On CPU only the rows still short are redrawn
@@ -38,10 +39,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .inverse_cdf import DrawFn, cdf_draw, two_level_draw
 from .profiles import fixed_shapes, slice_rows
 
-DrawFn = Callable[[torch.Tensor | None, torch.Tensor], torch.Tensor]
-"""(rows (r,) or None for all rows, uniforms (r, m) float64 in [0, 1)) -> (r, m) candidate ids."""
 ROUNDS = 8
 """Rounds of draws from the sampler's own distribution."""
 FALLBACK_ROUNDS = 4
@@ -227,16 +227,6 @@ def draw_distinct(
     return out
 
 
-def _cdf_draw(cdf: torch.Tensor) -> DrawFn:
-    """Inverse-CDF draws from one shared distribution. cdf: (V,) float64, increasing."""
-
-    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
-        ids = torch.searchsorted(cdf, u * cdf[-1], right=True)
-        return ids.clamp_(max=cdf.numel() - 1)
-
-    return draw
-
-
 class NegativeSampler:
     """Draws negatives for a batch of positions according to a SamplerConfig."""
 
@@ -340,7 +330,7 @@ def _draw_token_freq(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: to
                      logits: torch.Tensor | None) -> torch.Tensor:
     """Inverse-CDF draws from the shared (V,) count weights."""
     cdf = s.freq_cdf_on(excluded.device)
-    return draw_distinct(_cdf_draw(cdf), excluded, k, s.vocab_size, gen)
+    return draw_distinct(cdf_draw(cdf), excluded, k, s.vocab_size, gen)
 
 
 def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
@@ -362,69 +352,9 @@ def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch
         w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
         # excluded ids get no mass (padding -1 points at the target, excluded anyway)
         w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
-        out.append(draw_distinct(_two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
+        out.append(draw_distinct(two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
                                  uniforms=u[:, start : start + chunk], fixed_shape=fixed))
     return torch.cat(out, 0) if len(out) != 1 else out[0]
-
-
-BLOCK = 256
-"""Vocabulary block width of the two-level softmax sampler."""
-
-
-def _two_level_draw(w: torch.Tensor, fixed_shape: bool = False) -> DrawFn:
-    """Exact inverse-CDF draws from per-row weights without a full-width cumsum.
-
-    The vocabulary is cut into blocks of :data:`BLOCK`. A draw first picks a block by
-    inverse CDF over the per-row block sums, then a token by inverse CDF over the
-    chosen block's weights, with the remainder of the same uniform: together exactly
-    one inverse-CDF draw over the whole row. On CPU the only full-width work is one
-    sum, and the chosen blocks' cumsums are made per draw; with fixed shapes (many
-    draws per row at once) every block's cumsum is made once, in place, and the token
-    is found by a binary search of fixed depth.
-
-    Args:
-        w: (R, V) non-negative weights (a row's distribution up to a constant);
-            overwritten with fixed shapes.
-        fixed_shape: the accelerator variant (same draws).
-
-    Returns:
-        A :data:`DrawFn`; -1 where rounding left a draw empty.
-    """
-    n_rows, vocab = w.shape
-    nb = -(-vocab // BLOCK)
-    if vocab % BLOCK:  # zero-weight padding of the tail block
-        w = torch.nn.functional.pad(w, (0, nb * BLOCK - vocab))
-    blocks = w.view(n_rows, nb, BLOCK)  # (R, nb, BLOCK)
-    block_cdf = blocks.sum(-1).cumsum_(-1)  # (R, nb)
-    if fixed_shape:
-        inner_cdf = blocks.cumsum_(-1).view(n_rows, nb * BLOCK)  # (R, nb * BLOCK) per block
-
-    def in_block(rows: torch.Tensor | None, b: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
-        """(r, m): how many of block b's cumulative weights are <= rest (searchsorted, right)."""
-        if not fixed_shape:
-            inner = blocks[rows.unsqueeze(1), b].cumsum_(-1)  # (r, m, BLOCK)
-            return torch.searchsorted(inner, rest.unsqueeze(-1), right=True).squeeze(-1)
-        count, step, base = torch.zeros_like(b), BLOCK, b * BLOCK
-        while step:  # binary lifting over a sorted block: fixed depth log2(BLOCK) + 1
-            probe = count + step
-            val = inner_cdf.gather(1, base + (probe - 1).clamp(max=BLOCK - 1))
-            count = torch.where((probe <= BLOCK) & (val <= rest), probe, count)
-            step //= 2
-        return count
-
-    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
-        bc = block_cdf if rows is None else block_cdf[rows]  # (r, nb)
-        u = u.to(w.dtype) * bc[:, -1:]  # (r, m)
-        b = torch.searchsorted(bc, u, right=True)  # (r, m) first block whose cdf exceeds u
-        full = b < nb
-        b = b.clamp_(max=nb - 1)
-        below = torch.where(b > 0, bc.gather(1, (b - 1).clamp(min=0)), 0.0)  # (r, m)
-        j = in_block(rows, b, u - below)  # (r, m)
-        ids = b * BLOCK + j.clamp(max=BLOCK - 1)
-        ok = full & (j < BLOCK) & (ids < vocab)
-        return torch.where(ok, ids, -1)
-
-    return draw
 
 
 SAMPLERS: dict[str, Sampler] = {
