@@ -3,11 +3,12 @@
 A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
 (``head_config.json`` + ``head.safetensors``, and the extras ``sigmoid-head calibrate``
 fitted: ``calibration.json``, ``error_spans.json``, ``combination.json``) plus a generated
-``README.md`` model card (:mod:`.model_card`); :data:`HEAD_FILES` names them all; the base model stays in its own repository and is named in the
-config. Everything goes through ``huggingface_hub``: downloads through
-``snapshot_download`` (its cache, ``revision``, ``token``, ``HF_HUB_OFFLINE``,
-``HF_ENDPOINT`` work as usual; only data files are fetched, never code or pickles),
-uploads through ``HfApi.create_repo`` and one ``create_commit``.
+``README.md`` model card (:mod:`.model_card`); :data:`HEAD_FILES` names them all. The
+base model stays in its own repository and is named in the config. Everything goes
+through ``huggingface_hub``: downloads through ``snapshot_download`` (its cache,
+``revision``, ``token``, ``HF_HUB_OFFLINE``, ``HF_ENDPOINT`` work as usual; only data
+files are fetched, never code or pickles), uploads through ``HfApi.create_repo`` and one
+``create_commit``.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def add_explain_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def head_extras(args: argparse.Namespace, command: str, model: Any = None) -> tuple[Any, Any, Any]:
+def head_extras(args: argparse.Namespace, command: str, model: Any) -> tuple[Any, Any, Any]:
     """The :class:`~sigmoid_head.evaluation.calibration.Calibrator` and
     :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate`` saved
     with the head (None for each that is not there), and the
