@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "bible_sample" / "para_train.jsonl.gz"
+DATA = ROOT / "src" / "sigmoid_head" / "bible_sample" / "para_train.jsonl.gz"
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 MAX_LENGTH = 192
 

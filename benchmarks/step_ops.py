@@ -41,9 +41,10 @@ from contextlib import ExitStack, contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from sigmoid_head.dominant import DominantConfig, device_profile
+from sigmoid_head.dominant import DominantConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig
+from sigmoid_head.profiles import device_profile
 from sigmoid_head.training.optim import make_optimizer
 from sigmoid_head.training.step import StepContext, batch_loss
 

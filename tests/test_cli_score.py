@@ -12,7 +12,7 @@ import pytest
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
+from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs, score_generated
 
 
 def _rows(path: Path) -> list[dict]:
@@ -186,7 +186,7 @@ def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     )
     outs = generate_outputs(model, prompts, DecodingConfig(max_new_tokens=12), progress=False)
     forced = copy.deepcopy(outs)
-    force_decode(model, forced)
+    score_generated(model, forced)
     for a, b in zip(outs, forced, strict=True):
         np.testing.assert_allclose(a.scores.sigmoid_log, b.scores.sigmoid_log, atol=1e-4)
         np.testing.assert_allclose(a.scores.softmax_log, b.scores.softmax_log, atol=1e-4)

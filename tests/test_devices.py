@@ -11,15 +11,10 @@ import torch
 from test_dominant import KINDS, _distribution
 from test_negatives import _chi2_ok
 
-from sigmoid_head import dominant
-from sigmoid_head.dominant import (
-    DominantConfig,
-    device_profile,
-    find_dominant,
-    log_softmax_and_dominant,
-    slice_rows,
-)
+from sigmoid_head import profiles
+from sigmoid_head.dominant import DominantConfig, find_dominant, log_softmax_and_dominant
 from sigmoid_head.negatives import NegativeSampler, SamplerConfig
+from sigmoid_head.profiles import device_profile, slice_rows
 
 STRATEGIES = ["random", "token_freq", "softmax", "token_freq+softmax", "random+softmax+token_freq"]
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -146,15 +141,15 @@ def test_the_fixed_cap_is_never_exceeded_silently():
 
 
 def test_slices_are_cache_sized_on_cpu_and_budget_sized_otherwise(monkeypatch):
-    assert slice_rows(49152, "cpu") == dominant.SLICE_ROWS
+    assert slice_rows(49152, "cpu") == profiles.SLICE_ROWS
     with device_profile("cuda"):
-        assert slice_rows(100352, "cpu") == dominant.SLICE_BYTES // (4 * 100352)
+        assert slice_rows(100352, "cpu") == profiles.SLICE_BYTES // (4 * 100352)
         assert slice_rows(100352, "cpu") > 4096  # a large micro-batch is one slice
     # several slices give the same result as one
     z = torch.randn(50, 700, generator=torch.Generator().manual_seed(1)) * 4
     with device_profile("cuda"):
         one = log_softmax_and_dominant(z.clone())
-        monkeypatch.setattr(dominant, "SLICE_BYTES", 4 * 700 * 7)  # 7 rows per slice
+        monkeypatch.setattr(profiles, "SLICE_BYTES", 4 * 700 * 7)  # 7 rows per slice
         assert slice_rows(700, "cpu") == 7
         many = log_softmax_and_dominant(z.clone())
     assert torch.equal(one[0], many[0]) and torch.equal(one[1], many[1])

@@ -79,6 +79,9 @@ class StandInHub(BaseHTTPRequestHandler):
                      for x in lines if x["key"] == "file"}
             sha = hashlib.sha1(body).hexdigest()
             self.repos[repo]["files"].update(files)
+            for x in lines:
+                if x["key"] == "deletedFile":
+                    self.repos[repo]["files"].pop(x["value"]["path"], None)
             self.repos[repo]["sha"] = sha
             self.requests.append(("commit", repo, {"summary": header["summary"], "auth": auth}))
             return self._json({"commitUrl": f"{self.server.url}/{repo}/commit/{sha}",

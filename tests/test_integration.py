@@ -10,7 +10,7 @@ import torch
 from sigmoid_head.cli import main
 from sigmoid_head.model import SigmoidHeadModel
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "bible_sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head" / "bible_sample"
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 
 pytestmark = pytest.mark.integration

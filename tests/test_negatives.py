@@ -167,3 +167,28 @@ def test_softmax_two_level_draw_is_exact_across_blocks():
         targets, torch.Generator().manual_seed(0), dom, torch.log_softmax(logits, -1))
     # a shift of the logits (log-probs instead) changes a draw only by float rounding
     assert (neg == shifted).double().mean() > 0.999
+
+
+def test_a_sampler_registered_in_the_table_is_used_by_name(monkeypatch):
+    """A new sampler is one function and one entry of SAMPLERS: the config accepts its name,
+    its needs come from the entry, and the mixture calls its draw."""
+    from sigmoid_head import negatives
+
+    calls = []
+
+    def draw_low(s, excluded, k, gen, logits):  # the k lowest allowed ids
+        calls.append(logits is not None)
+        return negatives.draw_distinct(lambda rows, u: (u * 20).long(), excluded, k,
+                                       s.vocab_size, gen)
+
+    monkeypatch.setitem(negatives.SAMPLERS, "low",
+                        negatives.Sampler(draw_low, "ids below 20", needs_logits=True))
+    cfg = SamplerConfig("low+random", num_negatives=6)
+    assert cfg.needs_logits and not cfg.needs_counts
+    targets, dom, logits, _ = _setup()
+    neg = NegativeSampler(cfg, V)(targets, torch.Generator().manual_seed(1), dom, logits)
+    assert calls == [True] and bool((neg[:, :3] < 20).all())
+    with pytest.raises(ValueError, match="the low sampler needs the LM logits"):
+        NegativeSampler(cfg, V)(targets, torch.Generator().manual_seed(1), dom)
+    with pytest.raises(ValueError, match="unknown negative sampler 'lowest'"):
+        SamplerConfig("lowest")

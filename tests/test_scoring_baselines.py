@@ -19,7 +19,7 @@ from sigmoid_head.scoring.baselines import (
     self_judge,
     yes_no_ids,
 )
-from sigmoid_head.scoring.generate import DecodingConfig, force_decode, generate_outputs
+from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs, score_generated
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_mc_entropy_is_deterministic_and_matches_the_samples(causal) -> None:
     assert all(v < 0 for row in a for v in row.values())
     cfg = DecodingConfig(max_new_tokens=4, do_sample=True, top_k=0, num_return_sequences=3, seed=5)
     samples = generate_outputs(causal, prompts, cfg, batch_size=8, progress=False)
-    force_decode(causal, samples)  # an independent pass over the same samples
+    score_generated(causal, samples)  # an independent pass over the same samples
     for i in range(2):
         mine = [g for g in samples if g.input_index == i]
         soft = np.mean([g.scores.softmax_log.sum() for g in mine])

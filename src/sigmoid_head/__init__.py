@@ -12,13 +12,19 @@ light):
 * evaluation: :func:`evaluate_scores`;
 * the method's pieces: :func:`find_dominant`, :func:`boosted_prob`.
 
-Package layout (each layer imports only from the layers above it in this list):
+Package layout, lowest layer first (each imports only from its own layer and those
+before it; ``tests/test_layout.py`` holds the same list):
 
-* ``_version``, ``embedded/`` (the offline default model), ``data/`` (records, tokenization,
-  batching, prompt rendering);
-* the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``dominant``,
-  ``negatives``, ``backbone``, ``model``;
-* the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only);
+* ``_version``, ``embedded/`` (the offline default model), ``io_utils`` (durable writes),
+  ``head_files`` (the names of a head folder's files);
+* ``data/`` (records, tokenization, batching, prompt rendering);
+* the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
+  ``model_card`` (the Hub), ``released`` (the authors' format), ``dominant``,
+  ``profiles`` (execution profiles), ``negatives`` and ``inverse_cdf`` (its draws),
+  ``backbone``, ``model``,
+  ``token_adjust`` (token-level mixes of both heads), ``cpu_precision``;
+* the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only), and
+  ``integrations/`` beside them;
 * ``demo`` and ``cli/`` on top.
 """
 

@@ -1,7 +1,7 @@
 """``sigmoid-head demo``: train a head on SmolLM2 and compare it with softmax and BoostedProb.
 
 The task is rewriting King James verses into modern English (World English Bible), from
-the public-domain sample bundled in ``data/bible_sample``. The head is trained on the
+the public-domain sample shipped inside the package (``sigmoid_head/bible_sample``). The head is trained on the
 model's own task data with the hidden-state cache, then held-out verses from books never
 seen in training are force-decoded with three candidates each: the WEB reference (good,
 label 1), the next verse's WEB text (wrong content, 0), and the reference with its
@@ -52,13 +52,15 @@ def table_scores(rows: list[dict]) -> dict[str, list[float]]:
 
 
 def sample_dir() -> Path:
-    """The bundled Bible sample (a source checkout keeps it at the repository root)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "data" / "bible_sample"
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("data/bible_sample not found: run the demo from a source checkout")
+    """The Bible sample shipped as package data (``sigmoid_head/bible_sample``), found the
+    same way in a source checkout and in an installed wheel."""
+    from importlib.resources import files
+
+    path = Path(str(files("sigmoid_head") / "bible_sample"))
+    if not (path / "para_train.jsonl.gz").is_file():
+        raise FileNotFoundError(f"the Bible sample is missing from the installed package ({path}); "
+                                "reinstall sigmoid-head")
+    return path
 
 
 def short(records: list[dict], max_words: int) -> list[dict]:

@@ -23,73 +23,22 @@ read per slice costs nothing there). On an accelerator (``"cuda"``) every shape 
 fixed in advance, so the kernel count and the host syncs do not grow with the number
 of positions: slices are sized from a memory budget (a micro-batch is one or a few
 slices) and the screening keeps the top ``K = config.topk(V)`` blocks and entries,
-which is exact (see :func:`_fixed_topk`). :func:`device_profile` forces a profile,
-e.g. to count the accelerator path's operators on a CPU.
+which is exact (see :func:`_fixed_topk`). The profiles live in :mod:`sigmoid_head.profiles`;
+:func:`~sigmoid_head.profiles.device_profile` forces one, e.g. to count the accelerator
+path's operators on a CPU.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 import torch
 
+from .profiles import fixed_shapes, slice_rows
+
 CUT_MODES = ("last", "first")
 REFERENCE_TOPK = 1024  # the published code never looks past the top-1024 tokens
-PROFILES = ("cpu", "cuda")
-"""Execution profiles: data-dependent shapes in cache-sized slices, or fixed shapes."""
-SLICE_ROWS = 16
-"""Rows per slice on CPU: a (16, V) float32 slice stays in a core's cache across the
-log-softmax and the screening passes."""
-SLICE_BYTES = 2 << 30
-"""Bytes of one (rows, V) float32 slice on an accelerator (capped at 1/16 of its memory)."""
-
-_FORCED: ContextVar[str | None] = ContextVar("sigmoid_head_profile", default=None)
-
-
-@contextmanager
-def device_profile(name: str) -> Iterator[None]:
-    """Run the enclosed code with the given profile ("cpu" or "cuda") whatever the device."""
-    if name not in PROFILES:
-        raise ValueError(f"profile must be one of {PROFILES}, got {name!r}")
-    token = _FORCED.set(name)
-    try:
-        yield
-    finally:
-        _FORCED.reset(token)
-
-
-def step_profile(device: torch.device | str) -> str:
-    """The profile of work on ``device``: "cpu" on a CPU, "cuda" on any accelerator."""
-    forced = _FORCED.get()
-    if forced is not None:
-        return forced
-    return "cpu" if torch.device(device).type == "cpu" else "cuda"
-
-
-def fixed_shapes(device: torch.device | str) -> bool:
-    """Whether work on ``device`` uses fixed shapes (no host reads of data-dependent sizes)."""
-    return step_profile(device) == "cuda"
-
-
-def slice_rows(vocab_size: int, device: torch.device | str) -> int:
-    """Rows per (rows, V) slice of the softmax statistics on ``device``.
-
-    16 on CPU (cache-sized); on an accelerator as many as :data:`SLICE_BYTES` of float32
-    allow (at most 1/16 of the device's memory), so thousands of positions are one slice.
-    """
-    if step_profile(device) == "cpu":
-        return SLICE_ROWS
-    budget = SLICE_BYTES
-    device = torch.device(device)
-    if device.type == "cuda":
-        budget = min(budget, torch.cuda.get_device_properties(device).total_memory // 16)
-    return max(1, budget // (4 * vocab_size))
-
-
 @dataclass(frozen=True)
 class DominantConfig:
     """Settings of the "difference_jump" rule."""
@@ -258,7 +207,7 @@ def find_dominant(
         config: the rule's settings; defaults to the paper's.
         probs: the input already holds probabilities.
         fixed_shape: K = ``config.topk(V)`` exactly, with no host read (default: from
-            the device's profile, see :func:`step_profile`).
+            the device's profile, see :func:`sigmoid_head.profiles.step_profile`).
 
     Returns:
         DominantSets with tensors of shape (N, K), N = prod(leading dims), K at most
@@ -327,7 +276,7 @@ def log_softmax_and_dominant(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-softmax the logits in place and find the dominant sets, a slice at a time.
 
-    Slices are :func:`slice_rows` long: cache-sized on CPU, memory-budget-sized on an
+    Slices are :func:`~sigmoid_head.profiles.slice_rows` long: cache-sized on CPU, memory-budget-sized on an
     accelerator (with fixed shapes there: no host read, one or a few slices in all).
 
     Args:

@@ -13,6 +13,12 @@ does not match them, while the complete new config waits in ``head_config.json.t
 Heads written
 by earlier versions load unchanged: unknown config keys are ignored, and ``training``
 holds the flat TrainConfig dict (see :meth:`sigmoid_head.training.config.TrainConfig.from_dict`).
+
+Beside these two a head folder may hold the extras that ``sigmoid-head calibrate`` fits
+(``calibration.json``, ``error_spans.json``, ``combination.json``) and, on the Hub, a
+model card (``README.md``). :mod:`sigmoid_head.head_files` names every one of them
+(re-exported here: :data:`HEAD_FILES`, :data:`EXTRA_FILES`); :func:`load_head_folder` and
+:func:`save_head_folder` read and write the folder as one unit.
 """
 
 from __future__ import annotations
@@ -29,9 +35,13 @@ from . import io_utils
 from ._version import __version__
 from .head import HeadMismatchError as HeadMismatchError
 from .head import SigmoidHead
+from .head_files import CALIBRATION_NAME as CALIBRATION_NAME
+from .head_files import CARD_NAME as CARD_NAME
+from .head_files import COMBINATION_NAME as COMBINATION_NAME
+from .head_files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, read_extras, write_extras
+from .head_files import HEAD_FILES as HEAD_FILES
+from .head_files import SPANS_NAME as SPANS_NAME
 
-CONFIG_NAME = "head_config.json"
-WEIGHTS_NAME = "head.safetensors"
 FINGERPRINT_ROWS = 64
 
 
@@ -209,3 +219,33 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
     io_utils.replace(tmp_config, directory / CONFIG_NAME)
     return directory
 
+
+
+def load_head_folder(directory: str | Path
+                     ) -> tuple[HeadConfig, dict[str, torch.Tensor], dict[str, dict]]:
+    """A head folder as one unit: (config, tensors, extras: file name -> JSON object).
+
+    Raises:
+        FileNotFoundError: no head there.
+        ValueError: a corrupt, truncated or mismatched file (the message names it).
+    """
+    config, state = load_head_files(directory)
+    return config, state, read_extras(directory)
+
+
+def save_head_folder(directory: str | Path, config: HeadConfig, head: SigmoidHead,
+                     extra: dict[str, torch.Tensor] | None = None,
+                     extras: dict[str, dict] | None = None) -> Path:
+    """Write a head folder as one unit: the head (:func:`save_head_files`) and exactly the
+    given extras (:data:`EXTRA_FILES` it does not name are removed first, so a new head never
+    sits beside an old head's calibration, even when a save is cut short)."""
+    extras = extras or {}
+    unknown = sorted(set(extras) - set(EXTRA_FILES))
+    if unknown:
+        raise ValueError(f"unknown head folder extras {unknown}; known: {list(EXTRA_FILES)}")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    write_extras(directory, {})  # the old head's extras go before its weights do
+    save_head_files(directory, config, head, extra)
+    write_extras(directory, extras)
+    return directory

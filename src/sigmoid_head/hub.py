@@ -1,12 +1,14 @@
 """Heads on the Hugging Face Hub, the way PEFT adapters live there.
 
 A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
-(``head_config.json`` + ``head.safetensors``) plus a generated ``README.md`` model card
-(:mod:`.model_card`); the base model stays in its own repository and is named in the
-config. Everything goes through ``huggingface_hub``: downloads through
-``snapshot_download`` (its cache, ``revision``, ``token``, ``HF_HUB_OFFLINE``,
-``HF_ENDPOINT`` work as usual; only data files are fetched, never code or pickles),
-uploads through ``HfApi.create_repo`` and one ``create_commit``.
+(``head_config.json`` + ``head.safetensors``, and the extras ``sigmoid-head calibrate``
+fitted: ``calibration.json``, ``error_spans.json``, ``combination.json``) plus a generated
+``README.md`` model card (:mod:`.model_card`); :data:`HEAD_FILES` names them all. The
+base model stays in its own repository and is named in the config. Everything goes
+through ``huggingface_hub``: downloads through ``snapshot_download`` (its cache,
+``revision``, ``token``, ``HF_HUB_OFFLINE``, ``HF_ENDPOINT`` work as usual; only data
+files are fetched, never code or pickles), uploads through ``HfApi.create_repo`` and one
+``create_commit``.
 """
 
 from __future__ import annotations
@@ -19,10 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .head_io import CONFIG_NAME, WEIGHTS_NAME, HeadConfig
+from .head_io import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME, HeadConfig
 
-HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, "README.md")
-"""The files of a head repository in this library's format (config, tensors, model card)."""
 RELEASED_FILES = ("config.json", "model.safetensors")
 """The files of a head in the paper authors' released format (:mod:`sigmoid_head.released`)."""
 
@@ -118,8 +118,11 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
                 base_params: int | None = None) -> Any:
     """Upload a saved head directory with a generated model card (one commit).
 
-    The head's own files are sent as they are (nothing is copied or rewritten); the card
-    is generated from its ``head_config.json`` and replaces any README.md in the repository.
+    The head's own files (config, weights and whichever extras the folder holds) are sent
+    as they are (nothing is copied or rewritten); the card is generated from its
+    ``head_config.json``, lists the extras, and replaces any README.md in the repository.
+    Extras files left in the repository by an earlier push that this folder lacks are
+    deleted in the same commit, so a pulled head never pairs with another head's extras.
 
     Args:
         head_dir: a directory written by ``save_pretrained``.
@@ -135,7 +138,7 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
     Returns:
         huggingface_hub's ``CommitInfo`` (``.commit_url``, ``.oid``).
     """
-    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
     from .model_card import base_parameter_count, model_card
 
@@ -145,14 +148,29 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
         raise FileNotFoundError(f"{head_dir} holds {CONFIG_NAME} but no {WEIGHTS_NAME}")
     if base_params is None:
         base_params = base_parameter_count(config.base_model, config.base_revision)
-    card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation)
+    extras = [name for name in EXTRA_FILES if (head_dir / name).is_file()]
+    card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation,
+                      extras=extras)
     api = HfApi(token=token)
     api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-    ops = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
-           for name in (CONFIG_NAME, WEIGHTS_NAME)]
-    ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card.encode("utf-8")))
+    ops: list[Any] = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
+                      for name in (CONFIG_NAME, WEIGHTS_NAME, *extras)]
+    ops.append(CommitOperationAdd(path_in_repo=CARD_NAME, path_or_fileobj=card.encode("utf-8")))
+    ops += [CommitOperationDelete(path_in_repo=name)
+            for name in _stale_extras(api, repo_id, revision, keep=extras)]
     return api.create_commit(repo_id=repo_id, operations=ops, repo_type="model", revision=revision,
                              commit_message=commit_message or "Upload sigmoid head")
+
+
+def _stale_extras(api: Any, repo_id: str, revision: str | None, keep: list[str]) -> list[str]:
+    """The extras files the repository holds at ``revision`` that the pushed folder lacks."""
+    from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
+
+    try:
+        present = set(api.list_repo_files(repo_id, revision=revision, repo_type="model"))
+    except (EntryNotFoundError, RevisionNotFoundError):  # a new branch: nothing to delete
+        return []
+    return [name for name in EXTRA_FILES if name in present and name not in keep]
 
 
 def push_to_hub(model: Any, repo_id: str, **kwargs: Any) -> Any:

@@ -9,7 +9,7 @@ import torch
 
 from .backbone import Backbone, load_backbone
 from .head import HeadMismatchError, SigmoidHead
-from .head_io import HeadConfig, fingerprint, load_head_files, save_head_files
+from .head_io import HeadConfig, fingerprint, load_head_folder, save_head_folder
 from .hub import resolve_head_dir
 from .released import ReleasedHeadError, is_released_head, load_released_files, released_base_model
 
@@ -41,11 +41,18 @@ class SigmoidHeadModel:
         head: the trainable SigmoidHead (V, d).
         config: the head's HeadConfig.
         token_counts: (V,) target-token counts of the training data, if known.
+        extras: what ``sigmoid-head calibrate`` fitted for this head, as the JSON objects of
+            its files (``{"calibration.json": {...}, "error_spans.json": {...},
+            "combination.json": {...}}``, each only when present; see
+            :mod:`sigmoid_head.head_files`). Saved, pushed and loaded with the head;
+            :func:`sigmoid_head.evaluation.combination.head_extras` makes objects of them.
     """
 
     def __init__(self, backbone: Backbone, head: SigmoidHead, config: HeadConfig,
-                 token_counts: torch.Tensor | None = None) -> None:
+                 token_counts: torch.Tensor | None = None,
+                 extras: dict[str, dict] | None = None) -> None:
         self.backbone, self.head, self.config, self.token_counts = backbone, head, config, token_counts
+        self.extras: dict[str, dict] = dict(extras or {})
 
     @property
     def tokenizer(self) -> object:
@@ -90,7 +97,8 @@ class SigmoidHeadModel:
         Args:
             head_path: directory written by :meth:`save_pretrained`, or a Hugging Face Hub
                 repository id holding one (downloaded into the Hub cache; with
-                ``HF_HUB_OFFLINE=1`` loaded from it). A folder in the paper authors'
+                ``HF_HUB_OFFLINE=1`` loaded from it), with the extras beside the weights
+                (:attr:`extras`). A folder in the paper authors'
                 released format is recognised and loaded without running its code
                 (see :mod:`sigmoid_head.released`).
             model: base model (id, path or Backbone); None = the one named in the head's config.
@@ -110,9 +118,10 @@ class SigmoidHeadModel:
             backbone = model if isinstance(model, Backbone) else load_backbone(
                 model, dtype=dtype, device=device, revision=base_revision)
             config, state = load_released_files(directory, backbone, source=str(head_path))
+            extras: dict[str, dict] = {}
             strict = False  # checked against the base model by load_released_files
         else:
-            config, state = load_head_files(directory)
+            config, state, extras = load_head_folder(directory)
             if model is None:
                 model = config.base_model
             backbone = model if isinstance(model, Backbone) else load_backbone(
@@ -127,10 +136,12 @@ class SigmoidHeadModel:
             head = SigmoidHead(config.vocab_size, config.hidden_size, bias=config.bias,
                                dtype=state["weight"].dtype)
         head.load_saved_state(state)
-        return cls(backbone, head.to(backbone.device), config, state.get("token_counts"))
+        return cls(backbone, head.to(backbone.device), config, state.get("token_counts"), extras)
 
     def save_pretrained(self, directory: str | Path, training: dict | None = None) -> Path:
-        """Write head_config.json and head.safetensors (with token counts when known).
+        """Write the head folder: head_config.json, head.safetensors (with token counts when
+        known) and the :attr:`extras` (extras files already there that the model does not
+        carry are removed: they belonged to another head).
 
         Args:
             directory: where to write (created if needed).
@@ -139,7 +150,7 @@ class SigmoidHeadModel:
         """
         config = self.config if training is None else replace(self.config, training=training)
         extra = {"token_counts": self.token_counts} if self.token_counts is not None else None
-        return save_head_files(directory, config, self.head, extra)
+        return save_head_folder(directory, config, self.head, extra, self.extras)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None,
                     token: str | bool | None = None, commit_message: str | None = None,

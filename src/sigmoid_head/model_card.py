@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .head_io import HeadConfig
+from .head_io import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, HeadConfig
 
 LIBRARY_NAME = "sigmoid-head"
 TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
@@ -189,8 +189,21 @@ def _curve(config: HeadConfig) -> list[str]:
     return lines + _table(history, cols)
 
 
+def _files(extras: Sequence[str]) -> list[str]:
+    """The "Files" section: the head's two files and each extra the folder holds."""
+    lines = [f"* `{CONFIG_NAME}`: sizes, base-model fingerprint, every training setting;",
+             f"* `{WEIGHTS_NAME}`: the head's weights;"]
+    lines += [f"* `{name}`: {EXTRA_FILES[name]} (fitted by `sigmoid-head calibrate`);"
+              for name in EXTRA_FILES if name in extras]
+    lines[-1] = lines[-1][:-1] + "."
+    if extras:
+        lines += ["", "`from_pretrained` loads the extras with the head; `sigmoid-head score` and "
+                  "`generate` apply them."]
+    return lines
+
+
 def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: int | None = None,
-               evaluation: Any = None) -> str:
+               evaluation: Any = None, extras: Sequence[str] = ()) -> str:
     """The README.md of a head repository.
 
     Args:
@@ -199,6 +212,7 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
         base_params: the base model's parameter count (the overhead line shows a ratio then).
         evaluation: optional evaluation table: metric rows (as ``evaluate_scores`` returns),
             ``{method: {metric: value}}``, or a .csv/.json/.md file.
+        extras: the extras files uploaded with the head (listed under "Files").
 
     Returns:
         The card text: YAML metadata, then markdown.
@@ -244,6 +258,10 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
         "## Validation curve",
         "",
         *_curve(config),
+        "",
+        "## Files",
+        "",
+        *_files(extras),
     ]
     if evaluation is not None:
         rows = evaluation_rows(evaluation)

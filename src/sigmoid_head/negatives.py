@@ -1,4 +1,9 @@
-"""Negative samplers, chosen by name (:data:`SAMPLERS` lists the names; :class:`NegativeSampler` dispatches on them).
+"""Negative samplers, registered by name in one table (:data:`SAMPLERS`).
+
+Each entry of :data:`SAMPLERS` is a :class:`Sampler`: its draw function, a description,
+and whether it needs the training data's token counts or the LM logits of the positions;
+:class:`NegativeSampler` and :class:`SamplerConfig` read everything from that table, so a
+new sampler is one function and one entry.
 
 Every sampler returns, for each of N positions, k *distinct* token ids that are never
 the position's reference token nor (with avoid-dominant) one of its dominant tokens.
@@ -11,12 +16,13 @@ Fixed distributions ("random", "token_freq") draw from one shared (V,) distribut
 inverse-CDF lookup, so no [positions x vocab] tensor is ever built for them. The
 "softmax" sampler uses each position's own LM distribution at a temperature (the
 logits the forward pass already made), processed in row chunks to bound memory, with a
-two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary.
+two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary
+(both draws are in :mod:`sigmoid_head.inverse_cdf`).
 
 All the uniforms of a call are drawn up front, one (rounds, N, m) block per part, and
 round r of row n always uses ``u[r, n]``. On CPU only the rows still short are redrawn
 and the loop stops when none is; with fixed shapes (an accelerator, see
-:func:`sigmoid_head.dominant.step_profile`) the candidates of every round are drawn for
+:func:`sigmoid_head.profiles.step_profile`) the candidates of every round are drawn for
 every row at once and filtered in one pass, with no host read: keeping the first k
 valid ids of the rounds one after the other is the same as keeping them from all
 rounds concatenated. Both give the same draws, whatever the chunking of the softmax
@@ -33,18 +39,17 @@ from dataclasses import dataclass
 
 import torch
 
-from .dominant import fixed_shapes, slice_rows
+from .inverse_cdf import DrawFn, cdf_draw, two_level_draw
+from .profiles import fixed_shapes, slice_rows
 
-DrawFn = Callable[[torch.Tensor | None, torch.Tensor], torch.Tensor]
-"""(rows (r,) or None for all rows, uniforms (r, m) float64 in [0, 1)) -> (r, m) candidate ids."""
 ROUNDS = 8
 """Rounds of draws from the sampler's own distribution."""
 FALLBACK_ROUNDS = 4
 """Rounds of uniform draws after the sampler's own rounds, for nearly exhausted supports."""
 WIDE_EXCLUSION = 32
+"""Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 AVOID_WHEN = ("always", "target_dominant")
 """When avoid-dominant applies (see :attr:`SamplerConfig.avoid_when`)."""
-"""Exclusion lists wider than this are tested by binary search instead of broadcasting."""
 
 
 @dataclass
@@ -86,11 +91,13 @@ class SamplerConfig:
 
     @property
     def needs_counts(self) -> bool:
-        return "token_freq" in self.parts()
+        """Whether a part draws from the training data's token counts."""
+        return any(SAMPLERS[p].needs_counts for p in self.parts())
 
     @property
     def needs_logits(self) -> bool:
-        return "softmax" in self.parts()
+        """Whether a part draws from the LM logits of the positions."""
+        return any(SAMPLERS[p].needs_logits for p in self.parts())
 
 
 def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.Tensor:
@@ -220,16 +227,6 @@ def draw_distinct(
     return out
 
 
-def _cdf_draw(cdf: torch.Tensor) -> DrawFn:
-    """Inverse-CDF draws from one shared distribution. cdf: (V,) float64, increasing."""
-
-    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
-        ids = torch.searchsorted(cdf, u * cdf[-1], right=True)
-        return ids.clamp_(max=cdf.numel() - 1)
-
-    return draw
-
-
 class NegativeSampler:
     """Draws negatives for a batch of positions according to a SamplerConfig."""
 
@@ -249,7 +246,8 @@ class NegativeSampler:
         self.freq_cdf: torch.Tensor | None = None
         if config.needs_counts:
             if token_counts is None:
-                raise ValueError("the token_freq sampler needs token counts of the training data")
+                needy = "+".join(n for n in config.parts() if SAMPLERS[n].needs_counts)
+                raise ValueError(f"the {needy} sampler needs token counts of the training data")
             if token_counts.numel() != vocab_size:
                 raise ValueError(f"token_counts has {token_counts.numel()} entries, vocab is {vocab_size}")
             w = (token_counts.double() + config.freq_smoothing).pow(config.freq_power)
@@ -285,110 +283,84 @@ class NegativeSampler:
                                                         self.config.avoid_when)], 1)
         pieces = []
         for name, k in self.split():
-            if name == "softmax":
-                if logits is None:
-                    raise ValueError("the softmax sampler needs the LM logits")
-                got = self._softmax(logits, excluded, k, gen)
-            else:
-                got = draw_distinct(self._fixed_draw(name, gen, targets.device), excluded, k,
-                                    self.vocab_size, gen)
+            sampler = SAMPLERS[name]
+            if sampler.needs_logits and logits is None:
+                raise ValueError(f"the {name} sampler needs the LM logits")
+            got = sampler.draw(self, excluded, k, gen, logits)  # (N, k)
             pieces.append(got)
             excluded = torch.cat([excluded, got], 1)
         return torch.cat(pieces, 1)
 
-    def _fixed_draw(self, name: str, gen: torch.Generator, device: torch.device) -> DrawFn:
-        if name == "random":
-            v = self.vocab_size
-            return lambda rows, u: (u * v).long().clamp_(max=v - 1)
+    def freq_cdf_on(self, device: torch.device) -> torch.Tensor:
+        """(V,) the cumulative token-count weights, moved to ``device`` once."""
         assert self.freq_cdf is not None
         if self.freq_cdf.device != device:
             self.freq_cdf = self.freq_cdf.to(device)
-        return _cdf_draw(self.freq_cdf)
-
-    def _softmax(
-        self, logits: torch.Tensor, excluded: torch.Tensor, k: int, gen: torch.Generator
-    ) -> torch.Tensor:
-        """Per-position sampling from softmax(logits / t), excluded ids zeroed first.
-
-        excluded: (N, E), column 0 the targets (always >= 0).
-        """
-        out = []
-        t, n, device = self.config.softmax_temperature, logits.shape[0], logits.device
-        fixed = fixed_shapes(device)
-        chunk = slice_rows(self.vocab_size, device) if fixed else self.chunk_rows
-        u = torch.rand(ROUNDS + FALLBACK_ROUNDS, n, 2 * k + 8, generator=gen, dtype=torch.float64,
-                       device=device)  # every row's uniforms, whatever the chunking
-        for start in range(0, n, chunk):
-            z = logits[start : start + chunk].float()  # (R, V)
-            ex = excluded[start : start + chunk]  # (R, E)
-            w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
-            # excluded ids get no mass (padding -1 points at the target, excluded anyway)
-            w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
-            out.append(draw_distinct(_two_level_draw(w, fixed), ex, k, self.vocab_size, gen,
-                                     uniforms=u[:, start : start + chunk], fixed_shape=fixed))
-        return torch.cat(out, 0) if len(out) != 1 else out[0]
+        return self.freq_cdf
 
 
-BLOCK = 256
-"""Vocabulary block width of the two-level softmax sampler."""
+SamplerDraw = Callable[[NegativeSampler, torch.Tensor, int, torch.Generator, "torch.Tensor | None"],
+                       torch.Tensor]
+"""(sampler, excluded (N, E) with column 0 the targets, k, generator, LM logits (N, V) or
+None) -> (N, k) distinct ids, none of them excluded."""
 
 
-def _two_level_draw(w: torch.Tensor, fixed_shape: bool = False) -> DrawFn:
-    """Exact inverse-CDF draws from per-row weights without a full-width cumsum.
+@dataclass(frozen=True)
+class Sampler:
+    """One registered sampler (an entry of :data:`SAMPLERS`)."""
 
-    The vocabulary is cut into blocks of :data:`BLOCK`. A draw first picks a block by
-    inverse CDF over the per-row block sums, then a token by inverse CDF over the
-    chosen block's weights, with the remainder of the same uniform: together exactly
-    one inverse-CDF draw over the whole row. On CPU the only full-width work is one
-    sum, and the chosen blocks' cumsums are made per draw; with fixed shapes (many
-    draws per row at once) every block's cumsum is made once, in place, and the token
-    is found by a binary search of fixed depth.
+    draw: SamplerDraw
+    """Draws k distinct allowed ids per position."""
+    description: str
+    """What it draws from (one line)."""
+    needs_counts: bool = False
+    """Needs the target-token counts of the training data (:func:`count_target_tokens`)."""
+    needs_logits: bool = False
+    """Needs the LM logits of the positions."""
 
-    Args:
-        w: (R, V) non-negative weights (a row's distribution up to a constant);
-            overwritten with fixed shapes.
-        fixed_shape: the accelerator variant (same draws).
 
-    Returns:
-        A :data:`DrawFn`; -1 where rounding left a draw empty.
+def _draw_random(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                 logits: torch.Tensor | None) -> torch.Tensor:
+    """Uniform over the vocabulary."""
+    v = s.vocab_size
+    return draw_distinct(lambda rows, u: (u * v).long().clamp_(max=v - 1), excluded, k, v, gen)
+
+
+def _draw_token_freq(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                     logits: torch.Tensor | None) -> torch.Tensor:
+    """Inverse-CDF draws from the shared (V,) count weights."""
+    cdf = s.freq_cdf_on(excluded.device)
+    return draw_distinct(cdf_draw(cdf), excluded, k, s.vocab_size, gen)
+
+
+def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
+                  logits: torch.Tensor | None) -> torch.Tensor:
+    """Per-position sampling from softmax(logits / t), excluded ids zeroed first.
+
+    excluded: (N, E), column 0 the targets (always >= 0).
     """
-    n_rows, vocab = w.shape
-    nb = -(-vocab // BLOCK)
-    if vocab % BLOCK:  # zero-weight padding of the tail block
-        w = torch.nn.functional.pad(w, (0, nb * BLOCK - vocab))
-    blocks = w.view(n_rows, nb, BLOCK)  # (R, nb, BLOCK)
-    block_cdf = blocks.sum(-1).cumsum_(-1)  # (R, nb)
-    if fixed_shape:
-        inner_cdf = blocks.cumsum_(-1).view(n_rows, nb * BLOCK)  # (R, nb * BLOCK) per block
-
-    def in_block(rows: torch.Tensor | None, b: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
-        """(r, m): how many of block b's cumulative weights are <= rest (searchsorted, right)."""
-        if not fixed_shape:
-            inner = blocks[rows.unsqueeze(1), b].cumsum_(-1)  # (r, m, BLOCK)
-            return torch.searchsorted(inner, rest.unsqueeze(-1), right=True).squeeze(-1)
-        count, step, base = torch.zeros_like(b), BLOCK, b * BLOCK
-        while step:  # binary lifting over a sorted block: fixed depth log2(BLOCK) + 1
-            probe = count + step
-            val = inner_cdf.gather(1, base + (probe - 1).clamp(max=BLOCK - 1))
-            count = torch.where((probe <= BLOCK) & (val <= rest), probe, count)
-            step //= 2
-        return count
-
-    def draw(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
-        bc = block_cdf if rows is None else block_cdf[rows]  # (r, nb)
-        u = u.to(w.dtype) * bc[:, -1:]  # (r, m)
-        b = torch.searchsorted(bc, u, right=True)  # (r, m) first block whose cdf exceeds u
-        full = b < nb
-        b = b.clamp_(max=nb - 1)
-        below = torch.where(b > 0, bc.gather(1, (b - 1).clamp(min=0)), 0.0)  # (r, m)
-        j = in_block(rows, b, u - below)  # (r, m)
-        ids = b * BLOCK + j.clamp(max=BLOCK - 1)
-        ok = full & (j < BLOCK) & (ids < vocab)
-        return torch.where(ok, ids, -1)
-
-    return draw
+    assert logits is not None
+    out = []
+    t, n, device = s.config.softmax_temperature, logits.shape[0], logits.device
+    fixed = fixed_shapes(device)
+    chunk = slice_rows(s.vocab_size, device) if fixed else s.chunk_rows
+    u = torch.rand(ROUNDS + FALLBACK_ROUNDS, n, 2 * k + 8, generator=gen, dtype=torch.float64,
+                   device=device)  # every row's uniforms, whatever the chunking
+    for start in range(0, n, chunk):
+        z = logits[start : start + chunk].float()  # (R, V)
+        ex = excluded[start : start + chunk]  # (R, E)
+        w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
+        # excluded ids get no mass (padding -1 points at the target, excluded anyway)
+        w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
+        out.append(draw_distinct(two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
+                                 uniforms=u[:, start : start + chunk], fixed_shape=fixed))
+    return torch.cat(out, 0) if len(out) != 1 else out[0]
 
 
-SAMPLERS = {"random": "uniform over the vocabulary",
-            "token_freq": "unigram frequency of training targets (count ** power)",
-            "softmax": "the LM's own softmax at a temperature"}
+SAMPLERS: dict[str, Sampler] = {
+    "random": Sampler(_draw_random, "uniform over the vocabulary"),
+    "token_freq": Sampler(_draw_token_freq, "unigram frequency of training targets (count ** power)",
+                          needs_counts=True),
+    "softmax": Sampler(_draw_softmax, "the LM's own softmax at a temperature", needs_logits=True),
+}
+"""Every negative sampler by name; :attr:`SamplerConfig.strategy` names one or several."""

@@ -1,4 +1,4 @@
-"""Checks of the committed Bible sample (data/bible_sample) and of the cleaning.
+"""Checks of the committed Bible sample (src/sigmoid_head/bible_sample) and of the cleaning.
 
 No apt or pysword needed: only the builder script's pure functions are used (imported as
 ``build_data``, see conftest.py).
@@ -15,7 +15,7 @@ import build_data as bd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "bible_sample"
+SAMPLE = ROOT / "src" / "sigmoid_head" / "bible_sample"
 SPLITS = ("train", "dev", "test")
 KINDS = ("", "mt_", "para_", "para_rev_")
 

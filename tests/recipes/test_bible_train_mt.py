@@ -1,4 +1,4 @@
-"""Fast checks of ``recipes/bible/train_mt.py`` on a tiny slice of ``data/bible_sample``.
+"""Fast checks of ``recipes/bible/train_mt.py`` on a tiny slice of ``src/sigmoid_head/bible_sample``.
 
 A ~500-piece tokenizer and a d_model 32, 1+1 layer Marian model trained for a
 handful of steps: tokenizer conventions, the loss falling on a fixed batch, exact
@@ -18,7 +18,7 @@ import torch
 import train_mt as mt
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "bible_sample"
+SAMPLE = ROOT / "src" / "sigmoid_head" / "bible_sample"
 
 
 def _slice(split: str, n: int) -> list[dict]:

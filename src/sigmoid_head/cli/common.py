@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -99,24 +98,20 @@ def add_explain_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def head_extras(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any]:
+def head_extras(args: argparse.Namespace, command: str, model: Any) -> tuple[Any, Any, Any]:
     """The :class:`~sigmoid_head.evaluation.calibration.Calibrator` and
     :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate`` saved
-    in the head folder (None for each that is not there), and the
+    with the head (None for each that is not there), and the
     :class:`~sigmoid_head.evaluation.combination.Combination` of the combined score: the
-    head folder's fitted one, else ``command``'s default (``"score"`` or ``"generate"``)."""
-    from ..evaluation.calibration import Calibrator
-    from ..evaluation.combination import for_command
-    from ..evaluation.spans import SpanConfig
+    head's fitted one, else ``command``'s default (``"score"`` or ``"generate"``). All are
+    taken from the loaded ``model`` (``SigmoidHeadModel.extras``, local or Hub head alike);
+    a model without a head has none."""
+    from ..evaluation.combination import head_extras as parse_extras
 
-    head = args.head if args.head and Path(args.head).is_dir() else None
     try:
-        combination = for_command(command, head)
+        return parse_extras(getattr(model, "extras", None), command, str(args.head or ""))
     except ValueError as e:
         raise UsageError(str(e)) from None
-    if not head:
-        return None, None, combination
-    return Calibrator.load(head), SpanConfig.load(head), combination
 
 
 def explain_rows(rows: list[dict], calibrator: Any, spans: Any, keep_tokens: bool,

@@ -18,11 +18,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: 1e-3)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--model", default=None, help="base model (default: the embedded SmolLM2)")
+    p.add_argument("--smoke", action="store_true",
+                   help="a check that the installation works, not a result: 24 training verses, "
+                   "1 epoch, 6 test and 6 dev verses (overrides --n-train, --n-test, --epochs); "
+                   "with --model a tiny model it takes seconds")
     p.add_argument("--freq-smoothing", type=float, default=0.0,
                    help="added to every token count of the token_freq sampler (default: 0, the paper)")
 
 
+SMOKE = {"n_train": 24, "n_test": 6, "epochs": 1.0, "n_dev": 6}
+"""The sizes of ``--smoke``."""
+
+
 def run(args: argparse.Namespace) -> int:
-    demo.run_demo(args.out_dir, n_train=args.n_train, n_test=args.n_test, epochs=args.epochs, lr=args.lr,
-             seed=args.seed, model=args.model, freq_smoothing=args.freq_smoothing)
+    sizes = dict(SMOKE) if args.smoke else {"n_train": args.n_train, "n_test": args.n_test,
+                                            "epochs": args.epochs}
+    demo.run_demo(args.out_dir, lr=args.lr, seed=args.seed, model=args.model,
+                  freq_smoothing=args.freq_smoothing, **sizes)
     return 0

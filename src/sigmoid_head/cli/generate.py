@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         seed=args.seed,
     )
-    calibrator, spans, combination = common.head_extras(args, "generate")
+    calibrator, spans, combination = common.head_extras(args, "generate", model)
     args.with_tokens = args.with_tokens or bool(args.html)  # the page is drawn from the rows
     if args.stream:
         from .terminal import legend, uses_colour

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=True)
     launch(args)
     model = common.load_model(args)
-    calibrator, spans, combination = common.head_extras(args, "score")
+    calibrator, spans, combination = common.head_extras(args, "score", model)
     args.with_tokens = args.with_tokens or bool(args.html)  # the page is drawn from the rows
 
     def score_batch(batch: list[dict]) -> list[dict]:

@@ -31,11 +31,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..head_files import CALIBRATION_NAME, read_extra
 from ..io_utils import write_atomic
 from .metrics import bce, ece
 
-CALIBRATION_NAME = "calibration.json"
-"""File name of a saved :class:`Calibrator` in a head directory."""
 KINDS = ("platt", "isotonic")
 
 
@@ -160,13 +159,18 @@ class Calibrator:
     @classmethod
     def load(cls, directory: str | Path) -> Calibrator | None:
         """The calibrator saved in a head directory, or None when there is none."""
-        path = Path(directory) / CALIBRATION_NAME
-        if not path.is_file():
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(platt={k: (float(a), float(b)) for k, (a, b) in data["platt"].items()},
-                   isotonic={k: (list(x), list(y)) for k, (x, y) in data["isotonic"].items()},
-                   n=int(data["n"]), dev=data.get("dev", {}))
+        data = read_extra(directory, CALIBRATION_NAME)
+        return None if data is None else cls.from_dict(data, Path(directory) / CALIBRATION_NAME)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path = CALIBRATION_NAME) -> Calibrator:
+        """A calibrator from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
+        try:
+            return cls(platt={k: (float(a), float(b)) for k, (a, b) in data["platt"].items()},
+                       isotonic={k: (list(x), list(y)) for k, (x, y) in data["isotonic"].items()},
+                       n=int(data["n"]), dev=data.get("dev", {}))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{source}: not a saved calibration ({err!r})") from None
 
 
 def format_report(report: Mapping[str, Mapping[str, float]], title: str) -> str:

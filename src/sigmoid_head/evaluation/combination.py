@@ -34,15 +34,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..head_files import COMBINATION_NAME, read_extra
 from ..io_utils import write_atomic
 from .metrics import pearson, roc_auc
 
-COMBINATION_NAME = "combination.json"
-"""File name of a saved :class:`Combination` in a head directory."""
 _TINY = 1e-300  # log of a probability that underflowed to 0
 
 BASELINES: dict[str, Callable[[Mapping], float]] = {
@@ -105,14 +105,16 @@ class Combination:
         """The combination saved in a head directory, or None when there is none."""
         if directory is None:
             return None
-        path = Path(directory) / COMBINATION_NAME
-        if not path.is_file():
-            return None
+        data = read_extra(directory, COMBINATION_NAME)
+        return None if data is None else cls.from_dict(data, Path(directory) / COMBINATION_NAME)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path = COMBINATION_NAME) -> Combination:
+        """A combination from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
         try:
-            data = json.loads(path.read_text())
             return cls(float(data["weight"]), str(data["baseline"]), str(data.get("chosen_on", "")))
         except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{path}: not a saved combination ({e})") from None
+            raise ValueError(f"{source}: not a saved combination ({e})") from None
 
 
 DEFAULTS = {
@@ -125,6 +127,33 @@ DEFAULTS = {
 def for_command(command: str, head_dir: str | Path | None) -> Combination:
     """The head folder's fitted combination, else the command's default."""
     return Combination.load(head_dir) or DEFAULTS[command]
+
+
+def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
+                source: str = "") -> tuple[Any, Any, Combination]:
+    """The objects of a head's extras (``SigmoidHeadModel.extras``: file name -> JSON).
+
+    Returns:
+        (the :class:`~sigmoid_head.evaluation.calibration.Calibrator` or None, the
+        :class:`~sigmoid_head.evaluation.spans.SpanConfig` or None, the fitted
+        :class:`Combination`, else ``command``'s default: "score" or "generate").
+
+    Raises:
+        ValueError: a malformed extra, named as ``source/<file>``.
+    """
+    from ..head_files import CALIBRATION_NAME, SPANS_NAME
+    from .calibration import Calibrator
+    from .spans import SpanConfig
+
+    extras = extras or {}
+
+    def where(name: str) -> str:
+        return f"{source}/{name}" if source else name
+
+    cal, spans, comb = (extras.get(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
+    return (None if cal is None else Calibrator.from_dict(cal, where(CALIBRATION_NAME)),
+            None if spans is None else SpanConfig.from_dict(spans, where(SPANS_NAME)),
+            DEFAULTS[command] if comb is None else Combination.from_dict(comb, where(COMBINATION_NAME)))
 
 
 def _metric(gold: np.ndarray) -> tuple[str, Callable[[ArrayLike, ArrayLike], float]]:

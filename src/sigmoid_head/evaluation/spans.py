@@ -26,17 +26,15 @@ predicted character is a false positive) count too:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..head_files import SPANS_NAME, read_extra
 from ..io_utils import write_atomic
-
-SPANS_NAME = "error_spans.json"
-"""File name of a saved :class:`SpanConfig` in a head directory."""
 
 
 @dataclass
@@ -71,11 +69,16 @@ class SpanConfig:
     @classmethod
     def load(cls, directory: str | Path) -> SpanConfig | None:
         """The config saved in a head directory, or None when there is none."""
-        path = Path(directory) / SPANS_NAME
-        if not path.is_file():
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        data = read_extra(directory, SPANS_NAME)
+        return None if data is None else cls.from_dict(data, Path(directory) / SPANS_NAME)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path = SPANS_NAME) -> SpanConfig:
+        """A config from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
+        try:
+            return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{source}: not a saved error-span rule ({err})") from None
 
 
 def word_offsets(text: str, words: Sequence[str]) -> list[tuple[int, int] | None]:

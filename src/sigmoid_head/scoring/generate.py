@@ -181,7 +181,7 @@ def _lengths(gen: torch.Tensor, eos: set[int]) -> torch.Tensor:
     return first
 
 
-def force_decode(
+def score_generated(
     model: Any,
     outputs: list[Generated],
     *,
@@ -190,7 +190,11 @@ def force_decode(
     rauq: RauqConfig | None = None,
     progress: bool = False,
 ) -> None:
-    """Score generated outputs by force-decoding their ids (sets ``scores`` in place)."""
+    """Score generated outputs by force-decoding their ids (sets ``scores`` in place).
+
+    Runs the one scoring path (:func:`sigmoid_head.scoring.force_decode.score_examples`)
+    on the prompt + output ids of each :class:`Generated`.
+    """
     backbone, _ = unpack_model(model)
     examples = []
     for g in outputs:
@@ -266,7 +270,7 @@ def generate_outputs(
     results.sort(key=lambda g: g.input_index)  # stable: keeps sample order within an input
     todo = [g for g in results if g.scores is None]
     if todo:
-        force_decode(model, todo, batch_size=batch_size, dominant=dominant, rauq=rauq,
+        score_generated(model, todo, batch_size=batch_size, dominant=dominant, rauq=rauq,
                      progress=progress)
     return results
 

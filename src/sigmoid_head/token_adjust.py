@@ -1,4 +1,8 @@
-"""Scores that combine the Sigmoid Head with the softmax head of the same forward pass.
+"""Token-level scores made from both heads of the same forward pass.
+
+Not to be confused with :mod:`sigmoid_head.evaluation.combination`, which mixes
+*sequence* scores after scoring (the ``combined`` field of ``score`` and ``generate``, its
+weight fitted by ``calibrate``). The functions here work on each token's probabilities:
 
 * :func:`geometric` -- ``alpha * log sigmoid + (1 - alpha) * log softmax`` per token: a
   weighted geometric mean of the two probabilities (``alpha`` chosen on dev data).

@@ -1,11 +1,11 @@
-"""Combined scores: the geometric mix and the rank-preserving adjustment against brute force."""
+"""Token-level scores from both heads: the geometric mix and the rank-preserving adjustment against brute force."""
 
 import math
 
 import pytest
 import torch
 
-from sigmoid_head.combine import geometric, rank_preserving
+from sigmoid_head.token_adjust import geometric, rank_preserving
 
 
 def _brute_rank_preserving(head_logits, logp, targets, eps):

@@ -1,0 +1,79 @@
+"""Every file a head folder can hold, named in one place (no torch here).
+
+A head folder is one unit: what :meth:`sigmoid_head.model.SigmoidHeadModel.save_pretrained`
+writes, what ``from_pretrained`` loads (locally or from the Hub), what ``push`` uploads
+and what the model card lists.
+
+* ``head_config.json`` and ``head.safetensors``: the head itself (:mod:`sigmoid_head.head_io`);
+* ``calibration.json``, ``error_spans.json``, ``combination.json``: the *extras* that
+  ``sigmoid-head calibrate`` fits on dev data (Platt/isotonic calibration, the error-span
+  rule, the combined score's baseline and weight; :mod:`sigmoid_head.evaluation`). The
+  model carries them as parsed JSON objects (``SigmoidHeadModel.extras``, keyed by file
+  name); the evaluation classes turn them into objects;
+* ``README.md``: the model card of a Hub repository (:mod:`sigmoid_head.model_card`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from . import io_utils
+
+CONFIG_NAME = "head_config.json"
+WEIGHTS_NAME = "head.safetensors"
+CALIBRATION_NAME = "calibration.json"
+SPANS_NAME = "error_spans.json"
+COMBINATION_NAME = "combination.json"
+CARD_NAME = "README.md"
+EXTRA_FILES: dict[str, str] = {
+    CALIBRATION_NAME: "Platt scaling and isotonic regression of the sequence scores",
+    SPANS_NAME: "the rule that reads error spans off word scores",
+    COMBINATION_NAME: "the combined score's baseline and weight",
+}
+"""The optional JSON files ``sigmoid-head calibrate`` adds, with what each holds."""
+HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, *EXTRA_FILES, CARD_NAME)
+"""Every file of a head folder in this library's format, in upload order."""
+
+
+def read_extra(directory: str | Path, name: str) -> dict[str, Any] | None:
+    """The JSON object in ``directory/name``, or None when the file is not there.
+
+    Raises:
+        ValueError: naming the file, when it is not UTF-8 JSON holding an object.
+    """
+    path = Path(directory) / name
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def read_extras(directory: str | Path) -> dict[str, dict[str, Any]]:
+    """Every extra present in a head folder: file name -> its JSON object."""
+    found = {name: read_extra(directory, name) for name in EXTRA_FILES}
+    return {name: data for name, data in found.items() if data is not None}
+
+
+def write_extra(directory: str | Path, name: str, text: str) -> Path:
+    """Write one extra's JSON text atomically; returns its path."""
+    if name not in EXTRA_FILES:
+        raise ValueError(f"{name!r} is not a head folder extra; one of {list(EXTRA_FILES)}")
+    return io_utils.write_atomic(Path(directory) / name, text)
+
+
+def write_extras(directory: str | Path, extras: Mapping[str, Mapping[str, Any]]) -> None:
+    """Make the folder's extras exactly ``extras``: write each (atomically) and remove the
+    extras files it does not name, so that a new head never keeps an old head's calibration."""
+    for name in EXTRA_FILES:
+        if name in extras:
+            write_extra(directory, name, json.dumps(extras[name], indent=2, sort_keys=True) + "\n")
+        else:
+            (Path(directory) / name).unlink(missing_ok=True)
