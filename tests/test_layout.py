@@ -1,7 +1,7 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
-Layers, lowest first (README's layout section): the version, the embedded model and the
-file-writing utilities; data; the paper's core (head, head_io with the Hub (hub,
+Layers, lowest first (README's layout section): the version, the embedded model, the
+file-writing utilities and the registry of scoring methods (torch-free); data; the paper's core (head, head_io with the Hub (hub,
 model_card) and the paper's released format (released), dominant, negatives, backbone,
 model) and combine; the pipelines (training, scoring, evaluation) and the integrations
 beside them (LM-Polygraph); the demo and the CLI. The package __init__
@@ -15,7 +15,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils"},
+    {"_version", "embedded", "io_utils", "methods"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
      "model", "combine"},
@@ -63,7 +63,7 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
-            assert targets <= {"evaluation", "data", "io_utils"}, module
+            assert targets <= {"evaluation", "data", "io_utils", "methods"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there

@@ -350,13 +350,14 @@ def add_baselines(
 def summary(rows: Sequence[dict], n: int | None = None) -> str:
     """Mean sequence scores per method, as a small text table (``n``: the number of
     outputs, when ``rows`` holds their means only)."""
-    lines = [f"{'method':<14}{'mean':>12}{'mean_log':>12}{'min':>12}"]
-    for name in ("sigmoid", "softmax", "boostedprob", "rauq"):
-        if name in rows[0]:
-            vals = [
-                np.mean([r[k] for r in rows]) for k in (name, f"{name}_mean_log", f"{name}_min")
-            ]
-            lines.append(f"{name:<14}" + "".join(f"{v:>12.4f}" for v in vals))
+    from ..methods import AGGREGATIONS, methods
+
+    shown = ("product", "mean_log", "min")
+    lines = [f"{'method':<14}" + "".join(f"{('mean' if a == 'product' else a):>12}" for a in shown)]
+    for m in methods():
+        if m.name in rows[0]:
+            vals = [np.mean([r[AGGREGATIONS[a].key(m.name)] for r in rows]) for a in shown]
+            lines.append(f"{m.name:<14}" + "".join(f"{v:>12.4f}" for v in vals))
     if "combined" in rows[0]:
         lines.append(f"{'combined':<14}{np.mean([r['combined'] for r in rows]):>12.4f}"
                      f"{np.mean([r['combined_log'] for r in rows]):>12.4f}")
