@@ -65,10 +65,15 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
         flag = "--" + name.replace("_", "-")
         if base is bool:
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=f"{doc} (default: {f.default})")
+                                help=_help(doc, f"default: {f.default}"))
             continue
         kind = (parsers or {}).get(f.name) or (_optional(base) if is_optional else base)
         default = None if required else f.default
         shown = "required" if required else f"default: {default}"
         parser.add_argument(flag, dest=name, type=kind, default=default, required=required,
-                            metavar=name.upper(), help=f"{doc} ({shown})")
+                            metavar=name.upper(), help=_help(doc, shown))
+
+
+def _help(doc: str, shown: str) -> str:
+    """The field's doc and its default, unless the doc already says what the default is."""
+    return doc if "default" in doc.lower() and shown.startswith("default") else f"{doc} ({shown})"
