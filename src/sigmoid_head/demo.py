@@ -175,7 +175,9 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     rows = evaluate_methods(scores, gold, metrics=["roc_auc", "bce", "pearson"], n_boot=1000, seed=seed)
     print(format_table(rows, ["roc_auc", "bce", "pearson"], fmt="terminal"))
     print(read_table(dev_scored, scores, gold, choice, seed))
-    reported = [*present(scored), *CALIBRATED]
+    methods = present(scored)  # the figures: products, length-normalised, combined, calibrated
+    reported = [*methods, *(registry.AGGREGATIONS["mean_log"].key(m) for m in methods),
+                *COMBINED[:1], *CALIBRATED]
     paths = write_report(rows, {m: scores[m] for m in reported}, gold, out, ["roc_auc", "bce", "pearson"])
     paths.update(calibration=out / "calibration.png", page=page)
     print(f"[5/5] {_elapsed(t0)} streaming: generating for two held-out verses, scores as each token appears", flush=True)
