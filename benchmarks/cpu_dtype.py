@@ -14,7 +14,6 @@ float32. This is the measurement behind ``--dtype auto`` = float32 on the CPU
 from __future__ import annotations
 
 import common
-import torch
 
 from sigmoid_head.backbone import load_backbone
 from sigmoid_head.cpu_precision import probe

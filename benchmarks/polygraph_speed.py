@@ -51,12 +51,12 @@ def main() -> None:
     from lm_polygraph.utils.model import WhiteboxModel
 
     from sigmoid_head.integrations.polygraph import (
-        AGGREGATIONS,
-        STATS,
         SigmoidHeadCalculator,
         SigmoidHeadMeanEntropy,
         SigmoidHeadSequence,
+        aggregations,
     )
+    from sigmoid_head.methods import names
     from sigmoid_head.model import SigmoidHeadModel
 
     backbone, _ = common.load(1)
@@ -71,7 +71,7 @@ def main() -> None:
     batches = [texts[i:i + args.batch_size] for i in range(0, n, args.batch_size)]
 
     ours_calc = SigmoidHeadCalculator(shm)
-    ours_est = [SigmoidHeadSequence(m, a) for m in STATS for a in AGGREGATIONS]
+    ours_est = [SigmoidHeadSequence(m, a) for m in names() if m != "rauq" for a in aggregations()]
     ours_est.append(SigmoidHeadMeanEntropy())
     poly_calcs = [GreedyProbsCalculator(output_attentions=False, output_hidden_states=False),
                   EntropyCalculator()]

@@ -81,7 +81,7 @@ def test_combined_scores_and_how_to_read_the_table(causal, tmp_path) -> None:
         assert r["combined_log"] == DEFAULTS["score"].log_score(r)
         assert r["combined_dev"] == math.exp(fitted.log_score(r))
     cols = table_scores(test)
-    assert {"softmax_geo", "sigmoid_geo", "softmax_min", "neg_entropy", "combined", "combined_dev"} <= set(cols)
+    assert {"softmax_mean_log", "sigmoid_mean_log", "softmax_min", "neg_entropy", "combined", "combined_dev"} <= set(cols)
     assert all(0 <= v <= 1 for vals in cols.values() for v in vals)
     gold = [c["label"] for c in test]
     text = read_table(dev, {m: np.array(v) for m, v in cols.items()}, gold, fitted, 0)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sigmoid_head.cli import main as cli_main
-from sigmoid_head.evaluation.evaluate import add_geomeans, evaluate_scores, orient
+from sigmoid_head.evaluation.evaluate import evaluate_scores, orient, probability_form
 from sigmoid_head.evaluation.metrics import pearson
 from sigmoid_head.evaluation.readers import read_score_columns
 
@@ -80,14 +80,40 @@ def test_evaluate_writes_the_report(tmp_path, capsys) -> None:
     # length-normalised probabilities come with every score file, BCE included
     raw, labels = read_score_columns(scores), np.array([float(g > 0.5) for g in gold])
     for x in ("sigmoid", "softmax", "boostedprob"):
-        assert by[f"{x}_geomean"]["pearson"] == pytest.approx(pearson(np.exp(raw[f"{x}_mean_log"]), labels))
-        assert "bce" in by[f"{x}_geomean"]
+        assert by[f"{x}_mean_log"]["pearson"] == pytest.approx(pearson(np.exp(raw[f"{x}_mean_log"]), labels))
+        assert "bce" in by[f"{x}_mean_log"]
 
 
-def test_add_geomeans_never_overwrites() -> None:
-    cols = add_geomeans({"softmax_mean_log": np.log([0.5, 0.25]), "sigmoid_geomean": np.array([9.0, 9.0])})
-    assert cols["softmax_geomean"].tolist() == pytest.approx([0.5, 0.25])
-    assert cols["sigmoid_geomean"].tolist() == [9.0, 9.0]
+def test_probability_form_reads_old_names_and_never_overwrites() -> None:
+    cols = probability_form({"softmax_mean_log": np.log([0.5, 0.25]), "sigmoid_geomean": np.array([0.9, 0.1]),
+                             "boostedprob_geomean": np.array([9.0, 9.0]),
+                             "boostedprob_mean_log": np.log([0.3, 0.2]), "softmax_logprob": np.array([-3.0, -4.0])})
+    assert set(cols) == {"softmax_mean_log", "sigmoid_mean_log", "boostedprob_mean_log", "softmax_logprob"}
+    assert cols["softmax_mean_log"].tolist() == pytest.approx([0.5, 0.25])
+    assert cols["sigmoid_mean_log"].tolist() == pytest.approx([0.9, 0.1])  # an old geo-mean column
+    assert cols["boostedprob_mean_log"].tolist() == pytest.approx([0.3, 0.2])  # today's name wins
+    assert cols["softmax_logprob"].tolist() == [-3.0, -4.0]  # log-valued: left as it is
+
+
+def test_score_file_of_an_earlier_release_is_evaluated_under_todays_names(tmp_path) -> None:
+    """A score file written with ``<method>_geomean`` columns, and methods named the old way,
+    give the same rows as today's file."""
+    new, old = tmp_path / "new.jsonl", tmp_path / "old.jsonl"
+    gold = _fake_scores(new)
+    rows = [json.loads(line) for line in new.read_text().splitlines()]
+    for r in rows:
+        for m in ("sigmoid", "softmax", "boostedprob"):
+            r[f"{m}_geomean"] = float(np.exp(r.pop(f"{m}_mean_log")))
+    old.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    want, _ = evaluate_scores(new, gold, ci=False)
+    got, _ = evaluate_scores(old, gold, ci=False)
+    assert [r["method"] for r in got] == [r["method"] for r in want]
+    assert "softmax_mean_log" in [r["method"] for r in got]
+    for a, b in zip(got, want, strict=True):
+        nums = [k for k, v in b.items() if isinstance(v, float)]
+        assert [a[k] for k in nums] == pytest.approx([b[k] for k in nums])
+    named, _ = evaluate_scores(old, gold, ci=False, methods=["softmax_geomean"])
+    assert named[0]["method"] == "softmax_mean_log"
 
 
 def test_orientation_negates_uncertainties() -> None:

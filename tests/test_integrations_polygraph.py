@@ -39,10 +39,11 @@ from lm_polygraph.stat_calculators import (  # noqa: E402
 from lm_polygraph.utils.causal_lm_with_uncertainty import CausalLMWithUncertainty  # noqa: E402
 from lm_polygraph.utils.factory_estimator import FactoryEstimator  # noqa: E402
 
+from sigmoid_head import methods as registry  # noqa: E402
 from sigmoid_head.data.prompts import prompt_ids  # noqa: E402
 from sigmoid_head.integrations.polygraph import (  # noqa: E402
+    OPT_IN,
     RAUQ_STAT,
-    STATS,
     SigmoidHeadCalculator,
     SigmoidHeadMeanEntropy,
     SigmoidHeadRAUQ,
@@ -126,11 +127,11 @@ def test_plugin_estimators_equal_generate_and_score(plugin_stats, ours, shm):
         assert stats["greedy_texts"][0] == row["candidate"]
         assert len(stats["greedy_tokens"][0]) == row["n_tokens"]
         assert score == pytest.approx(-row["sigmoid_logprob"], rel=1e-4, abs=2e-5)
-        for method in STATS:
+        for method in (m for m in registry.names() if m not in OPT_IN):
             seq = {a: float(SigmoidHeadSequence(method, a)(stats)[0])
-                   for a in ("product", "geo_mean", "min")}
+                   for a in ("product", "mean_log", "min")}
             assert seq["product"] == pytest.approx(-row[f"{method}_logprob"], rel=1e-4, abs=2e-5)
-            assert seq["geo_mean"] == pytest.approx(-row[f"{method}_mean_log"], rel=1e-4, abs=2e-5)
+            assert seq["mean_log"] == pytest.approx(-row[f"{method}_mean_log"], rel=1e-4, abs=2e-5)
             assert seq["min"] == pytest.approx(-math.log(row[f"{method}_min"]), rel=1e-4, abs=2e-5)
         assert float(SigmoidHeadMeanEntropy()(stats)[0]) == pytest.approx(row["entropy_mean"], rel=1e-4, abs=2e-5)
         token = SigmoidHeadToken("sigmoid")(stats)[0]
@@ -154,7 +155,7 @@ def test_our_softmax_baselines_equal_polygraphs_own_estimators(plugin_stats, pro
         theirs = entropy.deps  # polygraph's own statistics of that run
         mte, ppl = MeanTokenEntropy()(theirs), Perplexity()(theirs)
         assert float(SigmoidHeadSequence("softmax", "product")(stats)[0]) == pytest.approx(float(msp[0]), rel=1e-4)
-        assert float(SigmoidHeadSequence("softmax", "geo_mean")(stats)[0]) == pytest.approx(float(ppl[0]), rel=1e-4)
+        assert float(SigmoidHeadSequence("softmax", "mean_log")(stats)[0]) == pytest.approx(float(ppl[0]), rel=1e-4)
         assert float(SigmoidHeadMeanEntropy()(stats)[0]) == pytest.approx(float(mte[0]), rel=1e-4)
         # polygraph's own estimators read our calculator's statistics too
         assert float(MaximumSequenceProbability()(stats)[0]) == pytest.approx(float(msp[0]), rel=1e-4)
@@ -220,8 +221,10 @@ def test_our_rauq_equals_polygraphs_rauq_on_the_same_outputs(shm, polygraph_rauq
 
 def test_polygraph_loads_our_estimators_as_a_third_party_module():
     factory = FactoryEstimator()
-    est = factory(MODULE, {"method": "softmax", "aggregation": "geo_mean"})
-    assert str(est) == "SigmoidHeadSequence_softmax_geo_mean" and est.level == "sequence"
+    est = factory(MODULE, {"method": "softmax", "aggregation": "mean_log"})
+    assert str(est) == "SigmoidHeadSequence_softmax_mean_log" and est.level == "sequence"
+    old = factory(MODULE, {"method": "softmax", "aggregation": "geo_mean"})  # an earlier release's config
+    assert str(old) == str(est)
     assert isinstance(factory(MODULE, {}), SigmoidHeadSequence)
     assert factory(MODULE, {"level": "token"}).level == "token"
     assert isinstance(factory(MODULE, {"method": "entropy"}), SigmoidHeadMeanEntropy)

@@ -1,13 +1,14 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
 Layers, lowest first (README's layout section): the version, the embedded model, the
-file-writing utilities and the names of a head folder's files (head_files); data; the
-paper's core (head, head_io with the Hub (hub, model_card) and the paper's released
-format (released), dominant, negatives with its inverse_cdf draws, backbone, model),
-the execution profiles (profiles), the CPU dtype probe (cpu_precision) and the
-token-level mixes of both heads (token_adjust); the pipelines (training, scoring,
-evaluation) and the integrations beside them (LM-Polygraph); the demo and the CLI. The
-package __init__ is the public facade and may name anything (lazily).
+file-writing utilities, the names of a head folder's files (head_files) and the registry
+of scoring methods (methods, torch-free); data; the paper's core (head, head_io with the
+Hub (hub, model_card) and the paper's released format (released), dominant, negatives
+with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
+dtype probe (cpu_precision) and the token-level mixes of both heads (token_adjust); the
+pipelines (training, scoring, evaluation) and the integrations beside them
+(LM-Polygraph); the demo and the CLI. The package __init__ is the public facade and may
+name anything (lazily).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files"},
+    {"_version", "embedded", "io_utils", "head_files", "methods"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
      "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf"},
@@ -65,7 +66,7 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
-            assert targets <= {"evaluation", "data", "io_utils", "head_files"}, module
+            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there

@@ -6,7 +6,9 @@ light):
 
 * :class:`SigmoidHeadModel`, :class:`SigmoidHead`, :class:`HeadConfig`, :func:`load_backbone`;
 * training: :class:`TrainConfig`, :func:`train`;
-* scoring: :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
+* scoring: :func:`score_corpus` / :func:`generate_corpus` with :class:`CorpusConfig` (what
+  ``sigmoid-head score`` / ``generate`` do: baselines, combined score, calibration, spans,
+  streamed resumable output), :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
   :func:`stream_generate` (Eval Self, each token's scores as it is generated),
   :class:`DecodingConfig`;
 * evaluation: :func:`evaluate_scores`;
@@ -16,13 +18,15 @@ Package layout, lowest layer first (each imports only from its own layer and tho
 before it; ``tests/test_layout.py`` holds the same list):
 
 * ``_version``, ``embedded/`` (the offline default model), ``io_utils`` (durable writes),
-  ``head_files`` (the names of a head folder's files);
+  ``head_files`` (the names of a head folder's files), ``methods`` (the registry of
+  scoring methods and aggregations, torch-free);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
   ``model_card`` (the Hub), ``released`` (the authors' format), ``dominant``,
   ``profiles`` (execution profiles), ``negatives`` and ``inverse_cdf`` (its draws),
   ``backbone``, ``model``,
-  ``token_adjust`` (token-level mixes of both heads), ``cpu_precision``;
+  ``token_adjust`` (token-level mixes of both heads), ``cpu_precision`` (the CPU's
+  half-precision probe);
 * the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only), and
   ``integrations/`` beside them;
 * ``demo`` and ``cli/`` on top.
@@ -43,6 +47,9 @@ _EXPORTS = {
     "TrainConfig": "training.config",
     "train": "training.loop",
     "score_records": "scoring.force_decode",
+    "score_corpus": "scoring.corpus",
+    "generate_corpus": "scoring.corpus",
+    "CorpusConfig": "scoring.corpus",
     "generate_and_score": "scoring.generate",
     "DecodingConfig": "scoring.generate",
     "stream_generate": "scoring.streaming",
@@ -53,6 +60,7 @@ _EXPORTS = {
 
 __all__ = [
     "__version__",
+    "CorpusConfig",
     "DecodingConfig",
     "HeadConfig",
     "SigmoidHead",
@@ -62,7 +70,9 @@ __all__ = [
     "evaluate_scores",
     "find_dominant",
     "generate_and_score",
+    "generate_corpus",
     "load_backbone",
+    "score_corpus",
     "score_records",
     "stream_generate",
     "train",
@@ -75,6 +85,7 @@ if TYPE_CHECKING:
     from .head import SigmoidHead
     from .head_io import HeadConfig
     from .model import SigmoidHeadModel
+    from .scoring.corpus import CorpusConfig, generate_corpus, score_corpus
     from .scoring.force_decode import score_records
     from .scoring.generate import DecodingConfig, generate_and_score
     from .scoring.streaming import stream_generate

@@ -24,30 +24,40 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import methods as registry
+
 PROMPT = "Rewrite this verse in modern English:\n{source}"
-METHODS = ("softmax", "boostedprob", "sigmoid")
-REPORTED = (*METHODS, "sigmoid_platt", "sigmoid_isotonic")
-"""Methods in the demo's figures: the three scores and the calibrated sigmoid."""
-BASELINES = ("softmax", "boostedprob", "softmax_geo", "boostedprob_geo", "softmax_min", "neg_entropy")
-"""The softmax-side scores in the table, each a probability-like number in [0, 1]."""
+CALIBRATED = ("sigmoid_platt", "sigmoid_isotonic")
+"""The calibrated head, shown in the figures beside every method's product."""
+COMBINED = ("combined", "combined_dev")
+
+
+def present(rows: list[dict]) -> list[str]:
+    """The registered methods scored in ``rows`` (registry order)."""
+    return [m for m in registry.names() if rows and m in rows[0]]
+
+
+def baselines(rows: list[dict]) -> list[str]:
+    """The softmax-side scores of the table (every method reading the LM's logits, in every
+    aggregation it has, and ``neg_entropy``), each a probability-like number in [0, 1]."""
+    lm = [m for m in registry.methods("lm_logits") if rows and m.name in rows[0]]
+    return [*(k for m in lm for k in m.keys(distinct_only=True)), "neg_entropy"]
 
 
 def table_scores(rows: list[dict]) -> dict[str, list[float]]:
-    """Every method of the demo's table, in its aggregations (higher = better, in [0, 1]):
-    products (the paper's), geo-means (``_geo``), the softmax's weakest token, ``exp(-mean
-    entropy)``, the combined scores and the calibrated head."""
-    import math
-
-    def col(f) -> list[float]:
-        return [float(f(r)) for r in rows]
-
-    out = {m: col(lambda r, m=m: r[m]) for m in METHODS}
-    out.update({f"{m}_geo": col(lambda r, m=m: math.exp(r[f"{m}_mean_log"])) for m in METHODS})
-    out["softmax_min"] = col(lambda r: r["softmax_min"])
-    out["neg_entropy"] = col(lambda r: math.exp(-r["entropy_mean"]))
-    for name in ("combined", "combined_dev", "sigmoid_platt", "sigmoid_isotonic"):
+    """Every method of the demo's table, in every aggregation (higher = better, in [0, 1]):
+    products (the paper's), ``_mean_log`` as its exponential (the geometric mean), minima,
+    ``exp(-mean entropy)``, the combined scores and the calibrated head."""
+    out = {}
+    for m in present(rows):
+        for a in registry.METHODS[m].aggregations:
+            agg = registry.AGGREGATIONS[a]
+            if agg.distinct:
+                out[agg.key(m)] = [agg.probability(float(r[agg.key(m)])) for r in rows]
+    out["neg_entropy"] = [math.exp(-float(r["entropy_mean"])) for r in rows]
+    for name in (*COMBINED, *CALIBRATED):
         if name in rows[0]:
-            out[name] = col(lambda r, name=name: r[name])
+            out[name] = [float(r[name]) for r in rows]
     return out
 
 
@@ -167,7 +177,10 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     rows = evaluate_methods(scores, gold, metrics=["roc_auc", "bce", "pearson"], n_boot=1000, seed=seed)
     print(format_table(rows, ["roc_auc", "bce", "pearson"], fmt="terminal"))
     print(read_table(dev_scored, scores, gold, choice, seed))
-    paths = write_report(rows, {m: scores[m] for m in REPORTED}, gold, out, ["roc_auc", "bce", "pearson"])
+    methods = present(scored)  # the figures: products, length-normalised, combined, calibrated
+    reported = [*methods, *(registry.AGGREGATIONS["mean_log"].key(m) for m in methods),
+                *COMBINED[:1], *CALIBRATED]
+    paths = write_report(rows, {m: scores[m] for m in reported}, gold, out, ["roc_auc", "bce", "pearson"])
     paths.update(calibration=out / "calibration.png", page=page)
     print(f"[5/5] {_elapsed(t0)} streaming: generating for two held-out verses, scores as each token appears", flush=True)
     paths["stream"] = stream_demo(head_model, test[:2], out / "stream.jsonl")
@@ -207,9 +220,9 @@ def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int)
 
     dev_scores = table_scores(dev)
     dev_gold = np.array([c["label"] for c in dev], dtype=float)
-    base = max(BASELINES, key=lambda m: roc_auc(np.array(dev_scores[m]), dev_gold))
-    lines = ["How to read it: products are the paper's aggregation, _geo the length-normalised one,",
-             "softmax_min the weakest token, neg_entropy exp(-mean entropy). Chosen on the dev candidates",
+    base = max(baselines(dev), key=lambda m: roc_auc(np.array(dev_scores[m]), dev_gold))
+    lines = ["How to read it: products are the paper's aggregation, _mean_log the length-normalised one",
+             "(as the geometric mean), _min the weakest token, neg_entropy exp(-mean entropy). Chosen on the dev candidates",
              f"(never the test ones), the best softmax-side score is {base} (dev ROC-AUC "
              f"{roc_auc(np.array(dev_scores[base]), dev_gold):.3f}). On the test candidates, ROC-AUC against it",
              "(paired bootstrap, one-sided p that the combination is not better):"]
@@ -233,21 +246,22 @@ def explain(model, dev: list[dict], test: list[dict], out: Path) -> Path:
     from .evaluation.plots import calibration_plot
     from .evaluation.spans import add_errors, fit_span_config, predict_spans, span_prf
 
-    cal = Calibrator.fit(dev, [c["label"] for c in dev], METHODS)
+    methods = present(dev)
+    cal = Calibrator.fit(dev, [c["label"] for c in dev], methods)
     cal.save(out / "head")
     gold = np.array([c["label"] for c in test], dtype=float)
     print(format_report(cal.report(test, gold),
                         f"calibration fitted on {len(dev)} dev candidates; held-out test "
                         f"({len(test)} candidates), ECE and BCE before (raw) and after:"))
     calibration_plot({m: {"raw product": [c[m] for c in test],
-                          **{k: cal.predict(test, m, k) for k in KINDS}} for m in METHODS},
+                          **{k: cal.predict(test, m, k) for k in KINDS}} for m in methods},
                      gold, out / "calibration.png")
     cal.apply(test)
     known = [c for c in test if "error_spans" in c]  # references and word swaps
     dev_known = [c for c in dev if "error_spans" in c]
     print(f"error spans on {len(known)} held-out candidates with a known error location "
           f"(references and word swaps), character-level, settings chosen on dev:")
-    for method in METHODS:
+    for method in methods:
         cfg = fit_span_config(dev_known, [c["error_spans"] for c in dev_known], method)
         res = span_prf(predict_spans(known, cfg), [c["error_spans"] for c in known],
                        [c["candidate"] for c in known])

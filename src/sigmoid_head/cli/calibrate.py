@@ -36,8 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="dev error locations: .jsonl, one line per scored item, a list of [start, end] "
         "character spans of the candidate (or an object with 'error_spans')",
     )
-    p.add_argument("--methods", default="sigmoid,softmax,boostedprob",
-                   help="methods to calibrate (comma-separated)")
+    p.add_argument("--methods", help="methods to calibrate (comma-separated; default: every "
+                   "registered method in the scores)")
     p.add_argument("--span-method", default="sigmoid", help="whose word scores give the spans")
     p.add_argument("--test-scores", help="held-out score .jsonl: report before/after on it")
     p.add_argument("--test-gold", help="held-out labels for --test-scores")
@@ -69,9 +69,16 @@ def _fit_combination(args: argparse.Namespace, rows: list[dict]) -> None:
               f"baseline alone {r['baseline_alone']:.4f})")
 
 
+def _read_scores(path: str) -> list[dict]:
+    """Score records, those of earlier releases under today's names."""
+    from ..data.records import read_jsonl
+    from ..methods import upgrade_columns
+
+    return [upgrade_columns(r) for r in read_jsonl(path)]
+
+
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head calibrate``."""
-    from ..data.records import read_jsonl
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
@@ -81,16 +88,16 @@ def run(args: argparse.Namespace) -> int:
                          "--gold-spans (error locations)")
     if not (Path(args.head) / "head_config.json").is_file():
         raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
-    rows = read_jsonl(args.scores)
+    rows = _read_scores(args.scores)
     if args.gold:
-        cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field),
-                             [m.strip() for m in args.methods.split(",") if m.strip()])
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+        cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field), methods)
         print(f"calibration saved to {cal.save(args.head)}")
         print(format_report(cal.dev, f"dev ({cal.n} items, in-sample): ECE and BCE"))
         if args.test_scores:
             if not args.test_gold:
                 raise UsageError("--test-scores needs --test-gold")
-            test = read_jsonl(args.test_scores)
+            test = _read_scores(args.test_scores)
             report = cal.report(test, read_gold(args.test_gold, args.gold_field))
             print(format_report(report, f"held out ({len(test)} items): ECE and BCE"))
     if args.gold or args.quality:

@@ -1,20 +1,22 @@
-"""What the ``score`` and ``generate`` commands share: model options, inputs, baselines, output.
+"""What the ``score`` and ``generate`` commands share: options, inputs, the summary.
 
-Inputs are read with :mod:`sigmoid_head.data.records` (the one reader); scoring and the
-baselines are library calls (:mod:`sigmoid_head.scoring`).
+The options come from dataclass fields (:class:`ModelOptions`,
+:class:`sigmoid_head.scoring.corpus.CorpusConfig`); inputs are read with
+:mod:`sigmoid_head.data.records` (the one reader); the scoring is
+:mod:`sigmoid_head.scoring.corpus`.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from ..data.records import DataError, iter_jsonl_lines, iter_lines
 from . import UsageError
+from .options import add_dataclass_options
 
 
 def _number(kind: type, low: float, high: float | None = None, low_open: bool = False,
@@ -44,139 +46,9 @@ POSITIVE_FLOAT = _number(float, 0, low_open=True, what="a number")
 PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
 
 
-def check_early(args: argparse.Namespace) -> None:
-    """What can be refused before any model is loaded: templates and the output path."""
-    from ..data.templates import check_template
-    from ..io_utils import check_output_path
-
-    if args.prompt_template is not None:
-        check_template(args.prompt_template)
-    if getattr(args, "judge_template", None):
-        check_template(args.judge_template, ("source", "candidate"), "judge template")
-    if args.to_json:
-        check_output_path(args.to_json)
-    if getattr(args, "html", None):
-        check_output_path(args.html)
-
-
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("model")
-    g.add_argument("--head", help="trained head directory (without it: baselines only)")
-    g.add_argument(
-        "--model",
-        help="base model id/path (default: the head's base model, "
-        "else the embedded SmolLM2-135M-Instruct)",
-    )
-    g.add_argument("--dtype", default="auto",
-                   help="auto (float32 on the CPU, the checkpoint's own dtype on CUDA), float32, "
-                   "bfloat16 or float16 (half precision on the CPU is first probed in a child "
-                   "process, once per machine)")
-    g.add_argument("--device", help="cpu or cuda (default: cuda if available)")
-    g.add_argument("--batch-size", type=POSITIVE_INT, default=16, help="sequences per forward pass")
-    g.add_argument(
-        "--prompt-template",
-        help="causal pairs: prompt with {source} "
-        "(default: the head's training setting, else '{source}\\n')",
-    )
-    g.add_argument(
-        "--chat",
-        action="store_true",
-        default=None,
-        help="render source/candidate pairs with the tokenizer's chat template",
-    )
-    g.add_argument("--with-tokens", action="store_true", help="add per-token and per-word scores")
-    g.add_argument("--to-json", help="write one JSON record per output to this .jsonl file")
-    g.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def add_explain_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--html",
-        help="also write one self-contained page of the outputs' tokens coloured by each "
-        "method's score, numbers on hover, error spans marked (keeps the per-token scores in "
-        "the rows, as --with-tokens does, and draws the page from them)",
-    )
-
-
-def head_extras(args: argparse.Namespace, command: str, model: Any) -> tuple[Any, Any, Any]:
-    """The :class:`~sigmoid_head.evaluation.calibration.Calibrator` and
-    :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate`` saved
-    with the head (None for each that is not there), and the
-    :class:`~sigmoid_head.evaluation.combination.Combination` of the combined score: the
-    head's fitted one, else ``command``'s default (``"score"`` or ``"generate"``). All are
-    taken from the loaded ``model`` (``SigmoidHeadModel.extras``, local or Hub head alike);
-    a model without a head has none."""
-    from ..evaluation.combination import head_extras as parse_extras
-
-    try:
-        return parse_extras(getattr(model, "extras", None), command, str(args.head or ""))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def explain_rows(rows: list[dict], calibrator: Any, spans: Any, keep_tokens: bool,
-                 combination: Any = None) -> None:
-    """Add the combined score (``combined``, ``combined_log``), calibrated probabilities
-    (``<method>_platt``, ``<method>_isotonic``) and error spans (``errors``) to output rows
-    in place; drop the per-token and per-word scores the spans needed unless ``keep_tokens``."""
-    from ..evaluation.spans import add_errors
-
-    if combination is not None:
-        combination.apply(rows)
-    if calibrator is not None:
-        calibrator.apply(rows)
-    if spans is not None:
-        add_errors(rows, spans)
-    if not keep_tokens:
-        for r in rows:
-            r.pop("tokens", None)
-            r.pop("words", None)
-
-
-def page_sink(args: argparse.Namespace, rows: list[dict]) -> Any:
-    """What keeps the rows for ``--html`` as they are written (``rows.extend``): only when
-    there is no ``--to-json`` file to read them back from."""
-    return rows.extend if getattr(args, "html", None) and not args.to_json else None
-
-
-def write_html(args: argparse.Namespace, rows: list[dict], model: Any, spans: Any) -> None:
-    """``--html`` (process 0): the page of every output row, read back from ``--to-json``
-    when given (so a resumed run's page has the rows of the earlier run too), else
-    ``rows`` as kept by :func:`page_sink`."""
-    from ..evaluation.html import write_page
-    from ..io_utils import read_complete_jsonl
-    from ..scoring.distributed import process_group
-    from ..scoring.token_scores import unpack_model
-
-    if process_group()[1] != 0:
-        return
-    if args.to_json:
-        rows = read_complete_jsonl(args.to_json)
-    path = write_page(args.html, rows, unpack_model(model)[0].tokenizer,
-                      spans_from=spans.describe() if spans is not None else None)
-    print(f"page of {len(rows)} outputs written to {path}")
-
-
-def add_baseline_args(p: argparse.ArgumentParser, mc: bool) -> None:
-    g = p.add_argument_group("extra baselines")
-    if mc:
-        g.add_argument(
-            "--mc-samples",
-            type=NONNEG_INT,
-            default=0,
-            help="add Monte Carlo sequence entropy from N samples (paper: 10)",
-        )
-    g.add_argument("--rauq", action="store_true",
-                   help="add RAUQ (attention-based, causal LMs) from the same pass; it runs "
-                        "with eager attention")
-    g.add_argument("--rauq-alpha", type=_number(float, 0, 1, what="a number"),
-                   help="RAUQ's weight of the token probability (default 0.2, LM-Polygraph's; "
-                        "it uses 0.5 for instruction-tuned models)")
-    g.add_argument("--rauq-layers", type=_layer_list,
-                   help="RAUQ's layers, comma-separated 0-based (default: the middle third)")
-    g.add_argument("--self-judge", action="store_true", help="add the LLM self-judge score")
-    g.add_argument("--judge-template", help="self-judge prompt with {source} and {candidate}")
-    g.add_argument("--comet-model", help="local CometKiwi checkpoint (needs unbabel-comet)")
+RUN_FIELDS = ("batch_size", "max_tokens", "prompt_template", "chat", "with_tokens", "to_json",
+              "html", "quiet")
+"""CorpusConfig fields in the "scoring and output" option group (the rest are baselines)."""
 
 
 def _layer_list(text: str) -> tuple[int, ...]:
@@ -189,15 +61,72 @@ def _layer_list(text: str) -> tuple[int, ...]:
     return layers
 
 
-def rauq_config(args: argparse.Namespace) -> Any:
-    """The RauqConfig the options ask for, or None without ``--rauq``."""
-    if not args.rauq:
-        if args.rauq_alpha is not None or args.rauq_layers is not None:
-            raise UsageError("--rauq-alpha and --rauq-layers need --rauq")
-        return None
-    from ..scoring.rauq import RauqConfig
+PARSERS = {"batch_size": POSITIVE_INT, "max_tokens": POSITIVE_INT, "mc_samples": NONNEG_INT,
+           "rauq_alpha": _number(float, 0, 1, what="a number"), "rauq_layers": _layer_list,
+           "max_new_tokens": POSITIVE_INT, "num_beams": POSITIVE_INT, "temperature": POSITIVE_FLOAT,
+           "top_p": PROBABILITY, "seed": NONNEG_INT}
+"""Setting -> the argparse type that checks it on the command line."""
 
-    return RauqConfig(alpha=args.rauq_alpha, layers=args.rauq_layers)
+
+@dataclass
+class ModelOptions:
+    """Which model scores."""
+
+    head: str | None = None
+    """Trained head directory (without it: baselines only)."""
+    model: str | None = None
+    """Base model id/path (default: the head's base model, else the embedded SmolLM2-135M-Instruct)."""
+    dtype: str = "auto"
+    """auto (float32 on the CPU, the checkpoint's own dtype on CUDA), float32, bfloat16 or
+    float16 (half precision on the CPU is first probed in a child process, once per machine)."""
+    device: str | None = None
+    """cpu or cuda (default: cuda if available)."""
+
+    def load(self) -> Any:
+        """The SigmoidHeadModel of ``head`` (else the bare backbone)."""
+        if self.head:
+            from ..model import SigmoidHeadModel
+
+            return SigmoidHeadModel.from_pretrained(self.head, self.model, dtype=self.dtype,
+                                                    device=self.device)
+        from ..backbone import load_backbone
+
+        return load_backbone(self.model, dtype=self.dtype, device=self.device)
+
+
+def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
+    """The model, scoring/output and baseline options of ``score`` or ``generate``, from
+    :class:`ModelOptions` and :class:`~sigmoid_head.scoring.corpus.CorpusConfig`."""
+    from ..scoring.corpus import CorpusConfig
+
+    add_dataclass_options(p.add_argument_group("model"), ModelOptions)
+    run = [f for f in RUN_FIELDS if command == "score" or f != "max_tokens"]
+    add_dataclass_options(p.add_argument_group("scoring and output"), CorpusConfig, only=run,
+                          parsers=PARSERS)
+    add_dataclass_options(p.add_argument_group("extra baselines"), CorpusConfig,
+                          skip=(*RUN_FIELDS, *(("mc_samples",) if command == "score" else ())),
+                          parsers=PARSERS)
+
+
+def corpus_config(args: argparse.Namespace) -> Any:
+    """The CorpusConfig of the options; refuses unwritable output paths before any model
+    is loaded."""
+    from ..io_utils import check_output_path
+    from ..scoring.corpus import CorpusConfig, config_from
+
+    config = config_from(vars(args), CorpusConfig)
+    for path in (config.to_json, config.html):
+        if path:
+            check_output_path(path)
+    return config
+
+
+def print_result(result: Any) -> None:
+    """The summary table of a corpus run (process 0, when rows were scored)."""
+    from ..scoring.corpus_output import summary
+
+    if result.n:
+        print(summary([result.means], n=result.n))
 
 
 class Inputs:
@@ -280,92 +209,3 @@ def _count_nonempty(path: str) -> int:
     if not n:
         raise DataError(f"{path}: file is empty")
     return n
-
-
-def load_model(args: argparse.Namespace) -> Any:
-    if args.head:
-        from ..model import SigmoidHeadModel
-
-        return SigmoidHeadModel.from_pretrained(
-            args.head, args.model, dtype=args.dtype, device=args.device
-        )
-    from ..backbone import load_backbone
-
-    return load_backbone(args.model, dtype=args.dtype, device=args.device)
-
-
-def source_text(rec: dict) -> str:
-    if "messages" in rec:
-        users = [m["content"] for m in rec["messages"] if m.get("role") == "user"]
-        return users[-1] if users else rec["messages"][-1]["content"]
-    return rec.get("source", "")
-
-
-def add_baselines(
-    model: Any, inputs: list[dict], rows: list[dict], args: argparse.Namespace, per_input: int = 1
-) -> None:
-    """Add self-judge / CometKiwi / MC columns to the output rows in place."""
-    from ..scoring.baselines import JUDGE_TEMPLATE, comet_kiwi, mc_sequence_entropy, self_judge
-
-    sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
-    cands = [r["candidate"] for r in rows]
-    if args.self_judge:
-        judged = self_judge(
-            model,
-            sources,
-            cands,
-            template=args.judge_template or JUDGE_TEMPLATE,
-            batch_size=args.batch_size,
-        )
-        for r, v in zip(rows, judged, strict=True):
-            r["self_judge"] = v
-    if args.comet_model:
-        for r, v in zip(rows, comet_kiwi(sources, cands, args.comet_model), strict=True):
-            r["comet_kiwi"] = v
-    if getattr(args, "mc_samples", 0):
-        from ..data.prompts import prompt_ids, render_settings
-        from ..scoring.token_scores import unpack_model
-
-        backbone, _ = unpack_model(model)
-        prompts = prompt_ids(
-            inputs,
-            backbone.tokenizer,
-            is_encoder_decoder=backbone.is_encoder_decoder,
-            **render_settings(model, args.prompt_template, args.chat),
-        )
-        mc = mc_sequence_entropy(
-            model,
-            prompts,
-            args.mc_samples,
-            seed=args.seed,
-            max_new_tokens=args.max_new_tokens,
-            progress=not args.quiet,
-        )
-        for i, r in enumerate(rows):
-            r.update(mc[i // per_input])
-
-
-def summary(rows: Sequence[dict], n: int | None = None) -> str:
-    """Mean sequence scores per method, as a small text table (``n``: the number of
-    outputs, when ``rows`` holds their means only)."""
-    lines = [f"{'method':<14}{'mean':>12}{'mean_log':>12}{'min':>12}"]
-    for name in ("sigmoid", "softmax", "boostedprob", "rauq"):
-        if name in rows[0]:
-            vals = [
-                np.mean([r[k] for r in rows]) for k in (name, f"{name}_mean_log", f"{name}_min")
-            ]
-            lines.append(f"{name:<14}" + "".join(f"{v:>12.4f}" for v in vals))
-    if "combined" in rows[0]:
-        lines.append(f"{'combined':<14}{np.mean([r['combined'] for r in rows]):>12.4f}"
-                     f"{np.mean([r['combined_log'] for r in rows]):>12.4f}")
-    for name in (
-        "entropy_mean",
-        "self_judge",
-        "comet_kiwi",
-        "mc_softmax",
-        "mc_sigmoid",
-        "n_tokens",
-    ):
-        if name in rows[0]:
-            lines.append(f"{name:<14}{np.mean([r[name] for r in rows]):>12.4f}")
-    return f"{len(rows) if n is None else n} outputs scored\n" + "\n".join(lines)

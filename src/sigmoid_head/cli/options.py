@@ -12,7 +12,7 @@ import dataclasses
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -36,14 +36,25 @@ def _optional(kind: Callable) -> Callable[[str], object]:
 
 
 def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type,
-                          names: dict[str, str] | None = None) -> None:
+                          names: dict[str, str] | None = None, *,
+                          only: Iterable[str] | None = None, skip: Iterable[str] = (),
+                          parsers: dict[str, Callable[[str], object]] | None = None) -> None:
     """One option per dataclass field: --snake-case-name, typed, with the field's doc.
 
-    ``names`` renames fields (field -> option name, e.g. ``strategy`` -> ``negatives``).
+    Args:
+        parser: the parser or option group to add to.
+        cls: the dataclass.
+        names: renames fields (field -> option name, e.g. ``strategy`` -> ``negatives``).
+        only: add these fields only, in this order (default: every field).
+        skip: leave these fields out.
+        parsers: field -> the argparse type that parses (and checks) its value, instead of
+            the field's annotation.
     """
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
+    by_name = {f.name: f for f in dataclasses.fields(cls)}
+    chosen = [by_name[n] for n in only] if only is not None else list(by_name.values())
+    for f in (f for f in chosen if f.name not in set(skip)):
         hint, doc = hints[f.name], docs.get(f.name, "")
         name = (names or {}).get(f.name, f.name)
         args = typing.get_args(hint)
@@ -54,10 +65,15 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
         flag = "--" + name.replace("_", "-")
         if base is bool:
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=f"{doc} (default: {f.default})")
+                                help=_help(doc, f"default: {f.default}"))
             continue
-        kind = _optional(base) if is_optional else base
+        kind = (parsers or {}).get(f.name) or (_optional(base) if is_optional else base)
         default = None if required else f.default
         shown = "required" if required else f"default: {default}"
         parser.add_argument(flag, dest=name, type=kind, default=default, required=required,
-                            metavar=name.upper(), help=f"{doc} ({shown})")
+                            metavar=name.upper(), help=_help(doc, shown))
+
+
+def _help(doc: str, shown: str) -> str:
+    """The field's doc and its default, unless the doc already says what the default is."""
+    return doc if "default" in doc.lower() and shown.startswith("default") else f"{doc} ({shown})"

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import methods as registry
 from ..head_files import CALIBRATION_NAME, read_extra
 from ..io_utils import write_atomic
 from .metrics import bce, ece
@@ -81,7 +82,7 @@ def fit_isotonic(x: ArrayLike, y: ArrayLike) -> tuple[list[float], list[float]]:
 
 def feature(rows: Sequence[Mapping[str, Any]], method: str) -> np.ndarray:
     """(N,) the calibrated feature: ``<method>_logprob``, else the log of ``<method>``."""
-    key = f"{method}_logprob"
+    key = registry.AGGREGATIONS["logprob"].key(method)
     if all(key in r for r in rows):
         return np.array([float(r[key]) for r in rows])
     return np.log(np.maximum(np.array([float(r[method]) for r in rows]), 1e-300))
@@ -100,8 +101,10 @@ class Calibrator:
 
     @classmethod
     def fit(cls, rows: Sequence[Mapping[str, Any]], labels: ArrayLike,
-            methods: Sequence[str] = ("sigmoid", "softmax", "boostedprob")) -> Calibrator:
-        """Fit both calibrations for every method present in ``rows``."""
+            methods: Sequence[str] | None = None) -> Calibrator:
+        """Fit both calibrations for every method present in ``rows`` (default: every
+        registered method, :mod:`sigmoid_head.methods`)."""
+        methods = registry.names() if methods is None else methods
         y = np.asarray(labels, dtype=np.float64)
         if y.shape != (len(rows),) or not np.isin(y, (0.0, 1.0)).all():
             raise ValueError("calibration needs one 0/1 label per scored item")

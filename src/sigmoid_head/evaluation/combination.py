@@ -4,7 +4,8 @@
 
 Both parts are log-confidences in nats per token (higher = more confident), so a weight in
 [0, 1] mixes them without any statistics of the data set; ``combined = exp(combined_log)``.
-The baselines are read from the score record that ``score`` and ``generate`` write:
+The baselines are read from the score record that ``score`` and ``generate`` write (each
+registered method's ``combination_parts``, :mod:`sigmoid_head.methods`, and the entropy):
 
 * ``softmax_min``: log of the lowest softmax token probability (the weakest token);
 * ``softmax_mean_log``: the softmax's length-normalised log-probability;
@@ -39,21 +40,34 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import methods as registry
 from ..head_files import COMBINATION_NAME, read_extra
 from ..io_utils import write_atomic
 from .metrics import pearson, roc_auc
 
 _TINY = 1e-300  # log of a probability that underflowed to 0
 
-BASELINES: dict[str, Callable[[Mapping], float]] = {
-    "softmax_min": lambda r: math.log(max(float(r["softmax_min"]), _TINY)),
-    "softmax_mean_log": lambda r: float(r["softmax_mean_log"]),
-    "boostedprob_mean_log": lambda r: float(r["boostedprob_mean_log"]),
-    "neg_entropy": lambda r: -float(r["entropy_mean"]),
-}
-"""Baseline name -> its log-confidence read from one score record."""
-_NEEDS = {"softmax_min": "softmax_min", "softmax_mean_log": "softmax_mean_log",
-          "boostedprob_mean_log": "boostedprob_mean_log", "neg_entropy": "entropy_mean"}
+HEAD_KEY = registry.AGGREGATIONS["mean_log"].key("sigmoid")
+"""The head's part: its length-normalised score (mean token log-probability)."""
+ENTROPY_PART = "neg_entropy"
+
+
+def baseline_parts() -> dict[str, tuple[str, Callable[[Mapping], float]]]:
+    """Baseline name -> (the record field it needs, its log-confidence read from one
+    record): every registered method's ``combination_parts``, then ``neg_entropy``."""
+    out: dict[str, tuple[str, Callable[[Mapping], float]]] = {}
+    for m in registry.methods():
+        for a in m.combination_parts:
+            agg, key = registry.AGGREGATIONS[a], registry.AGGREGATIONS[a].key(m.name)
+            out[key] = (key, _log_reader(key, agg.stored_as_log))
+    out[ENTROPY_PART] = ("entropy_mean", lambda r: -float(r["entropy_mean"]))
+    return out
+
+
+def _log_reader(key: str, is_log: bool) -> Callable[[Mapping], float]:
+    if is_log:
+        return lambda r: float(r[key])
+    return lambda r: math.log(max(float(r[key]), _TINY))
 
 
 @dataclass(frozen=True)
@@ -62,7 +76,7 @@ class Combination:
 
     Attributes:
         weight: in [0, 1].
-        baseline: a key of :data:`BASELINES`.
+        baseline: a key of :func:`baseline_parts`.
         chosen_on: where the two were chosen (for the record and the summary line).
     """
 
@@ -73,8 +87,8 @@ class Combination:
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"combination weight must be in [0, 1], got {self.weight}")
-        if self.baseline not in BASELINES:
-            raise ValueError(f"unknown combination baseline {self.baseline!r}; one of {sorted(BASELINES)}")
+        if self.baseline not in baseline_parts():
+            raise ValueError(f"unknown combination baseline {self.baseline!r}; one of {sorted(baseline_parts())}")
 
     def describe(self) -> str:
         return f"{self.weight:g} x head geo-mean + {1 - self.weight:g} x {self.baseline}"
@@ -82,10 +96,11 @@ class Combination:
     def log_score(self, row: Mapping) -> float | None:
         """The combined log-confidence of one score record, or None when the record lacks
         a part (a head-only ``--sigmoid-only`` run has no softmax fields)."""
-        if "sigmoid_mean_log" not in row or _NEEDS[self.baseline] not in row:
+        needs, read = baseline_parts()[self.baseline]
+        if HEAD_KEY not in row or needs not in row:
             return None
-        head = float(row["sigmoid_mean_log"]) if self.weight > 0 else 0.0
-        return self.weight * head + (1.0 - self.weight) * BASELINES[self.baseline](row)
+        head = float(row[HEAD_KEY]) if self.weight > 0 else 0.0
+        return self.weight * head + (1.0 - self.weight) * read(row)
 
     def apply(self, rows: Sequence[dict]) -> None:
         """Add ``combined_log`` and ``combined`` (its exp) to every record that has both parts."""
@@ -176,22 +191,25 @@ def fit_combination(rows: Sequence[Mapping], gold: ArrayLike, *, step: float = 0
         raise ValueError(f"{len(rows)} scored items but {g.size} gold values")
     if g.size < 3 or np.unique(g).size < 2:
         raise ValueError("need at least 3 dev items with at least two different gold values")
-    if any("sigmoid_mean_log" not in r for r in rows):
-        raise ValueError("the scores have no sigmoid_mean_log: score the dev set with a head, not --sigmoid-only")
+    if any(HEAD_KEY not in r for r in rows):
+        raise ValueError(f"the scores have no {HEAD_KEY}: score the dev set with a head, not --sigmoid-only")
     name, metric = _metric(g)
-    head = np.array([float(r["sigmoid_mean_log"]) for r in rows])
+    head = np.array([float(r[HEAD_KEY]) for r in rows])
     grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 6)
     per: dict[str, dict] = {}
-    for b in baselines or BASELINES:
-        if any(_NEEDS[b] not in r for r in rows):
+    parts = baseline_parts()
+    for b in baselines or parts:
+        needs, read = parts[b]
+        if any(needs not in r for r in rows):
             continue
-        base = np.array([BASELINES[b](r) for r in rows])
+        base = np.array([read(r) for r in rows])
         vals = np.array([metric(w * head + (1.0 - w) * base, g) for w in grid])
         i = int(np.nanargmax(vals))
         per[b] = {"weight": float(grid[i]), "value": float(vals[i]),
                   "head_alone": float(vals[-1]), "baseline_alone": float(vals[0])}
     if not per:
-        raise ValueError("the scores have none of the baselines' fields: " + ", ".join(sorted(set(_NEEDS.values()))))
+        raise ValueError("the scores have none of the baselines' fields: "
+                         + ", ".join(sorted({needs for needs, _ in parts.values()})))
     best = max(per, key=lambda b: (per[b]["value"], -per[b]["weight"]))
     comb = Combination(per[best]["weight"], best, f"{g.size} dev items ({name} {per[best]['value']:.3f})")
     return comb, {"metric": name, "n": int(g.size), "best": best, "per_baseline": per}

@@ -2,12 +2,14 @@
 
 Every method's scores are oriented so that higher = better quality before any metric
 is computed: uncertainties listed in :data:`UNCERTAINTIES` (mean token entropy) are
-negated and shown as ``-<name>``. Probability-valued scores (``sigmoid``,
-``softmax``, ``boostedprob`` products, ``self_judge``) stay as they are, so BCE/ECE
-apply to them; log-valued ones (``*_logprob``, ``*_mean_log``, ``mc_*``) get the
-rank/correlation metrics only. Each ``<x>_mean_log`` column also yields ``<x>_geomean``
-(its exponential: the geometric mean of the token probabilities), a length-normalised
-probability: docs/results.md shows it is a much stronger softmax baseline than the product.
+negated and shown as ``-<name>``. The sequence scores of the registered methods
+(:mod:`sigmoid_head.methods`) are evaluated in probability form: the products, minima and
+``<method>_mean_log`` (the length-normalised score, evaluated as its exponential, the
+geometric mean of the token probabilities) lie in [0, 1], so BCE/ECE apply to them too;
+docs/results.md shows the length-normalised softmax is a much stronger baseline than the
+product. Log-valued columns (``*_logprob``, ``mc_*``) get the rank/correlation metrics
+only. Score files of earlier releases (``<method>_geomean`` columns) are read under
+today's names.
 """
 
 from __future__ import annotations
@@ -18,34 +20,36 @@ from typing import Any
 
 import numpy as np
 
+from .. import methods as registry
 from .readers import read_external_scores, read_gold, read_score_columns
 
 UNCERTAINTIES = {"entropy_mean": -1.0}
 """Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""
-DEFAULT_METHODS = (
-    "sigmoid",
-    "softmax",
-    "boostedprob",
-    "sigmoid_geomean",
-    "softmax_geomean",
-    "boostedprob_geomean",
-    "entropy_mean",
-    "mc_softmax",
-    "mc_sigmoid",
-    "self_judge",
-    *(f"{m}_{k}" for m in ("sigmoid", "softmax", "boostedprob") for k in ("platt", "isotonic")),
-)
-"""Methods evaluated when none are named (those present), plus every extra column."""
+OTHER_METHODS = ("entropy_mean", "mc_softmax", "mc_sigmoid", "self_judge")
+"""Columns beside the registered methods' that are evaluated when none are named."""
+DEFAULT_AGGREGATIONS = ("product", "mean_log")
+"""The aggregations of every registered method evaluated when none are named."""
 
 
-def add_geomeans(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Add ``<x>_geomean = exp(<x>_mean_log)`` for every ``<x>_mean_log`` column (in place).
+def default_methods() -> list[str]:
+    """Methods evaluated when none are named (those present), plus every extra column:
+    each registered method's product, then each one's length-normalised score, the
+    columns of :data:`OTHER_METHODS`, then the calibrated probabilities."""
+    from .calibration import KINDS
 
-    The geometric mean of the token probabilities lies in [0, 1] like the product, so BCE
-    applies, but it does not fall with length. Existing columns are never overwritten.
-    """
-    for key in [k for k in columns if k.endswith("_mean_log")]:
-        columns.setdefault(f"{key[: -len('_mean_log')]}_geomean", np.exp(columns[key]))
+    keys = [registry.AGGREGATIONS[a].key(m.name) for a in DEFAULT_AGGREGATIONS
+            for m in registry.methods() if a in m.aggregations]
+    return [*keys, *OTHER_METHODS, *(f"{m}_{k}" for m in registry.names() for k in KINDS)]
+
+
+def probability_form(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Columns of older files renamed, and the registered methods' sequence scores in
+    probability form (``<method>_mean_log`` -> its exponential), in place."""
+    registry.upgrade_columns(columns)
+    for key in list(columns):
+        found = registry.aggregation_of(key)
+        if found is not None and found[1].distinct and found[1].stored_as_log:
+            columns[key] = np.exp(columns[key])
     return columns
 
 
@@ -60,7 +64,7 @@ def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, 
         Display name -> (N,) oriented scores (uncertainties negated, shown as ``-name``).
     """
     out = {}
-    for m in methods:
+    for m in map(registry.canonical, methods):
         raw = m[1:] if m.startswith("-") and m[1:] in UNCERTAINTIES else m
         if raw not in columns:
             raise ValueError(f"no scores for method {m!r}; available: {sorted(columns)}")
@@ -88,7 +92,7 @@ def evaluate_scores(
         gold: a gold file path (see :func:`read_gold`) or an (N,) array.
         gold_field: the gold file's field/column.
         extra_scores: files of externally computed scores (e.g. CometKiwi), merged by row.
-        methods: methods to compare (default: :data:`DEFAULT_METHODS` present + extras).
+        methods: methods to compare (default: :func:`default_methods` present + extras).
         metrics: metric names of ``sigmoid_head.evaluation.metrics.METRICS`` (default: all that fit).
         out_dir: write results.md, results.csv, scatter.png (+ reliability.png for
             binary gold) here.
@@ -101,7 +105,8 @@ def evaluate_scores(
     from .metrics import evaluate_methods
     from .report import format_table, write_report
 
-    cols = add_geomeans(dict(scores) if isinstance(scores, dict) else read_score_columns(scores))
+    cols = dict(scores) if isinstance(scores, dict) else read_score_columns(scores)
+    cols = probability_form(cols)
     g = (
         np.asarray(gold, dtype=np.float64)
         if isinstance(gold, np.ndarray | list)
@@ -109,16 +114,15 @@ def evaluate_scores(
     )
     extra: list[str] = []
     for path in extra_scores:
-        new = read_external_scores(path)
+        new = probability_form(read_external_scores(path))
         extra += [k for k in new if k not in extra]
         cols.update(new)
     for name, v in cols.items():
         if v.shape != g.shape:
             raise ValueError(f"{name!r} has {v.size} rows but the gold has {g.size}")
     if methods is None:
-        methods = [m for m in DEFAULT_METHODS if m in cols] + [
-            e for e in extra if e not in DEFAULT_METHODS
-        ]
+        defaults = default_methods()
+        methods = [m for m in defaults if m in cols] + [e for e in extra if e not in defaults]
     if not methods:
         raise ValueError(f"no method to evaluate; columns: {sorted(cols)}")
     oriented = orient(cols, methods)

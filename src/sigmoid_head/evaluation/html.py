@@ -10,13 +10,15 @@ script, font or image is fetched, so the page opens anywhere and can be mailed.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-METHODS = ("sigmoid", "softmax", "boostedprob")
-TIP_KEYS = ("sigmoid", "softmax", "boostedprob", "entropy", "n_dominant")
+from .. import methods as registry
+from .calibration import KINDS
+
+PASS_KEYS = ("entropy", "n_dominant")
+"""Per-token numbers shown on hover besides each registered method's probability."""
 
 CSS = """
 body{font:15px/1.5 system-ui,sans-serif;margin:24px;max-width:1100px;color:#222}
@@ -63,7 +65,7 @@ def _in_error(start: int, end: int, errors: Sequence[dict]) -> bool:
 
 def _tip(tok: dict) -> str:
     parts = []
-    for k in TIP_KEYS:
+    for k in (*registry.names(), *PASS_KEYS):
         if k in tok:
             parts.append(f"{k} {tok[k]:.3g}" if isinstance(tok[k], float) else f"{k} {tok[k]}")
     return "\n".join(parts)
@@ -87,19 +89,25 @@ def _token_line(row: dict, texts: Sequence[str], method: str) -> str:
 
 
 def _sequence_table(row: dict, methods: Sequence[str]) -> str:
-    cols = [("product", ""), ("geo-mean", "_mean_log"), ("Platt", "_platt"), ("isotonic", "_isotonic")]
-    cols = [(n, s) for n, s in cols if any(f"{m}{s}" in row for m in methods)]
+    """Every method's sequence scores: its aggregations (as probabilities) and calibrations."""
+    cols = [(a.label, a) for a in registry.AGGREGATIONS.values() if a.distinct]
+    cols += [(k.capitalize() if k == "platt" else k, f"_{k}") for k in KINDS]
+    cols = [(n, c) for n, c in cols if any(_key(m, c) in row for m in methods)]
     head = "".join(f"<th>{n}</th>" for n, _ in cols)
     body = []
     for m in methods:
         cells = []
-        for _, s in cols:
-            v = row.get(f"{m}{s}")
-            if v is not None and s == "_mean_log":
-                v = math.exp(v)
+        for _, c in cols:
+            v = row.get(_key(m, c))
+            if v is not None and isinstance(c, registry.Aggregation):
+                v = c.probability(v)
             cells.append(f"<td>{v:.3g}</td>" if v is not None else "<td>–</td>")
         body.append(f"<tr><th>{m}</th>{''.join(cells)}</tr>")
     return f'<table class="seq"><tr><th>sequence</th>{head}</tr>{"".join(body)}</table>'
+
+
+def _key(method: str, col: registry.Aggregation | str) -> str:
+    return col.key(method) if isinstance(col, registry.Aggregation) else f"{method}{col}"
 
 
 def _item(i: int, row: dict, texts: Sequence[str], methods: Sequence[str]) -> str:
@@ -133,7 +141,8 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
     """
     if any("tokens" not in r for r in rows):
         raise ValueError("the page needs per-token scores (score with --with-tokens)")
-    methods = [m for m in METHODS if rows and rows[0]["tokens"] and m in rows[0]["tokens"][0]]
+    first = rows[0]["tokens"][0] if rows and rows[0]["tokens"] else {}
+    methods = [m for m in registry.names() if m in first]
     legend = "".join(f'<span style="background:{colour(p)}">{p:.1f}</span>'
                      for p in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0))
     source = f" ({html.escape(spans_from)})" if spans_from else ""

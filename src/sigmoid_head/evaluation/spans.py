@@ -42,7 +42,7 @@ class SpanConfig:
     """How error spans are read off word scores."""
 
     method: str = "sigmoid"
-    """Which method's word scores are used (sigmoid, softmax or boostedprob)."""
+    """Which method's word scores are used (a registered method: sigmoid, softmax, boostedprob, ...)."""
     threshold: float = 0.1
     """A word scored below it is an error word."""
     min_words: int = 1

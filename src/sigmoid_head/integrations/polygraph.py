@@ -42,6 +42,7 @@ import torch
 from lm_polygraph.estimators.estimator import Estimator
 from lm_polygraph.stat_calculators.stat_calculator import StatCalculator
 
+from .. import methods as registry
 from ..backbone import Backbone
 from ..cpu_precision import check_cpu_dtype
 from ..dominant import DominantConfig
@@ -49,23 +50,39 @@ from ..head_io import fingerprint
 from ..model import SigmoidHeadModel
 from ..scoring.generate import DecodingConfig, Generated, generate_outputs
 from ..scoring.rauq import RauqConfig
-from ..scoring.token_scores import safe_log
 
-STATS = {
-    "sigmoid": "sigmoid_head_log_likelihoods",
-    "softmax": "greedy_log_likelihoods",
-    "boostedprob": "sigmoid_head_boostedprob_log_likelihoods",
-}
-"""Method -> the statistic holding its per-token log-probabilities (one (T,) array per output)."""
-RAUQ_STAT = "sigmoid_head_rauq_log_confidences"
+STAT_NAMES = {"sigmoid": "sigmoid_head_log_likelihoods", "softmax": "greedy_log_likelihoods",
+              "rauq": "sigmoid_head_rauq_log_confidences"}
+"""Statistic names that differ from :func:`stat_name`'s rule (the softmax's is polygraph's own)."""
+OPT_IN = {"rauq"}
+"""Methods computed only when asked for (RAUQ: ``SigmoidHeadCalculator(rauq=...)``)."""
+
+
+def stat_name(method: str) -> str:
+    """The statistic holding a registered method's per-token log-probabilities (one (T,)
+    array per output): ``sigmoid_head_<method>_log_likelihoods`` unless renamed above."""
+    return STAT_NAMES.get(method, f"sigmoid_head_{method}_log_likelihoods")
+
+
+RAUQ_STAT = stat_name("rauq")
 """RAUQ's per-token log confidences, (T,) per output; only with ``rauq`` set."""
-METHOD_STATS = {**STATS, "rauq": RAUQ_STAT}
-"""Every method the estimators read: those always computed, and RAUQ."""
 ENTROPY_STAT = "entropy"
 GREEDY_STATS = ["input_tokens", "greedy_tokens", "greedy_texts", "greedy_log_likelihoods",
                 ENTROPY_STAT]
 """polygraph's own statistics that the calculator yields from its single pass."""
-AGGREGATIONS = ("product", "geo_mean", "min")
+
+
+def aggregations() -> tuple[str, ...]:
+    """The aggregations a sequence estimator offers: every distinct one of the registry."""
+    return tuple(a.name for a in registry.AGGREGATIONS.values() if a.distinct)
+
+
+def _own_stats() -> list[str]:
+    """The statistics the calculator adds for the registered methods (not the softmax's,
+    which is polygraph's ``greedy_log_likelihoods``)."""
+    return [stat_name(m) for m in registry.names() if stat_name(m) not in GREEDY_STATS]
+
+
 DECODING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "num_beams")
 """Generation parameters of a polygraph model adapter that are passed on to ``generate``."""
 
@@ -92,7 +109,7 @@ class SigmoidHeadCalculator(StatCalculator):
 
     @staticmethod
     def meta_info() -> tuple[list[str], list[str]]:
-        return [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"], RAUQ_STAT], []
+        return [*GREEDY_STATS, *_own_stats()], []
 
     def __str__(self) -> str:
         return "SigmoidHeadCalculator"
@@ -168,18 +185,15 @@ def _prompts(input_ids: Any, mask: Any, pad_id: int | None) -> list[list[int]]:
 def _stats(outs: list[Generated], prompts: list[list[int]], tokenizer: Any) -> dict[str, Any]:
     from transformers.generation.utils import GenerateDecoderOnlyOutput
 
-    stats: dict[str, Any] = {k: [] for k in [*GREEDY_STATS, STATS["sigmoid"], STATS["boostedprob"]]}
+    stats: dict[str, Any] = {k: [] for k in GREEDY_STATS}
     stats["input_tokens"] = [list(p) for p in prompts]
     for g in outs:
         ts = g.scores
         stats["greedy_tokens"].append(list(g.output))
         stats["greedy_texts"].append(tokenizer.decode(g.output, skip_special_tokens=True))
-        stats["greedy_log_likelihoods"].append(np.asarray(ts.softmax_log, dtype=np.float64))
         stats[ENTROPY_STAT].append(np.asarray(ts.entropy, dtype=np.float64))
-        stats[STATS["sigmoid"]].append(np.asarray(ts.sigmoid_log, dtype=np.float64))
-        stats[STATS["boostedprob"]].append(safe_log(ts.boostedprob))
-        if ts.rauq_log is not None:
-            stats.setdefault(RAUQ_STAT, []).append(np.asarray(ts.rauq_log, dtype=np.float64))
+        for method, lp in ts.log_probs().items():  # every registered method computed
+            stats.setdefault(stat_name(method), []).append(np.asarray(lp, dtype=np.float64))
     width = max(len(p) + len(g.output) for p, g in zip(prompts, outs, strict=True))
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     seqs = torch.full((len(outs), width), pad, dtype=torch.long)
@@ -191,12 +205,8 @@ def _stats(outs: list[Generated], prompts: list[list[int]], tokenizer: Any) -> d
 
 
 def _aggregate(log_probs: np.ndarray, how: str) -> float:
-    lp = np.asarray(log_probs, dtype=np.float64)
-    if how == "product":
-        return -float(lp.sum())
-    if how == "geo_mean":
-        return -float(lp.mean())
-    return -float(lp.min())
+    """Uncertainty ``-log`` of one aggregation of the token probabilities."""
+    return -registry.AGGREGATIONS[how].log_value(np.asarray(log_probs, dtype=np.float64))
 
 
 class SigmoidHeadSequence(Estimator):
@@ -204,17 +214,20 @@ class SigmoidHeadSequence(Estimator):
     token probabilities of one method.
 
     Args:
-        method: ``sigmoid`` (the head), ``softmax``, ``boostedprob`` or ``rauq`` (RAUQ's
-            per-token confidences; the calculator needs ``rauq`` set).
-        aggregation: ``product``, ``geo_mean`` or ``min``.
+        method: a registered method (:mod:`sigmoid_head.methods`): ``sigmoid`` (the head),
+            ``softmax``, ``boostedprob`` or ``rauq`` (RAUQ's per-token confidences; the
+            calculator needs ``rauq`` set), ...
+        aggregation: ``product``, ``mean_log`` (the geometric mean; ``geo_mean``, its name
+            in earlier releases, is accepted) or ``min``.
     """
 
     def __init__(self, method: str = "sigmoid", aggregation: str = "product") -> None:
         _check_method(method)
-        if aggregation not in AGGREGATIONS:
-            raise ValueError(f"unknown aggregation {aggregation!r}; use one of {AGGREGATIONS}")
+        aggregation = registry.OLD_AGGREGATION_NAMES.get(aggregation, aggregation)
+        if aggregation not in aggregations():
+            raise ValueError(f"unknown aggregation {aggregation!r}; use one of {aggregations()}")
         self.method, self.aggregation = method, aggregation
-        super().__init__([METHOD_STATS[method]], "sequence")
+        super().__init__([stat_name(method)], "sequence")
 
     def __str__(self) -> str:
         return f"SigmoidHeadSequence_{self.method}_{self.aggregation}"
@@ -229,7 +242,7 @@ class SigmoidHeadToken(Estimator):
     def __init__(self, method: str = "sigmoid") -> None:
         _check_method(method)
         self.method = method
-        super().__init__([METHOD_STATS[method]], "token")
+        super().__init__([stat_name(method)], "token")
 
     def __str__(self) -> str:
         return f"SigmoidHeadToken_{self.method}"
@@ -239,15 +252,15 @@ class SigmoidHeadToken(Estimator):
 
 
 def _check_method(method: str) -> None:
-    if method not in METHOD_STATS:
-        raise ValueError(f"unknown method {method!r}; use one of {sorted(METHOD_STATS)}")
+    if method not in registry.METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {sorted(registry.METHODS)}")
 
 
 def _read(stats: dict[str, Any], method: str) -> list[np.ndarray]:
     if method == "rauq" and RAUQ_STAT not in stats:
         raise KeyError(f"no {RAUQ_STAT}: give SigmoidHeadCalculator rauq=RauqConfig() "
                        "(benchmark config: cfg: {rauq: true})")
-    return stats[METHOD_STATS[method]]
+    return stats[stat_name(method)]
 
 
 class SigmoidHeadRAUQ(Estimator):
@@ -281,8 +294,9 @@ def load_estimator(config: Any) -> Estimator:
     """polygraph's hook for third-party estimators.
 
     ``config`` keys: ``level`` (``sequence`` default, or ``token``), ``method``
-    (``sigmoid`` default, ``softmax``, ``boostedprob``, ``entropy`` for the mean
-    entropy, or ``rauq``), ``aggregation`` (``product`` default, ``geo_mean``, ``min``;
+    (``sigmoid`` default, any other registered method such as ``softmax``, ``boostedprob``
+    or ``rauq``, or ``entropy`` for the mean entropy), ``aggregation`` (``product``
+    default, ``mean_log`` (``geo_mean`` accepted), ``min``;
     ``rauq`` without one is :class:`SigmoidHeadRAUQ`, polygraph's RAUQ value).
     """
     cfg = dict(config or {})
@@ -311,6 +325,8 @@ def load_stat_calculator(config: Any, environment: Any) -> SigmoidHeadCalculator
                                  rauq=rauq or None)
 
 
-def estimator_names(methods: Sequence[str] = tuple(STATS)) -> list[str]:
-    """Names of every sequence estimator of the given methods (for configs and reports)."""
-    return [str(SigmoidHeadSequence(m, a)) for m in methods for a in AGGREGATIONS]
+def estimator_names(methods: Sequence[str] | None = None) -> list[str]:
+    """Names of every sequence estimator of the given methods (default: every registered
+    method computed without being asked for), for configs and reports."""
+    chosen = [m for m in registry.names() if m not in OPT_IN] if methods is None else methods
+    return [str(SigmoidHeadSequence(m, a)) for m in chosen for a in aggregations()]

@@ -1,8 +1,8 @@
 """Aggregate token scores into word and sequence scores.
 
-Sequence level (the paper multiplies token scores): every method gets four numbers,
-computed in log space so that long outputs keep a meaningful value even when the
-product underflows to 0:
+Sequence level (the paper multiplies token scores): every method of the registry gets
+the aggregations it declares (:data:`sigmoid_head.methods.AGGREGATIONS`), computed in log
+space so that long outputs keep a meaningful value even when the product underflows to 0:
 
 * ``<name>``: product of token probabilities, ``exp(sum log p)``;
 * ``<name>_logprob``: ``sum log p`` (the same ranking, never underflows);
@@ -20,7 +20,6 @@ belong to no word: they count in sequence scores but not in word scores.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tokenize import special_ids
+from ..methods import sequence_scores
 from .token_scores import TokenScores
 
 WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
@@ -35,28 +35,6 @@ WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
     "min": lambda p: float(np.min(p)),
 }
 """How a word's token probabilities (T_w,) become one word score."""
-
-def sequence_scores(name: str, log_probs: np.ndarray) -> dict[str, float]:
-    """The four sequence scores of one method from its token log-probabilities.
-
-    Args:
-        name: method name, the prefix of every key (e.g. ``"sigmoid"``).
-        log_probs: (T,) token log-probabilities, T >= 1.
-
-    Returns:
-        ``{name: product, name_logprob: sum, name_mean_log: mean, name_min: min}``.
-    """
-    lp = np.asarray(log_probs, dtype=np.float64)
-    if lp.ndim != 1 or lp.size == 0:
-        raise ValueError(f"{name}: need a non-empty 1-D array of log-probabilities")
-    total = float(lp.sum())
-    return {
-        name: math.exp(total),
-        f"{name}_logprob": total,
-        f"{name}_mean_log": total / lp.size,
-        f"{name}_min": math.exp(float(lp.min())),
-    }
-
 
 @dataclass
 class Word:
@@ -195,9 +173,7 @@ def sequence_record(
         rec["dominant_mean"] = float(np.mean(ts.n_dominant))
     rec["n_tokens"] = int(ts.ids.size)
     if with_tokens:
-        probs = {k: np.exp(v) for k, v in logs.items()}
-        if ts.boostedprob is not None:
-            probs["boostedprob"] = ts.boostedprob
+        probs = ts.probabilities()
         pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])
         rec["tokens"] = [
             {

@@ -31,13 +31,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import methods as registry
 from ..backbone import Backbone, on_head_call
 from ..data.batching import pad_id
 from ..data.prompts import ScoreInputError
 from ..dominant import DominantConfig
 from ..head import SigmoidHead
 from .generate import DecodingConfig, Generated, _eos_ids, generation_prompts, output_row
-from .token_scores import SOFTMAX_KEYS, TokenScores, position_scores, unpack_model
+from .token_scores import TokenScores, position_scores, unpack_model
 
 __all__ = ["OutputEvent", "TokenEvent", "stream_generate"]
 
@@ -152,12 +153,13 @@ class _ScoreStreamer:
 
 
 def _probabilities(values: dict[str, list[float]], r: int) -> dict[str, float]:
+    """Row ``r``'s probability under every registered method computed, entropy, n_dominant."""
     out = {}
-    if "sigmoid_log" in values:
-        out["sigmoid"] = float(np.exp(values["sigmoid_log"][r]))
-    if "softmax_log" in values:
-        out["softmax"] = float(np.exp(values["softmax_log"][r]))
-        out["boostedprob"] = float(values["boostedprob"][r])
+    for m in registry.methods():
+        if m.value_key in values:
+            v = float(values[m.value_key][r])
+            out[m.name] = float(np.exp(v)) if m.token_unit == "log" else v
+    if "entropy" in values:
         out["entropy"] = float(values["entropy"][r])
         out["n_dominant"] = int(values["n_dominant"][r])
     return out
@@ -165,16 +167,10 @@ def _probabilities(values: dict[str, list[float]], r: int) -> dict[str, float]:
 
 def _token_scores(row: _Row) -> TokenScores:
     """The row's scores in the form the non-streamed path returns (float64 / int64 arrays)."""
-
-    def arr(key: str) -> np.ndarray | None:
-        if key not in row.values:
-            return None
-        if key == "n_dominant":
-            return np.asarray(row.values[key], dtype=np.int64)
-        return np.asarray(row.values[key], dtype=np.float32).astype(np.float64)
-
-    return TokenScores(ids=np.asarray(row.ids, dtype=np.int64), sigmoid_log=arr("sigmoid_log"),
-                       **{k: arr(k) for k in SOFTMAX_KEYS})
+    values = {k: np.asarray(v, dtype=np.int64) if k == "n_dominant"
+              else np.asarray(v, dtype=np.float32).astype(np.float64)
+              for k, v in row.values.items()}
+    return TokenScores.from_values(np.asarray(row.ids, dtype=np.int64), values)
 
 
 @torch.no_grad()

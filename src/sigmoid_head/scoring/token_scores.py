@@ -1,6 +1,6 @@
 """Token-level scores at N positions, from one frozen forward pass, and their per-sequence form.
 
-Per scored token:
+Per scored token, one value per method of the registry (:mod:`sigmoid_head.methods`):
 
 * ``sigmoid``: the Sigmoid Head's probability of the token (one gathered row of W_qe,
   never a full-vocabulary sigmoid); one such column per head scored;
@@ -13,6 +13,8 @@ Per scored token:
   attention weights of the same pass and each sequence's earlier tokens, so the scoring
   paths add it after :func:`position_scores`.
 
+A registered method's values come from its ``token_values`` function, called with a
+:class:`PassRows` view of the positions (the functions of the built-in methods are below).
 Force-decoding (:mod:`.force_decode`) and generation (:mod:`.generate`) both compute them
 with :func:`position_scores` and cut them per sequence with :func:`split_rows`.
 """
@@ -27,8 +29,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .. import methods as registry
 from ..backbone import Backbone
-from ..dominant import DominantConfig, boosted_prob, find_dominant, slice_rows
+from ..dominant import DominantConfig, DominantSets, boosted_prob, find_dominant, slice_rows
 from ..head import SigmoidHead
 
 LOGIT_CHUNK = 2048
@@ -36,7 +39,10 @@ LOGIT_CHUNK = 2048
 TINY = 1e-45
 """Floor of a probability before taking its log (the smallest float32 subnormal)."""
 SOFTMAX_KEYS = ("softmax_log", "boostedprob", "entropy", "n_dominant")
-"""The per-position values computed from the LM's softmax."""
+"""The per-position values of the LM's softmax that TokenScores holds as fields."""
+FIELDS = (*SOFTMAX_KEYS, "sigmoid_log", "rauq_log")
+"""Per-position values held as TokenScores fields; further registered methods' values go
+to :attr:`TokenScores.extra`."""
 
 
 def safe_log(p: np.ndarray) -> np.ndarray:
@@ -57,6 +63,8 @@ class TokenScores:
         sigmoid_log: log sigmoid probability, or None without a head.
         heads: log sigmoid probability under each further head scored in the same pass.
         rauq_log: log of RAUQ's per-token confidence, or None when not asked for.
+        extra: the per-token values of further registered methods, by their
+            :attr:`~sigmoid_head.methods.Method.value_key`.
     """
 
     ids: np.ndarray
@@ -67,17 +75,37 @@ class TokenScores:
     sigmoid_log: np.ndarray | None = None
     heads: dict[str, np.ndarray] = field(default_factory=dict)
     rauq_log: np.ndarray | None = None
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def from_values(cls, ids: np.ndarray, values: Mapping[str, np.ndarray]) -> TokenScores:
+        """Scores from per-position values keyed as :func:`position_scores` keys them."""
+        return cls(ids=ids, **{k: values.get(k) for k in FIELDS},
+                   heads={k.split(":", 1)[1]: v for k, v in values.items()
+                          if k.startswith("sigmoid_log:")},
+                   extra={k: v for k, v in values.items() if k not in FIELDS and ":" not in k})
+
+    def values(self, method: registry.Method) -> np.ndarray | None:
+        """(T,) the method's per-token values (in its ``token_unit``), or None."""
+        key = method.value_key
+        return getattr(self, key) if key in FIELDS else self.extra.get(key)
 
     def log_probs(self) -> dict[str, np.ndarray]:
-        """Method -> (T,) token log-probabilities, for every available method."""
+        """Method -> (T,) token log-probabilities, for every available registered method."""
         out = {}
-        if self.sigmoid_log is not None:
-            out["sigmoid"] = self.sigmoid_log
-        if self.softmax_log is not None:
-            out["softmax"] = self.softmax_log
-            out["boostedprob"] = safe_log(self.boostedprob)
-        if self.rauq_log is not None:
-            out["rauq"] = self.rauq_log
+        for m in registry.methods():
+            v = self.values(m)
+            if v is not None:
+                out[m.name] = v if m.token_unit == "log" else safe_log(v)
+        return out
+
+    def probabilities(self) -> dict[str, np.ndarray]:
+        """Method -> (T,) token probabilities (a probability-valued method's own values)."""
+        out = {}
+        for m in registry.methods():
+            v = self.values(m)
+            if v is not None:
+                out[m.name] = np.exp(v) if m.token_unit == "log" else v
         return out
 
     def trimmed(self, n: int) -> TokenScores:
@@ -89,7 +117,8 @@ class TokenScores:
                            boostedprob=cut(self.boostedprob), entropy=cut(self.entropy),
                            n_dominant=cut(self.n_dominant), sigmoid_log=cut(self.sigmoid_log),
                            heads={k: v[:n] for k, v in self.heads.items()},
-                           rauq_log=cut(self.rauq_log))
+                           rauq_log=cut(self.rauq_log),
+                           extra={k: v[:n] for k, v in self.extra.items()})
 
 
 def unpack_model(model: Any) -> tuple[Backbone, SigmoidHead | None]:
@@ -102,9 +131,39 @@ def unpack_model(model: Any) -> tuple[Backbone, SigmoidHead | None]:
     return backbone, head
 
 
-def _log_sigmoid(head: SigmoidHead, h: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """(C,) log sigmoid of token t[c] at hidden h[c]: one gathered head row per position."""
-    return F.logsigmoid(head.logits(h, t.unsqueeze(-1)).squeeze(-1).float())
+@dataclass
+class PassRows:
+    """R scored positions of one forward pass, as a method's ``token_values`` sees them.
+
+    Attributes:
+        targets: (R,) the scored token at each position.
+        hidden: (R, d) the LM head's input.
+        head: the Sigmoid Head being scored (methods reading ``"head"``), else None.
+        logp: (R, V) the LM's log-softmax (methods reading ``"lm_logits"``), else None.
+        dominant: the dominant sets of ``logp``, else None.
+    """
+
+    targets: torch.Tensor
+    hidden: torch.Tensor | None = None
+    head: SigmoidHead | None = None
+    logp: torch.Tensor | None = None
+    dominant: DominantSets | None = None
+
+
+def sigmoid_log(rows: PassRows) -> torch.Tensor:
+    """(R,) log sigmoid of each token: one gathered head row per position."""
+    t = rows.targets.unsqueeze(-1)  # (R, 1)
+    return F.logsigmoid(rows.head.logits(rows.hidden, t).squeeze(-1).float())
+
+
+def softmax_log(rows: PassRows) -> torch.Tensor:
+    """(R,) the LM's log-probability of each token."""
+    return rows.logp.gather(-1, rows.targets.unsqueeze(-1)).squeeze(-1)
+
+
+def boostedprob(rows: PassRows) -> torch.Tensor:
+    """(R,) BoostedProb of each token (a probability)."""
+    return boosted_prob(rows.logp, rows.targets, dominant=rows.dominant)
 
 
 @torch.no_grad()
@@ -137,12 +196,14 @@ def position_scores(
         ``sigmoid_log:<name>`` per further head.
     """
     parts: dict[str, list[torch.Tensor]] = {}
-    named = {"sigmoid_log": head} if head is not None else {}
-    named |= {f"sigmoid_log:{k}": v for k, v in (heads or {}).items()}
+    named = {"": head} if head is not None else {}
+    named |= {f":{k}": v for k, v in (heads or {}).items()}
     for s in range(0, targets.shape[0], LOGIT_CHUNK):
         h, t = hidden[s : s + LOGIT_CHUNK], targets[s : s + LOGIT_CHUNK]  # (C, d), (C,)
-        for key, hd in named.items():
-            parts.setdefault(key, []).append(_log_sigmoid(hd, h, t))  # (C,)
+        for m in registry.methods("head"):
+            for suffix, hd in named.items():
+                values = m.values_function()(PassRows(t, hidden=h, head=hd))  # (C,)
+                parts.setdefault(m.value_key + suffix, []).append(values)
         if not softmax:
             continue
         z = logits[s : s + LOGIT_CHUNK].float() if logits is not None else backbone.lm_logits(h)
@@ -156,15 +217,12 @@ def position_scores(
 def _softmax_stats(
     z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
 ) -> dict[str, torch.Tensor]:
-    """softmax_log, boostedprob, entropy, n_dominant (each (R,)) from logits z (R, V)."""
+    """Each method reading the LM's logits, entropy and n_dominant (each (R,)) from
+    logits z (R, V)."""
     logp = torch.log_softmax(z, dim=-1)  # (R, V)
-    dom = find_dominant(logp, dominant)
-    return {
-        "softmax_log": logp.gather(-1, t.unsqueeze(-1)).squeeze(-1),
-        "boostedprob": boosted_prob(logp, t, dominant=dom),
-        "entropy": entropy(logp),
-        "n_dominant": dom.n_dominant,
-    }
+    rows = PassRows(t, logp=logp, dominant=find_dominant(logp, dominant))
+    out = {m.value_key: m.values_function()(rows) for m in registry.methods("lm_logits")}
+    return {**out, "entropy": entropy(logp), "n_dominant": rows.dominant.n_dominant}
 
 
 def entropy(logp: torch.Tensor) -> torch.Tensor:
@@ -195,13 +253,5 @@ def split_rows(
             k: v[sel].double().numpy() if k != "n_dominant" else v[sel].numpy()
             for k, v in cpu.items()
         }
-        out.append(
-            TokenScores(
-                ids=ids[sel].numpy(),
-                sigmoid_log=get.get("sigmoid_log"),
-                rauq_log=get.get("rauq_log"),
-                **{k: get.get(k) for k in SOFTMAX_KEYS},
-                heads={k.split(":", 1)[1]: v for k, v in get.items() if k.startswith("sigmoid_log:")},
-            )
-        )
+        out.append(TokenScores.from_values(ids[sel].numpy(), get))
     return out

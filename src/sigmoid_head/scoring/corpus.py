@@ -1,0 +1,309 @@
+"""Corpus scoring: what ``sigmoid-head score`` and ``generate`` do, as library calls.
+
+:func:`score_corpus` (Eval Other) and :func:`generate_corpus` (Eval Self) score a stream of
+inputs batch by batch (:func:`.force_decode.score_records` /
+:func:`.generate.generate_and_score`), add the extra baselines asked for
+(:mod:`.baselines`), then what the head folder holds (:class:`Explanations`: the combined
+score, calibrated probabilities, error spans), and write the rows with
+:mod:`.corpus_output` (resumable ``to_json``, data-parallel under ``accelerate launch`` /
+``torchrun``, an HTML page). Settings are :class:`CorpusConfig` (and
+:class:`~.generate.DecodingConfig`); the CLI's options are generated from their fields, so
+a setting is documented once, under its field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from . import distributed
+from .corpus_output import CorpusInputs, run_streamed, write_page
+
+GENERATE_WINDOW_BATCHES = 16
+"""Batches per window of ``generate`` (the unit written to disk; generation is slower)."""
+KEEP = ("source", "messages", "candidate", "target")
+"""Input fields copied into a score row."""
+NOT_RESULT_SETTINGS = frozenset({"quiet", "to_json", "batch_size", "max_tokens"})
+"""Settings that do not change the rows (scores are batch-invariant), left out of the
+resume key."""
+
+
+@dataclass
+class CorpusConfig:
+    """How a corpus is scored and written (``score`` and ``generate``)."""
+
+    batch_size: int = 16
+    """Sequences per forward pass."""
+    max_tokens: int | None = None
+    """Batch by padded tokens instead of sequences (score only)."""
+    prompt_template: str | None = None
+    """Causal pairs: prompt with {source} (default: the head's training setting, else '{source}\\n')."""
+    chat: bool | None = None
+    """Render source/candidate pairs with the tokenizer's chat template (default: the head's training setting)."""
+    with_tokens: bool = False
+    """Add per-token and per-word scores."""
+    to_json: str | None = None
+    """Write one JSON record per output to this .jsonl file (resumed when rerun after an interruption)."""
+    html: str | None = None
+    """Also write one self-contained page of the outputs' tokens coloured by each method's score, numbers
+    on hover, error spans marked (keeps the per-token scores in the rows, as with_tokens does, and draws
+    the page from them)."""
+    quiet: bool = False
+    """No progress bars."""
+    rauq: bool = False
+    """Add RAUQ (attention-based, causal LMs) from the same pass; it runs with eager attention."""
+    rauq_alpha: float | None = None
+    """RAUQ's weight of the token probability (default 0.2, LM-Polygraph's; it uses 0.5 for
+    instruction-tuned models)."""
+    rauq_layers: tuple[int, ...] | None = None
+    """RAUQ's layers, comma-separated 0-based (default: the middle third)."""
+    self_judge: bool = False
+    """Add the LLM self-judge score."""
+    judge_template: str | None = None
+    """Self-judge prompt with {source} and {candidate}."""
+    comet_model: str | None = None
+    """Local CometKiwi checkpoint (needs unbabel-comet)."""
+    mc_samples: int = 0
+    """Add Monte Carlo sequence entropy from N samples (paper: 10; generate only)."""
+
+    def __post_init__(self) -> None:
+        from ..data.templates import check_template
+
+        if self.batch_size < 1 or (self.max_tokens is not None and self.max_tokens < 1):
+            raise ValueError("batch_size and max_tokens must be >= 1")
+        if self.mc_samples < 0:
+            raise ValueError("mc_samples must be >= 0")
+        if not self.rauq and (self.rauq_alpha is not None or self.rauq_layers is not None):
+            raise ValueError("--rauq-alpha and --rauq-layers need --rauq")
+        if self.prompt_template is not None:
+            check_template(self.prompt_template)
+        if self.judge_template:
+            check_template(self.judge_template, ("source", "candidate"), "judge template")
+
+    def rauq_config(self) -> Any:
+        """The RauqConfig asked for, or None."""
+        from .rauq import RauqConfig
+
+        return RauqConfig(alpha=self.rauq_alpha, layers=self.rauq_layers) if self.rauq else None
+
+    def keep_tokens(self) -> bool:
+        """Whether rows keep their per-token scores (the page is drawn from them)."""
+        return self.with_tokens or bool(self.html)
+
+
+@dataclass
+class Explanations:
+    """What a head folder adds to every row: the combined score's
+    :class:`~sigmoid_head.evaluation.combination.Combination` (the folder's fitted one, else
+    the command's default), and the :class:`~sigmoid_head.evaluation.calibration.Calibrator`
+    and :class:`~sigmoid_head.evaluation.spans.SpanConfig` that ``sigmoid-head calibrate``
+    saved (None when absent)."""
+
+    combination: Any = None
+    calibrator: Any = None
+    spans: Any = None
+
+    @classmethod
+    def load(cls, model: Any, command: str, head_dir: str | Path | None = None) -> Explanations:
+        """The extras the loaded head carries (``SigmoidHeadModel.extras``, read once by
+        ``from_pretrained``, local or Hub head alike; a bare backbone has none).
+        ``command`` ("score" or "generate") picks the default combination; ``head_dir``
+        only names the head in errors.
+
+        Raises:
+            ValueError: a malformed extra file, named.
+        """
+        from ..evaluation.combination import head_extras
+
+        cal, spans, comb = head_extras(getattr(model, "extras", None), command,
+                                       str(head_dir or ""))
+        return cls(comb, cal, spans)
+
+    def apply(self, rows: list[dict], keep_tokens: bool) -> None:
+        """Add ``combined``/``combined_log``, ``<method>_platt``/``_isotonic`` and ``errors``
+        to the rows in place; drop the per-token and per-word scores the spans needed
+        unless ``keep_tokens``."""
+        from ..evaluation.spans import add_errors
+
+        if self.combination is not None:
+            self.combination.apply(rows)
+        if self.calibrator is not None:
+            self.calibrator.apply(rows)
+        if self.spans is not None:
+            add_errors(rows, self.spans)
+        if not keep_tokens:
+            for r in rows:
+                r.pop("tokens", None)
+                r.pop("words", None)
+
+
+@dataclass
+class CorpusResult:
+    """What a corpus run gives back (process 0)."""
+
+    n: int
+    """Outputs scored (an earlier, interrupted run's included)."""
+    means: dict[str, float]
+    """The mean of every numeric field over all outputs."""
+    rows: list[dict] | None
+    """The rows, in input order, when they were not written to ``to_json``."""
+
+
+def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explanations,
+         batch: Callable[[list[dict]], list[dict]], *, batch_size: int, window: int,
+         settings: dict) -> CorpusResult:
+    """Score, explain and write; the page; the result."""
+    from .token_scores import unpack_model
+
+    def score_batch(part: list[dict]) -> list[dict]:
+        rows = batch(part)
+        explain.apply(rows, config.keep_tokens())
+        return rows
+
+    kept: list[dict] = []
+    means = run_streamed(inputs, score_batch, to_json=config.to_json, settings=settings,
+                         batch_size=batch_size, window=window, progress=not config.quiet,
+                         on_rows=None if config.to_json else kept.extend)
+    if config.html:
+        spans_from = explain.spans.describe() if explain.spans is not None else None
+        write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
+    return CorpusResult(means.n, means.row(), None if config.to_json else kept)
+
+
+def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> dict:
+    """What must match for an interrupted run to be resumed: the results' settings and
+    which model and head score."""
+    from .token_scores import unpack_model
+
+    backbone, head = unpack_model(model)
+    head_config = getattr(model, "config", None)
+    return {**{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
+            "model": backbone.name_or_path, "dtype": str(backbone.dtype),
+            "head": None if head is None else getattr(head_config, "fingerprint", ""),
+            "head_dir": None if head_dir is None else str(head_dir), **more}
+
+
+def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None, *,
+                 head_dir: str | Path | None = None) -> CorpusResult:
+    """Eval Other on a corpus: score every ``{source, candidate}`` / ``{messages, candidate}``
+    input as ``sigmoid-head score`` does.
+
+    Args:
+        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        inputs: the records (a list, or anything sized and iterable more than once).
+        config: the settings (default: :class:`CorpusConfig`'s).
+        head_dir: where the head came from, recorded in the run's settings (its calibration,
+            error spans and fitted combination come with ``model.extras``).
+
+    Returns:
+        The count, the means, and the rows unless written to ``config.to_json``.
+    """
+    from .force_decode import score_records
+
+    config = config or CorpusConfig()
+    explain, rauq = Explanations.load(model, "score", head_dir), config.rauq_config()
+    with_tokens = config.keep_tokens() or explain.spans is not None
+
+    def batch(part: list[dict]) -> list[dict]:
+        scores = score_records(model, part, prompt_template=config.prompt_template,
+                               use_chat_template=config.chat, batch_size=config.batch_size,
+                               max_tokens=config.max_tokens, with_tokens=with_tokens,
+                               rauq=rauq, progress=False)
+        rows = [{**{k: rec[k] for k in KEEP if k in rec}, **s}
+                for rec, s in zip(part, scores, strict=True)]
+        for r in rows:
+            if "candidate" not in r:
+                r["candidate"] = r.pop("target")
+        add_baselines(model, part, rows, config)
+        return rows
+
+    return _run(model, inputs, config, explain, batch, batch_size=config.batch_size,
+                window=distributed.DEFAULT_WINDOW_BATCHES * config.batch_size,
+                settings=_settings(model, config, head_dir))
+
+
+def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None,
+                    decoding: Any = None, *, head_dir: str | Path | None = None,
+                    generate_batch: Callable[[list[dict], bool], list[dict]] | None = None
+                    ) -> CorpusResult:
+    """Eval Self on a corpus: generate for every ``{source}`` / ``{messages}`` input and
+    score the outputs as ``sigmoid-head generate`` does.
+
+    Sampling (``decoding.do_sample``) and ``config.mc_samples`` draw from one seeded stream
+    over all inputs, so the inputs then make one batch and one window.
+
+    Args:
+        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        inputs: the records (a list, or anything sized and iterable more than once).
+        config: the settings (default: :class:`CorpusConfig`'s).
+        decoding: a :class:`~.generate.DecodingConfig` (default: greedy).
+        head_dir: where the head came from, recorded in the run's settings (its calibration,
+            error spans and fitted combination come with ``model.extras``).
+        generate_batch: generates and scores one batch itself, ``(inputs, with_tokens) ->
+            rows`` (the CLI's ``--stream`` prints tokens as they come); default
+            :func:`~.generate.generate_and_score`.
+    """
+    from .generate import DecodingConfig, generate_and_score
+
+    config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
+    explain, rauq = Explanations.load(model, "generate", head_dir), config.rauq_config()
+    with_tokens = config.keep_tokens() or explain.spans is not None
+
+    def batch(part: list[dict]) -> list[dict]:
+        if generate_batch is not None:
+            rows = generate_batch(part, with_tokens)
+        else:
+            rows = generate_and_score(model, part, decoding, prompt_template=config.prompt_template,
+                                      use_chat_template=config.chat, batch_size=config.batch_size,
+                                      with_tokens=with_tokens, rauq=rauq, progress=False)
+        add_baselines(model, part, rows, config, decoding)
+        return rows
+
+    one_stream = decoding.do_sample or config.mc_samples
+    size = len(inputs) if one_stream else config.batch_size
+    return _run(model, inputs, config, explain, batch, batch_size=size,
+                window=len(inputs) if one_stream else GENERATE_WINDOW_BATCHES * size,
+                settings=_settings(model, config, head_dir, decoding=asdict(decoding)))
+
+
+def source_text(rec: dict) -> str:
+    """The source of an input (the last user turn of a chat)."""
+    if "messages" in rec:
+        users = [m["content"] for m in rec["messages"] if m.get("role") == "user"]
+        return users[-1] if users else rec["messages"][-1]["content"]
+    return rec.get("source", "")
+
+
+def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: CorpusConfig,
+                  decoding: Any = None, per_input: int = 1) -> None:
+    """Add the self-judge / CometKiwi / Monte Carlo columns asked for to the rows in place."""
+    from .baselines import JUDGE_TEMPLATE, comet_kiwi, mc_sequence_entropy, self_judge
+
+    sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
+    cands = [r["candidate"] for r in rows]
+    if config.self_judge:
+        judged = self_judge(model, sources, cands, template=config.judge_template or JUDGE_TEMPLATE,
+                            batch_size=config.batch_size)
+        for r, v in zip(rows, judged, strict=True):
+            r["self_judge"] = v
+    if config.comet_model:
+        for r, v in zip(rows, comet_kiwi(sources, cands, config.comet_model), strict=True):
+            r["comet_kiwi"] = v
+    if config.mc_samples and decoding is not None:
+        from ..data.prompts import prompt_ids, render_settings
+        from .token_scores import unpack_model
+
+        backbone, _ = unpack_model(model)
+        prompts = prompt_ids(inputs, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
+                             **render_settings(model, config.prompt_template, config.chat))
+        mc = mc_sequence_entropy(model, prompts, config.mc_samples, seed=decoding.seed,
+                                 max_new_tokens=decoding.max_new_tokens, progress=not config.quiet)
+        for i, r in enumerate(rows):
+            r.update(mc[i // per_input])
+
+
+def config_from(values: dict, cls: type = CorpusConfig) -> Any:
+    """A settings dataclass from a flat dict holding its fields (and others, ignored)."""
+    return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})

@@ -1,0 +1,107 @@
+"""methods.py: the one registry of scoring methods and aggregations.
+
+A toy baseline registered here, and nowhere else, appears in the score records, the
+CLI summary, ``evaluate``, the HTML page and the LM-Polygraph plugin: adding a baseline is
+its per-token function (one file) plus one ``register`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sigmoid_head import methods as registry
+from sigmoid_head.cli import main as cli_main
+from sigmoid_head.evaluation.evaluate import evaluate_scores
+from sigmoid_head.evaluation.html import render_page
+from sigmoid_head.scoring.force_decode import score_records
+
+
+def top_probability(rows) -> torch.Tensor:
+    """The toy baseline: the log of the largest softmax probability at each position."""
+    return rows.logp.max(-1).values  # (R,)
+
+
+@pytest.fixture
+def toy():
+    method = registry.register(registry.Method("toy", reads="lm_logits", token_values=top_probability))
+    yield method
+    registry.unregister("toy")
+
+
+RECORDS = [{"source": "el perro", "candidate": "the dog eats"},
+           {"source": "la casa", "candidate": "a house here now"},
+           {"source": "el gato", "candidate": "the cat"},
+           {"source": "un libro", "candidate": "one book it is"}]
+
+
+def test_a_registered_method_is_scored_aggregated_and_shown(toy, causal, tmp_path: Path) -> None:
+    rows = score_records(causal, RECORDS, with_tokens=True, progress=False)
+    for r in rows:
+        assert set(toy.keys()) <= set(r)
+        tops = [t["toy"] for t in r["tokens"]]
+        assert all(t["toy"] >= t["softmax"] - 1e-9 for t in r["tokens"])  # the top beats the token
+        assert r["toy_mean_log"] == pytest.approx(float(np.mean(np.log(tops))), rel=1e-6)
+        assert r["toy"] == pytest.approx(math.prod(tops), rel=1e-6)
+        assert all("toy" in w for w in r["words"])
+    page = render_page(rows, [[t["token"] for t in r["tokens"]] for r in rows])
+    assert 'data-method="toy"' in page and "<tr><th>toy</th>" in page
+    gold = np.array([1.0, 0.0, 1.0, 0.0])
+    table, _ = evaluate_scores({k: np.array([r[k] for r in rows]) for k in rows[0]
+                                if isinstance(rows[0][k], float)}, gold, ci=False)
+    assert {"toy", "toy_mean_log"} <= {t["method"] for t in table}
+
+
+def test_the_cli_writes_and_summarises_a_registered_method(toy, tiny_causal_path, texts, tmp_path,
+                                                           capsys) -> None:
+    out = tmp_path / "s.jsonl"
+    assert cli_main(["score", "-s", str(texts[0]), "-t", str(texts[1]), "--model",
+                     str(tiny_causal_path), "--to-json", str(out), "--quiet", "--device", "cpu"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(0 < r["toy_min"] <= r["toy"] ** (1 / r["n_tokens"]) <= 1 for r in rows)
+    assert "\ntoy " in capsys.readouterr().out
+
+
+def test_a_registered_method_reaches_the_polygraph_plugin(toy, causal) -> None:
+    pytest.importorskip("lm_polygraph", reason="needs the polygraph extra (lm-polygraph)")
+    from sigmoid_head.integrations.polygraph import (
+        SigmoidHeadCalculator,
+        SigmoidHeadSequence,
+        _stats,
+        estimator_names,
+    )
+    from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+
+    stat = "sigmoid_head_toy_log_likelihoods"
+    assert stat in SigmoidHeadCalculator.meta_info()[0]
+    assert "SigmoidHeadSequence_toy_mean_log" in estimator_names()
+    prompt = causal.tokenizer("el perro")["input_ids"]
+    outs = generate_outputs(causal, [prompt], DecodingConfig(max_new_tokens=5), progress=False)
+    stats = _stats(outs, [prompt], causal.tokenizer)
+    want = outs[0].scores.log_probs()["toy"]
+    assert float(SigmoidHeadSequence("toy", "mean_log")(stats)[0]) == pytest.approx(-float(np.mean(want)))
+
+
+def test_the_registry_refuses_what_it_cannot_use() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(registry.Method("softmax", reads="lm_logits", token_values=top_probability))
+    with pytest.raises(ValueError, match="reads must be one of"):
+        registry.Method("x", reads="tea leaves", token_values=top_probability)
+    with pytest.raises(ValueError, match="unknown aggregations"):
+        registry.Method("x", reads="lm_logits", token_values=top_probability, aggregations=("median",))
+    from sigmoid_head.scoring.token_scores import softmax_log  # a "module:function" path resolves
+
+    assert registry.METHODS["softmax"].values_function() is softmax_log
+
+
+def test_old_aggregation_names_are_read() -> None:
+    assert registry.canonical("softmax_geomean") == "softmax_mean_log"
+    assert registry.canonical("sigmoid_geo") == "sigmoid_mean_log"
+    assert registry.canonical("softmax_min") == "softmax_min"
+    row = registry.upgrade_columns({"softmax_geomean": 0.5, "sigmoid_mean_log": -0.1, "sigmoid_geomean": 0.2})
+    assert row == {"softmax_mean_log": pytest.approx(math.log(0.5)), "sigmoid_mean_log": -0.1}
