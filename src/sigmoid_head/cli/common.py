@@ -91,12 +91,23 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_explain_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--describe", action="store_true",
+                   help="print every output field with its direction (higher = better or "
+                   "worse) and range, then exit")
     p.add_argument(
         "--html",
         help="also write one self-contained page of the outputs' tokens coloured by each "
         "method's score, numbers on hover, error spans marked (keeps the per-token scores in "
         "the rows, as --with-tokens does, and draws the page from them)",
     )
+
+
+def describe_fields() -> int:
+    """Print the output fields' directions and ranges (``--describe``); returns 0."""
+    from ..scoring.fields import describe
+
+    print(describe(), end="")
+    return 0
 
 
 def head_extras(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any]:

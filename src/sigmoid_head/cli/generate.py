@@ -45,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
+    if args.describe:
+        return common.describe_fields()
     from ..scoring.generate import DecodingConfig, generate_and_score
 
     common.check_early(args)

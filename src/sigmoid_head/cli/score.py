@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
+    if args.describe:
+        return common.describe_fields()
     from ..scoring.distributed import DEFAULT_WINDOW_BATCHES
     from ..scoring.force_decode import score_records
 
