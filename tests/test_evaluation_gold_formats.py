@@ -149,3 +149,25 @@ def test_bad_inputs_are_rejected(tmp_path) -> None:
         read_span_jsonl(bad)
     with pytest.raises(ValueError, match="gold format"):
         detect_format(tmp_path / "a.mt")
+
+
+def test_error_spans_follow_the_words_own_offsets() -> None:
+    from sigmoid_head.evaluation.spans import SpanConfig, find_errors
+
+    text = "no yes no"
+    words = [{"word": "no", "start": 0, "end": 2, "sigmoid": 0.9},
+             {"word": "yes", "start": 3, "end": 6, "sigmoid": 0.9},
+             {"word": "no", "start": 7, "end": 9, "sigmoid": 0.01}]
+    (err,) = find_errors(text, words, SpanConfig(threshold=0.1))
+    assert (err["start"], err["end"]) == (7, 9)
+    words[2]["start"], words[2]["end"] = 6, 9  # offsets win over searching the text
+    assert find_errors(text, words, SpanConfig(threshold=0.1))[0]["text"] == " no"
+
+
+def test_a_gold_word_takes_its_weakest_scored_piece() -> None:
+    from sigmoid_head.evaluation.gold_eval import gold_word_scores
+
+    rec = {"candidate": "Hund. ja", "words": [
+        {"word": "Hund", "start": 0, "end": 4, "sigmoid": 0.2},
+        {"word": ".", "start": 4, "end": 5, "sigmoid": 0.9}]}
+    assert gold_word_scores(rec, "sigmoid").tolist() == [0.2, 1.0]  # "ja" was not scored

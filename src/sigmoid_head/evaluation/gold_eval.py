@@ -198,7 +198,8 @@ def format_gold_report(res: Mapping[str, Any], ci: bool = True) -> str:
     thr = ", ".join(f"{m} < {t:g}" for m, t in res["thresholds"].items())
     lines = [f"{res['n_items']} items, {res['n_words']} words ({res['n_bad_words']} BAD), "
              f"{res['n_spans']} gold spans ({res['omissions']} omissions without a place); "
-             f"BAD / error span where the word score is {thr}; 95% intervals over sources", ""]
+             f"BAD / error span where the word score is {thr}; "
+             f"{'95% intervals over sources' if ci else 'no intervals'}", ""]
     words = {m: r for m, r in res["methods"].items() if "mcc" in r}
     if words:
         lines += _table("Word level (BAD = positive; higher = better)", words, WORD_COLUMNS, ci)
@@ -210,3 +211,54 @@ def format_gold_report(res: Mapping[str, Any], ci: bool = True) -> str:
             lines += _table(f"Recall {key.replace('_', ' ')} (spans of {which})", res[key],
                             ("char_recall", "spans_hit", "n_spans"), ci)
     return "\n".join(lines)
+
+
+def parse_thresholds(text: str | None) -> tuple[dict[str, float], float | None]:
+    """``"0.3"`` (every method) or ``"sigmoid=0.1,softmax=0.05"`` -> (per method, default)."""
+    per: dict[str, float] = {}
+    default = None
+    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
+        name, _, value = part.rpartition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            raise ValueError(f"threshold {part!r}: expected a number or method=number") from None
+        if name:
+            per[name] = v
+        else:
+            default = v
+    return per, default
+
+
+def evaluate_gold_files(scores: str, gold: str, fmt: str | None = None, *,
+                        mt: str | None = None, source: str | None = None,
+                        methods: Sequence[str] | None = None, thresholds: str | None = None,
+                        head: str | None = None, severity_weighted: bool = False,
+                        ci: bool = True, n_boot: int = 1000) -> tuple[dict[str, Any], str]:
+    """What ``sigmoid-head evaluate --gold-format ...`` runs: read, evaluate, format.
+
+    Thresholds: ``thresholds`` (see :func:`parse_thresholds`), else the head folder's saved
+    span settings (``calibrate --gold-spans``) for their method, else 0.5.
+    """
+    from ..data.records import read_jsonl
+    from .gold_formats import read_gold_items
+
+    per, default = parse_thresholds(thresholds)
+    saved = SpanConfig.load(head) if head else None
+    if saved is not None:
+        per.setdefault(saved.method, saved.threshold)
+    items = read_gold_items(gold, fmt, mt=mt, source=source)
+    res = evaluate_gold(read_jsonl(scores, objects=True), items, methods=methods, thresholds=per,
+                        default_threshold=0.5 if default is None else default,
+                        severity_weighted=severity_weighted, n_boot=n_boot if ci else 1)
+    return res, format_gold_report(res, ci)
+
+
+def gold_spans(path: str, fmt: str | None = None, mt: str | None = None
+               ) -> tuple[list[str], list[list[tuple[int, int]]]]:
+    """(texts, per text its gold ``(start, end)`` spans) of any gold format, for
+    ``calibrate --gold-spans``."""
+    from .gold_formats import read_gold_items
+
+    items = read_gold_items(path, fmt, mt=mt)
+    return [it.text for it in items], [[(s["start"], s["end"]) for s in it.spans] for it in items]
