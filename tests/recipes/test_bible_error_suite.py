@@ -112,9 +112,8 @@ def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, pert
 
 
 def test_word_level_metrics_match_sklearn_and_resample_verses():
-    from sklearn.metrics import average_precision_score, matthews_corrcoef
-
     import eval_other_suite
+    from sklearn.metrics import average_precision_score, matthews_corrcoef
 
     rng = np.random.default_rng(0)
     owner = np.repeat(np.arange(30), 8)  # 30 candidates of 8 words
