@@ -34,12 +34,13 @@ def test_evaluate_wmt_tags_prints_the_hand_computed_table(tmp_path, capsys, tags
     scores = _scores(tmp_path, gold, WMT_SCORES, fmt="wmt-tags", mt=DATA / "wmt_word_tags" / "dev.mt")
     argv = ["evaluate", "--scores", str(scores), "--gold", str(gold), "--gold-format", "wmt-tags",
             "--gold-mt", str(DATA / "wmt_word_tags" / "dev.mt"), "--n-boot", "50",
+            "--gold-source", str(DATA / "wmt_word_tags" / "dev.src"),
             "--out-dir", str(tmp_path / "out")]
     assert main(argv) == 0
     out = capsys.readouterr().out
     # MCC 22/sqrt(792) = 0.782, F1-BAD 0.8, ROC-AUC 32.5/33 = 0.985, AP 11/12 = 0.917
     assert "| sigmoid | 0.782 [" in out and "| 0.800 [" in out and "0.985 [" in out
-    assert "0.917 [" in out and "14 words (3 BAD)" in out
+    assert "0.917 [" in out and "14 words (3 BAD)" in out and "(2 sources)" in out
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["methods"]["sigmoid"]["mpp_f1"][0] == pytest.approx(0.8)
 
@@ -49,9 +50,9 @@ def test_evaluate_detects_esa_and_reports_per_severity(tmp_path, capsys) -> None
     scores = _scores(tmp_path, gold, ESA_SCORES)
     assert main(["evaluate", "--scores", str(scores), "--gold", str(gold), "--no-ci"]) == 0
     out = capsys.readouterr().out
-    assert "Recall by severity" in out and "| major | 1.000 | 1.000 | 2.000 |" in out
-    assert "| minor | 0.286 | 0.500 | 2.000 |" in out  # 2 of 7 characters, 1 of 2 spans
-    assert "1 omissions without a place" in out and "no intervals" in out
+    assert "Recall by severity" in out and "| major | 1.000 | 1.000 | 2 |" in out
+    assert "| minor | 0.286 | 0.500 | 2 |" in out  # 2 of 7 characters, 1 of 2 spans
+    assert "(+ 1 without a place)" in out and "no intervals" in out and "(3 sources)" in out
 
 
 def test_evaluate_ragtruth_and_mqm_are_detected(tmp_path, capsys) -> None:

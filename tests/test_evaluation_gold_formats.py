@@ -105,6 +105,8 @@ def test_severity_weighting_weighs_gold_spans_by_severity() -> None:
     # major = 5, minor = 1; every predicted span here is "minor"
     assert m["mpp_r"][0] == pytest.approx((5 + 5 + 0 + 1 / 3) / 12, abs=1e-12)
     assert m["mpp_p"][0] == pytest.approx((4 / 5 + 2 / 4 + 1) / 3, abs=1e-12)
+    res = evaluate_gold(rows, items, severity_weighted=True, n_boot=20)
+    assert "MPP weighted by severity" in format_gold_report(res)
 
 
 def test_mqm_reports_recall_per_category() -> None:

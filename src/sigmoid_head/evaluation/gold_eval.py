@@ -169,7 +169,8 @@ def evaluate_gold(rows: Sequence[dict], items: Sequence[GoldItem], *,
     out["by_severity"] = recall_by(items, preds, "severity", n_boot)
     out["by_category"] = recall_by(items, preds, "category", n_boot)
     bad = [gold_word_bad(it) for it in items]
-    out |= {"n_items": len(items), "n_words": int(sum(b.size for b in bad)),
+    out |= {"n_items": len(items), "n_sources": len({it.group for it in items}),
+            "severity_weighted": severity_weighted, "n_words": int(sum(b.size for b in bad)),
             "n_bad_words": int(sum(b.sum() for b in bad)),
             "n_spans": sum(len(it.spans) for it in items),
             "omissions": sum(len(it.omissions) for it in items)}
@@ -183,22 +184,29 @@ def _cell(v: tuple[float, float, float], ci: bool) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]" if ci and lo == lo else f"{value:.3f}"
 
 
+def _count(v: tuple[float, float, float], ci: bool) -> str:
+    return f"{v[0]:.0f}"
+
+
 def _table(title: str, rows: Mapping[str, Mapping[str, tuple]], cols: Sequence[str],
            ci: bool) -> list[str]:
     cols = [c for c in cols if any(c in r for r in rows.values())]
     lines = [title, "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, r in rows.items():
-        lines.append(f"| {name} | " + " | ".join(_cell(r[c], ci) if c in r else "–" for c in cols)
-                     + " |")
+        lines.append(f"| {name} | " + " | ".join(
+            (_count if c.startswith("n_") else _cell)(r[c], ci) if c in r else "–" for c in cols)
+            + " |")
     return [*lines, ""]
 
 
 def format_gold_report(res: Mapping[str, Any], ci: bool = True) -> str:
     """Markdown tables of :func:`evaluate_gold`'s result (word, span, severity, category)."""
     thr = ", ".join(f"{m} < {t:g}" for m, t in res["thresholds"].items())
-    lines = [f"{res['n_items']} items, {res['n_words']} words ({res['n_bad_words']} BAD), "
-             f"{res['n_spans']} gold spans ({res['omissions']} omissions without a place); "
-             f"BAD / error span where the word score is {thr}; "
+    weighted = "; MPP weighted by severity (minor 1, major 5, critical 10)" if res.get(
+        "severity_weighted") else ""
+    lines = [f"{res['n_items']} items ({res['n_sources']} sources), {res['n_words']} words "
+             f"({res['n_bad_words']} BAD), {res['n_spans']} gold spans (+ {res['omissions']} "
+             f"without a place); BAD / error span where the word score is {thr}{weighted}; "
              f"{'95% intervals over sources' if ci else 'no intervals'}", ""]
     words = {m: r for m, r in res["methods"].items() if "mcc" in r}
     if words:
