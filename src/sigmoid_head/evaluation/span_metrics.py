@@ -23,7 +23,9 @@ Span level, on character offsets (``end`` exclusive; whitespace characters never
   consult its released code offline.
 
 Intervals: :func:`clustered_ci` resamples *sources* (groups of items), not items, so
-that the several candidates or words of one source move together.
+that the several candidates or words of one source move together. It is the only place
+here that draws resamples (the line ``pick = rng.integers(...)``): when
+:mod:`.bootstrap` gains grouped resampling, that line becomes a call to it.
 """
 
 from __future__ import annotations
