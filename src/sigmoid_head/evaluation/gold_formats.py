@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.records import read_jsonl, read_lines
+from ..data.records import iter_jsonl_lines, read_jsonl, read_lines
 
 FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth")
 """Names accepted by ``--gold-format``."""
@@ -187,8 +187,7 @@ def detect_format(path: str | Path) -> str:
     if path.suffix.lower() == ".tags":
         return "wmt-tags"
     if path.suffix.lower() in (".jsonl", ".json"):
-        rows = read_jsonl(path, objects=True)
-        first = rows[0] if rows else {}
+        first = next(iter_jsonl_lines(path, objects=True), (0, {}))[1]  # the first record only
         if "response" in first and "labels" in first:
             return "ragtruth"
         if "mqm_spans" in first:
