@@ -65,6 +65,9 @@ def test_the_cli_writes_and_summarises_a_registered_method(toy, tiny_causal_path
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(0 < r["toy_min"] <= r["toy"] ** (1 / r["n_tokens"]) <= 1 for r in rows)
     assert "\ntoy " in capsys.readouterr().out
+    from sigmoid_head.scoring.fields import field_for
+
+    assert all(field_for(k) is not None for k in ("toy", "toy_mean_log", "toy_min"))  # --describe
 
 
 def test_a_registered_method_reaches_the_polygraph_plugin(toy, causal) -> None:

@@ -13,7 +13,11 @@ intervals where they apply:
 - pairwise accuracy: how often a reference outscores its own corrupted version;
 - word-level ROC-AUC of error detection: each word of the corrupted candidates scored by
   the product of its tokens' scores (a low score flags an error), against the words that
-  carry the error.
+  carry the error;
+- the same words through the WMT word-level QE metrics (``word_metrics``): MCC and F1 of
+  BAD at a fixed word-probability cut (``--word-threshold``, 0.5 unless named: nothing is
+  tuned on the test books) and average precision beside ROC-AUC, every interval from
+  resampling source verses (all candidates of a verse together), not words.
 
 Nothing here chooses a setting, so nothing is tuned on the test books. Output:
 ``OUT/suite.json``, ``OUT/suite.md``, and per candidate ``OUT/candidates.json`` with
@@ -32,6 +36,7 @@ import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci
 from sigmoid_head.evaluation.metrics import roc_auc
+from sigmoid_head.evaluation.span_metrics import clustered_ci, word_metrics
 from sigmoid_head.scoring.aggregate import words_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,6 +83,32 @@ def word_labels(tokenizer, tokens: dict[str, np.ndarray], cands: list[dict]
             np.array(owner), skipped)
 
 
+def word_level_metrics(word_scores: dict[str, np.ndarray], bad: np.ndarray, owner: np.ndarray,
+                       cands: list[dict], threshold: float, n_boot: int) -> dict[str, dict]:
+    """MCC, F1-BAD, ROC-AUC and AP of every method's word scores, intervals by source verse.
+
+    Args:
+        word_scores: method -> (W,) word log-scores (sum of the word's token log-probabilities).
+        bad: (W,) 1 where the word carries the error.
+        owner: (W,) candidate index of each word; the candidate's ``item`` is its source.
+        cands: the suite's candidates.
+        threshold: a word whose probability (exp of its log-score) is below it is BAD.
+        n_boot: bootstrap resamples.
+
+    Returns:
+        method -> metric -> (value, CI low, CI high).
+    """
+    sources = np.array([cands[i]["item"] for i in owner])
+    out = {}
+    for m, v in word_scores.items():
+        if m == "neg_entropy":
+            continue
+        prob = np.exp(v)
+        out[m] = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], threshold),
+                              sources, n_boot)
+    return out
+
+
 def run(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     out = Path(args.out)
@@ -116,6 +147,9 @@ def run(args: argparse.Namespace) -> dict:
             sel = kind_of == k
             if k != "next verse" and sel.any() and 0 < bad[sel].sum() < sel.sum():
                 report["word_auc"][m][k] = bootstrap_ci(roc_auc, -v[sel], bad[sel], n=args.boot)
+    report["word_metrics"] = word_level_metrics(word_scores, bad, owner, cands, args.word_threshold,
+                                                args.boot)
+    report["word_threshold"] = args.word_threshold
     report["minutes"] = (time.perf_counter() - t0) / 60
     (out / "suite.json").write_text(json.dumps(report, indent=1))
     (out / "suite.md").write_text(markdown(report))
@@ -144,7 +178,19 @@ def markdown(r: dict) -> str:
     for m, row in r["word_auc"].items():
         lines.append(f"| {m} | " + " | ".join(f"{row[k][0]:.3f}" if k in row else "-" for k in wk)
                      + f" | {_ci(row['all'])} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + word_metrics_markdown(r)) + "\n"
+
+
+def word_metrics_markdown(r: dict) -> list[str]:
+    """The MCC / F1-BAD / ROC-AUC / AP table (empty for reports written before it existed)."""
+    if not r.get("word_metrics"):
+        return []
+    lines = ["", f"## Word-level error detection, WMT word-level QE metrics (MCC and F1-BAD at word "
+             f"probability < {r['word_threshold']:g}; 95% CIs resampling source verses)", "",
+             "| method (word = product of its tokens) | MCC | F1-BAD | ROC-AUC | AP |", "|---|---|---|---|---|"]
+    for m, row in r["word_metrics"].items():
+        lines.append(f"| {m} | " + " | ".join(_ci(row[k]) for k in ("mcc", "f1_bad", "roc_auc", "ap")) + " |")
+    return lines
 
 
 def _ci(v) -> str:
@@ -162,6 +208,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--n-items", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--boot", type=int, default=1000)
+    p.add_argument("--word-threshold", type=float, default=0.5,
+                   help="word probability below which a word is BAD, for MCC and F1-BAD")
     p.add_argument("--out", required=True)
     return p
 

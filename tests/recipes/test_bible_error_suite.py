@@ -104,7 +104,30 @@ def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, pert
     assert set(report["pairwise"]["softmax@mean"]) == set(report["counts"]) - {"reference"}
     w = report["word_level"]
     assert w["words"] > 0 and 0 < w["bad_words"] < w["words"]
-    assert (tmp_path / "out" / "suite.md").read_text().startswith("# Eval Other by error kind")
+    md = (tmp_path / "out" / "suite.md").read_text()
+    assert md.startswith("# Eval Other by error kind") and "| MCC | F1-BAD | ROC-AUC | AP |" in md
+    for m, row in report["word_metrics"].items():  # the same words, the same ROC-AUC
+        assert row["roc_auc"][0] == pytest.approx(report["word_auc"][m]["all"][0], abs=1e-12)
+        assert row["ap"][1] <= row["ap"][0] <= row["ap"][2]
+
+
+def test_word_level_metrics_match_sklearn_and_resample_verses():
+    import eval_other_suite
+    from sklearn.metrics import average_precision_score, matthews_corrcoef
+
+    rng = np.random.default_rng(0)
+    owner = np.repeat(np.arange(30), 8)  # 30 candidates of 8 words
+    cands = [{"item": i // 3} for i in range(30)]  # 3 candidates per source verse
+    bad = (rng.random(owner.size) < 0.2).astype(float)
+    logs = {"softmax": np.log(np.clip(0.7 - 0.5 * bad + 0.3 * rng.random(owner.size), 1e-6, 1)),
+            "neg_entropy": rng.random(owner.size)}
+    out = eval_other_suite.word_level_metrics(logs, bad, owner, cands, threshold=0.5, n_boot=100)
+    assert set(out) == {"softmax"}
+    p = np.exp(logs["softmax"])
+    assert out["softmax"]["mcc"][0] == pytest.approx(matthews_corrcoef(bad, p < 0.5), abs=1e-9)
+    assert out["softmax"]["ap"][0] == pytest.approx(average_precision_score(bad, -p), abs=1e-9)
+    one = eval_other_suite.word_level_metrics(logs, bad, owner, [{"item": 0}] * 30, 0.5, 20)
+    assert one["softmax"]["mcc"][1] == one["softmax"]["mcc"][2]  # one verse: nothing to resample
 
 
 def test_compare_other_chooses_on_dev(tmp_path):

@@ -34,8 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gold-spans",
         help="dev error locations: .jsonl, one line per scored item, a list of [start, end] "
-        "character spans of the candidate (or an object with 'error_spans')",
+        "character spans of the candidate (or an object with 'error_spans'); or a file in "
+        "one of the --gold-format layouts",
     )
+    p.add_argument("--gold-format", choices=["wmt-tags", "esa", "mqm", "ragtruth"],
+                   help="--gold-spans in a QE format: WMT word-level .tags (BAD words), ESA or "
+                   "MQM span JSONL, RAGTruth response.jsonl (default: detected; else the "
+                   "list-of-spans JSONL above)")
+    p.add_argument("--gold-mt", help="wmt-tags: the MT text file (default: the tags file's .mt)")
     p.add_argument("--methods", help="methods to calibrate (comma-separated; default: every "
                    "registered method in the scores)")
     p.add_argument("--span-method", default="sigmoid", help="whose word scores give the spans")
@@ -43,9 +49,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test-gold", help="held-out labels for --test-scores")
 
 
-def _spans(path: str) -> list[list[tuple[int, int]]]:
+def _spans(path: str, args: argparse.Namespace, rows: list[dict]) -> list[list[tuple[int, int]]]:
     from ..data.records import read_jsonl
+    from ..evaluation.gold_eval import gold_spans
+    from ..evaluation.gold_formats import span_format
 
+    fmt = args.gold_format or span_format(path)
+    if fmt:
+        texts, spans = gold_spans(path, fmt, args.gold_mt)
+        bad = next((k for k, (r, t) in enumerate(zip(rows, texts, strict=False))
+                    if r.get("candidate") != t), None)
+        if bad is not None:
+            raise UsageError(f"item {bad + 1}: the scored candidate differs from the gold text")
+        return spans
     out = []
     for rec in read_jsonl(path):
         spans = rec.get("error_spans", []) if isinstance(rec, dict) else rec
@@ -103,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gold or args.quality:
         _fit_combination(args, rows)
     if args.gold_spans:
-        gold = _spans(args.gold_spans)
+        gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")
         if any("words" not in r for r in rows):

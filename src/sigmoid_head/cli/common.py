@@ -99,6 +99,9 @@ def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
     :class:`ModelOptions` and :class:`~sigmoid_head.scoring.corpus.CorpusConfig`."""
     from ..scoring.corpus import CorpusConfig
 
+    p.add_argument("--describe", action="store_true",
+                   help="print every output field with its direction (higher = better or "
+                   "worse) and range, then exit")
     add_dataclass_options(p.add_argument_group("model"), ModelOptions)
     run = [f for f in RUN_FIELDS if command == "score" or f != "max_tokens"]
     add_dataclass_options(p.add_argument_group("scoring and output"), CorpusConfig, only=run,
@@ -106,6 +109,14 @@ def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
     add_dataclass_options(p.add_argument_group("extra baselines"), CorpusConfig,
                           skip=(*RUN_FIELDS, *(("mc_samples",) if command == "score" else ())),
                           parsers=PARSERS)
+
+
+def describe_fields() -> int:
+    """Print the output fields' directions and ranges (``--describe``); returns 0."""
+    from ..scoring.fields import describe
+
+    print(describe(), end="")
+    return 0
 
 
 def corpus_config(args: argparse.Namespace) -> Any:

@@ -24,6 +24,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", help="comma-separated methods (default: all known present)")
     p.add_argument("--metrics", help="comma-separated metrics, e.g. pearson,spearman,bce")
     p.add_argument("--out-dir", help="write results.md, results.csv and plots here")
+    g = p.add_argument_group("word tags and error spans (need scores from score --with-tokens)")
+    g.add_argument("--gold-format", choices=["wmt-tags", "esa", "mqm", "ragtruth"],
+                   help="gold word tags / error spans: WMT word-level .tags, ESA or MQM span "
+                   "JSONL, RAGTruth response.jsonl (default: detected from the file)")
+    g.add_argument("--gold-mt", help="wmt-tags: the MT text file (default: the tags file's .mt)")
+    g.add_argument("--gold-source", help="wmt-tags: the source file (intervals by source)")
+    g.add_argument("--thresholds", help="word score below which a word is BAD: 0.3, or "
+                   "sigmoid=0.1,softmax=0.05 (default: the --head's saved span settings, else 0.5)")
+    g.add_argument("--head", help="head folder whose saved error-span settings give the threshold")
+    g.add_argument("--severity-weighted", action="store_true",
+                   help="weigh spans by severity in the MPP score (minor 1, major 5, critical 10)")
     p.add_argument("--no-ci", action="store_true", help="skip bootstrap confidence intervals")
     p.add_argument("--n-boot", type=_positive_int, default=1000, help="bootstrap resamples")
 
@@ -45,7 +56,11 @@ def _split(value: str | None) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head evaluate``: metrics table (and report files with --out-dir)."""
     from ..evaluation.evaluate import evaluate_scores
+    from ..evaluation.gold_formats import span_format
 
+    fmt = args.gold_format or span_format(args.gold)
+    if fmt:
+        return _run_gold(args, fmt)
     _, table = evaluate_scores(
         args.scores,
         args.gold,
@@ -59,5 +74,26 @@ def run(args: argparse.Namespace) -> int:
     )
     print(table, end="")
     if args.out_dir:
+        print(f"report written to {args.out_dir}")
+    return 0
+
+
+def _run_gold(args: argparse.Namespace, fmt: str) -> int:
+    """Word and span metrics against word tags or error spans."""
+    import json
+    from pathlib import Path
+
+    from ..evaluation.gold_eval import evaluate_gold_files
+
+    res, table = evaluate_gold_files(
+        args.scores, args.gold, fmt, mt=args.gold_mt, source=args.gold_source,
+        methods=_split(args.methods), thresholds=args.thresholds, head=args.head,
+        severity_weighted=args.severity_weighted, ci=not args.no_ci, n_boot=args.n_boot)
+    print(table, end="")
+    if args.out_dir:
+        out = Path(args.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.md").write_text(table, encoding="utf-8")
+        (out / "results.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
         print(f"report written to {args.out_dir}")
     return 0

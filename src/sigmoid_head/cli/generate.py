@@ -39,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
+    if args.describe:
+        return common.describe_fields()
     from ..scoring.corpus import config_from, generate_corpus
     from ..scoring.corpus_output import join_processes
     from ..scoring.generate import DecodingConfig

@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head score``: Eval Other."""
+    if args.describe:
+        return common.describe_fields()
     from ..scoring.corpus import score_corpus
     from ..scoring.corpus_output import join_processes
 

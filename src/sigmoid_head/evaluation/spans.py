@@ -95,6 +95,14 @@ def word_offsets(text: str, words: Sequence[str]) -> list[tuple[int, int] | None
     return out
 
 
+def offsets_of(text: str, words: Sequence[dict]) -> list[tuple[int, int] | None]:
+    """Each word's ``(start, end)``: its own offsets when the records carry them (``score``
+    and ``generate`` output does), else :func:`word_offsets` (searched in ``text``)."""
+    if words and all("start" in w and "end" in w for w in words):
+        return [(int(w["start"]), int(w["end"])) for w in words]
+    return word_offsets(text, [w["word"] for w in words])
+
+
 def error_runs(scores: Sequence[float], offsets: Sequence[tuple[int, int] | None],
                threshold: float) -> list[list[int]]:
     """Runs of adjacent words scored below ``threshold`` (word indices; words not found in
@@ -117,13 +125,14 @@ def find_errors(text: str, words: Sequence[dict], config: SpanConfig) -> list[di
 
     Args:
         text: the candidate text.
-        words: ``{"word", <method>: score, ...}`` per word, in order (a record's ``words``).
+        words: ``{"word", <method>: score, ...}`` per word, in order (a record's ``words``;
+            their ``start``/``end`` are used when present, so spans carry the same offsets).
         config: threshold, minimum length, method, severity cut.
 
     Returns:
         ``{"text", "start", "end", "confidence", "severity"}`` per span, in text order.
     """
-    offsets = word_offsets(text, [w["word"] for w in words])
+    offsets = offsets_of(text, words)
     scores = [float(w[config.method]) for w in words]
     errors = []
     for run in error_runs(scores, offsets, config.threshold):
@@ -245,7 +254,7 @@ def fit_span_config(
     if len(rows) != len(gold):
         raise ValueError(f"{len(rows)} scored items but {len(gold)} lists of gold spans")
     items = [_Candidate(r["candidate"], [float(w[method]) for w in r["words"]],
-                        [w["word"] for w in r["words"]], g) for r, g in zip(rows, gold, strict=True)]
+                        r["words"], g) for r, g in zip(rows, gold, strict=True)]
     scores = np.array([s for c in items for s in c.scores])
     if scores.size == 0:
         raise ValueError("no word scores to choose a threshold from")
@@ -274,9 +283,9 @@ class _Candidate:
     """One dev candidate prepared for the threshold search: word scores and offsets, and
     (len(text),) masks of its non-whitespace characters and of its gold error characters."""
 
-    def __init__(self, text: str, scores: list[float], words: list[str],
+    def __init__(self, text: str, scores: list[float], words: list[dict],
                  gold: Sequence[Span]) -> None:
-        self.scores, self.offsets = scores, word_offsets(text, words)
+        self.scores, self.offsets = scores, offsets_of(text, words)
         self.counted = np.array([not ch.isspace() for ch in text], dtype=bool)
         self.gold = self._span_mask(gold)
 

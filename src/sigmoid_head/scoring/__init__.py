@@ -1,8 +1,9 @@
 """Scoring: every per-token score from one frozen pass (:mod:`.token_scores`), the one
 force-decode path for given outputs (:mod:`.force_decode`, Eval Other), generation-time
 capture (:mod:`.generate`, Eval Self), token -> word -> sequence aggregation
-(:mod:`.aggregate`), the further baselines (:mod:`.baselines`), RAUQ from the same
-pass's attention weights (:mod:`.rauq`), and whole corpora as ``score`` / ``generate`` do
-them (:mod:`.corpus`, written by :mod:`.corpus_output`). The methods and aggregations are
+(:mod:`.aggregate`) with character offsets (:mod:`.offsets`), the fields' directions
+(:mod:`.fields`), the further baselines (:mod:`.baselines`), RAUQ from the same pass's
+attention weights (:mod:`.rauq`), and whole corpora as ``score`` / ``generate`` do them
+(:mod:`.corpus`, written by :mod:`.corpus_output`). The methods and aggregations are
 those registered in :mod:`sigmoid_head.methods`.
 """

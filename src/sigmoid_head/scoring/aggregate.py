@@ -28,6 +28,7 @@ import numpy as np
 
 from ..data.tokenize import special_ids
 from ..methods import sequence_scores
+from .offsets import add_offsets
 from .token_scores import TokenScores
 
 WORD_REDUCERS: dict[str, Callable[[np.ndarray], float]] = {
@@ -160,9 +161,10 @@ def sequence_record(
         ``sigmoid``, ``sigmoid_logprob``, ``sigmoid_mean_log``, ``sigmoid_min`` (and the
         same for ``softmax`` and ``boostedprob``), ``entropy_mean`` (an uncertainty),
         ``dominant_mean``, ``n_tokens``; with ``with_tokens`` also ``tokens`` (one
-        ``{token, sigmoid, softmax, boostedprob, entropy, n_dominant}`` per scored token)
-        and ``words`` (one ``{word, sigmoid, softmax, boostedprob}`` per word, token
-        probabilities multiplied).
+        ``{token, sigmoid, softmax, boostedprob, entropy, n_dominant, start, end}`` per
+        scored token) and ``words`` (one ``{word, sigmoid, softmax, boostedprob, start,
+        end}`` per word, token probabilities multiplied); ``start``/``end`` are character
+        offsets into ``text`` (:mod:`.offsets`; without ``text``, the decoded output).
     """
     rec: dict[str, Any] = {}
     logs = ts.log_probs()
@@ -189,4 +191,5 @@ def sequence_record(
         rec["words"] = [
             {"word": w.text, **{k: v[j] for k, v in per.items()}} for j, w in enumerate(words)
         ]
+        add_offsets(rec, tokenizer, ts.ids, text, [w.tokens for w in words])
     return rec

@@ -1,0 +1,209 @@
+"""Readers of the gold files QE users already have, into one shape: :class:`GoldItem`.
+
+Formats (``--gold-format``; :func:`detect_format` picks one from the file):
+
+* ``wmt-tags``: WMT word-level QE. A tags file, one line per sentence, OK/BAD tags
+  separated by spaces, for the MT words (the MT file split on whitespace) or with gap
+  tags interleaved (``2n + 1`` tags: gap, word, gap, ..., gap; the WMT 2018-2020 layout),
+  beside the MT text file (same stem, ``.mt``, or named) and optionally the source file
+  and source tags. Each BAD word becomes one error span; gap tags are kept
+  (``gap_tags``) but have no character span.
+* ``esa`` / ``mqm``: JSONL, one segment per line, with the translation (``tgt``, ``mt``,
+  ``translation``, ``hypothesis`` or ``target``), optionally the source (``src`` or
+  ``source``), and a list of error spans (``esa_spans``, ``mqm_spans``, ``error_spans``,
+  ``errors`` or ``spans``), each with character ``start``/``end`` (or ``start_i``/``end_i``
+  as in the WMT 2024 ESA release; ``"missing"`` marks an omission without a place,
+  counted in ``omissions``), ``severity`` and a category (``category``, ``error_type``
+  or ``type``). The two names read the same layout.
+* ``ragtruth``: hallucination spans as in RAGTruth's ``response.jsonl``: ``response``,
+  ``source_id`` and ``labels``, each ``{start, end, text, label_type}``.
+
+Every reader checks that each span lies inside its text. Numpy-free, no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.records import iter_jsonl_lines, read_jsonl, read_lines
+
+FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth")
+"""Names accepted by ``--gold-format``."""
+TEXT_KEYS = ("tgt", "mt", "translation", "hypothesis", "target", "response")
+SOURCE_KEYS = ("src", "source")
+SPAN_KEYS = ("esa_spans", "mqm_spans", "error_spans", "errors", "spans", "labels")
+CATEGORY_KEYS = ("category", "error_type", "type", "label_type")
+GROUP_KEYS = ("doc_id", "segment_id", "seg_id", "line_id")
+"""Joined into the source id when a record has neither ``source_id`` nor a source text."""
+
+
+@dataclass
+class GoldItem:
+    """One annotated text.
+
+    Attributes:
+        text: the annotated text (translation or response); spans index into it.
+        spans: error spans ``{"start", "end", "severity", "category"}`` (end exclusive).
+        group: source id for clustered intervals (items of one source move together).
+        source: the source text, if known.
+        word_bad: per whitespace word of ``text``, 1 = BAD (word-tag formats only).
+        gap_tags: per gap, 1 = BAD (when the tags file interleaves gaps).
+        omissions: errors without a place in the text (e.g. ESA ``"missing"``).
+
+    The source id is ``source_id`` (RAGTruth), else the source text, else the record's
+    document and segment ids, else its line number; word-tag files use the source line
+    when a source file is given, else the line number.
+    """
+
+    text: str
+    spans: list[dict[str, Any]]
+    group: str
+    source: str | None = None
+    word_bad: list[int] | None = None
+    gap_tags: list[int] | None = None
+    omissions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def whitespace_words(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every whitespace-separated word of ``text``."""
+    out, start = [], None
+    for i, ch in enumerate(text + " "):
+        if ch.isspace():
+            if start is not None:
+                out.append((start, i))
+            start = None
+        elif start is None:
+            start = i
+    return out
+
+
+def _tag(t: str, where: str) -> int:
+    u = t.strip().upper()
+    if u not in ("OK", "BAD"):
+        raise ValueError(f"{where}: unknown tag {t!r}; expected OK or BAD")
+    return int(u == "BAD")
+
+
+def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
+                  source: str | Path | None = None) -> list[GoldItem]:
+    """WMT word-level QE tags beside their MT text (see the module docstring).
+
+    Args:
+        tags: the MT tags file (word tags, or word and gap tags interleaved).
+        mt: the MT text file; default the tags file with suffix ``.mt``.
+        source: the source text file (optional).
+    """
+    tags = Path(tags)
+    mt = Path(mt) if mt else tags.with_suffix(".mt")
+    tag_lines, texts = _drop_final_empty(read_lines(tags)), _drop_final_empty(read_lines(mt))
+    sources = _drop_final_empty(read_lines(source)) if source else [None] * len(texts)
+    if not len(tag_lines) == len(texts) == len(sources):
+        raise ValueError(f"{tags}: {len(tag_lines)} tag lines but {len(texts)} MT lines"
+                         + (f" and {len(sources)} source lines" if source else ""))
+    items = []
+    for k, (line, text) in enumerate(zip(tag_lines, texts, strict=True)):
+        where = f"{tags}:{k + 1}"
+        t = [_tag(x, where) for x in line.split()]
+        words = whitespace_words(text)
+        gaps = None
+        if len(t) == 2 * len(words) + 1:
+            gaps, t = t[0::2], t[1::2]
+        elif len(t) != len(words):
+            raise ValueError(f"{where}: {len(t)} tags for {len(words)} MT words (expected "
+                             f"{len(words)}, or {2 * len(words) + 1} with gaps)")
+        spans = [{"start": s, "end": e, "severity": None, "category": None}
+                 for (s, e), bad in zip(words, t, strict=True) if bad]
+        group = sources[k] if sources[k] is not None else str(k)
+        items.append(GoldItem(text, spans, group, sources[k], t, gaps))
+    return items
+
+
+def _drop_final_empty(lines: Sequence[Any]) -> list[Any]:
+    lines = list(lines)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def _first(rec: dict, keys: Sequence[str], what: str, where: str) -> Any:
+    for k in keys:
+        if k in rec:
+            return rec[k]
+    raise ValueError(f"{where}: no {what} field (one of {', '.join(keys)})")
+
+
+def _span(raw: dict, text: str, where: str) -> dict[str, Any] | None:
+    """One span in the common shape, or None for an omission without a place."""
+    start, end = raw.get("start", raw.get("start_i")), raw.get("end", raw.get("end_i"))
+    category = next((raw[k] for k in CATEGORY_KEYS if raw.get(k) is not None), None)
+    out = {"start": start, "end": end, "severity": raw.get("severity"), "category": category}
+    if start == "missing" or end == "missing" or start is None:
+        return None
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(text)):
+        raise ValueError(f"{where}: span [{start}, {end}) is not inside the {len(text)}-character text")
+    return out
+
+
+def read_span_jsonl(path: str | Path) -> list[GoldItem]:
+    """ESA / MQM / RAGTruth span annotations (see the module docstring)."""
+    items = []
+    for k, rec in enumerate(read_jsonl(path, objects=True)):
+        where = f"{path}:{k + 1}"
+        text = _first(rec, TEXT_KEYS, "text", where)
+        raw = _first(rec, SPAN_KEYS, "error-span list", where) or []
+        spans, omissions = [], []
+        for s in raw:
+            got = _span(s, text, where)
+            (spans.append(got) if got else omissions.append(
+                {"severity": s.get("severity"),
+                 "category": next((s[c] for c in CATEGORY_KEYS if s.get(c)), None)}))
+        src = next((rec[s] for s in SOURCE_KEYS if isinstance(rec.get(s), str)), None)
+        group = str(rec["source_id"]) if "source_id" in rec else src
+        if group is None:
+            group = "/".join(str(rec[g]) for g in GROUP_KEYS if g in rec) or str(k)
+        items.append(GoldItem(text, sorted(spans, key=lambda s: (s["start"], s["end"])),
+                              group, src, omissions=omissions))
+    return items
+
+
+def span_format(path: str | Path) -> str | None:
+    """:func:`detect_format`, or None when the file is not one of these formats."""
+    try:
+        return detect_format(path)
+    except ValueError:
+        return None
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of a gold file: ``wmt-tags`` for ``.tags`` files, else from the first
+    JSONL record's keys (``labels`` with ``response``: ``ragtruth``; ``mqm_spans``:
+    ``mqm``; other span lists: ``esa``).
+
+    Raises:
+        ValueError: the file is none of them (name ``--gold-format``).
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".tags":
+        return "wmt-tags"
+    if path.suffix.lower() in (".jsonl", ".json"):
+        first = next(iter_jsonl_lines(path, objects=True), (0, {}))[1]  # the first record only
+        if "response" in first and "labels" in first:
+            return "ragtruth"
+        if "mqm_spans" in first:
+            return "mqm"
+        if any(k in first for k in SPAN_KEYS) and any(k in first for k in TEXT_KEYS):
+            return "esa"
+    raise ValueError(f"{path}: cannot tell its gold format; name one with --gold-format "
+                     f"({', '.join(FORMATS)})")
+
+
+def read_gold_items(path: str | Path, fmt: str | None = None, *, mt: str | Path | None = None,
+                    source: str | Path | None = None) -> list[GoldItem]:
+    """Read any supported gold file (format detected when ``fmt`` is None)."""
+    fmt = fmt or detect_format(path)
+    if fmt == "wmt-tags":
+        return read_wmt_tags(path, mt, source)
+    if fmt in ("esa", "mqm", "ragtruth"):
+        return read_span_jsonl(path)
+    raise ValueError(f"unknown gold format {fmt!r}; use one of {', '.join(FORMATS)}")

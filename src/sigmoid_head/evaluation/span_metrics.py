@@ -1,0 +1,205 @@
+"""Word- and span-level error-detection metrics, each with a source-clustered bootstrap.
+
+Word level (the WMT word-level QE metrics), one decision per word, BAD the positive class:
+
+* ``mcc``: Matthews correlation of the predicted tags (BAD when the word's OK score is
+  below a threshold) with the gold tags; ``f1_bad``: F1 of the BAD class;
+* ``roc_auc`` and ``ap`` (average precision, the area under the precision-recall curve
+  as scikit-learn computes it) of the continuous word scores, badness = minus the score.
+
+Span level, on character offsets (``end`` exclusive; whitespace characters never count):
+
+* ``char_p``/``char_r``/``char_f1``: every character of every text is one decision,
+  inside an error span or not (:func:`.spans.span_prf`), counts summed over the set;
+* ``mpp_p``/``mpp_r``/``mpp_f1``: match with partial overlap and partial credit,
+  micro-averaged (Perrella, Morales Agostinho and Zaragoza, "Span-Level Machine
+  Translation Meta-Evaluation", 2026). Within one text, predicted and gold spans are
+  paired one to one, greedily by the largest character overlap; a pair earns
+  ``overlap / |pred|`` towards precision and ``overlap / |gold|`` towards recall, and
+  unpaired spans earn 0. Precision = sum of the credits / number of predicted spans over
+  the whole set, recall likewise over gold spans. With ``severity_weights`` every span
+  counts with the weight of its severity (a span without one counts 1), in the credits
+  and in the denominators. This is our reading of the paper's description; we could not
+  consult its released code offline.
+
+Intervals: :func:`clustered_ci` resamples *sources* (groups of items), not items, so
+that the several candidates or words of one source move together. It is the only place
+here that draws resamples (the line ``pick = rng.integers(...)``): when
+:mod:`.bootstrap` gains grouped resampling, that line becomes a call to it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .metrics import roc_auc
+from .spans import span_prf
+
+SEVERITY_WEIGHTS = {"minor": 1.0, "major": 5.0, "critical": 10.0}
+"""MQM-style severity weights used by ``severity_weighted=True`` (unknown severities: 1)."""
+
+
+# ----------------------------------------------------------------------------- word level
+def mcc(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
+    """Matthews correlation coefficient of two binary labelings (0 when undefined)."""
+    p, g = np.asarray(pred_bad, dtype=bool), np.asarray(gold_bad, dtype=bool)
+    tp, tn = float(np.sum(p & g)), float(np.sum(~p & ~g))
+    fp, fn = float(np.sum(p & ~g)), float(np.sum(~p & g))
+    den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return (tp * tn - fp * fn) / den if den else 0.0
+
+
+def f1_bad(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
+    """F1 of the BAD class (0 when there is no BAD word predicted or gold)."""
+    p, g = np.asarray(pred_bad, dtype=bool), np.asarray(gold_bad, dtype=bool)
+    tp = int(np.sum(p & g))
+    den = int(p.sum()) + int(g.sum())
+    return 2 * tp / den if den else 0.0
+
+
+def average_precision(score: ArrayLike, gold: ArrayLike) -> float:
+    """Average precision of ``score`` ranking the positives (``gold`` 1) first.
+
+    ``sum_n (R_n - R_{n-1}) P_n`` over the distinct score thresholds, highest first
+    (tied scores enter together), as ``sklearn.metrics.average_precision_score``.
+    NaN without positives.
+    """
+    s, g = np.asarray(score, dtype=np.float64), np.asarray(gold, dtype=np.float64)
+    n_pos = g.sum()
+    if n_pos == 0:
+        return math.nan
+    order = np.argsort(-s, kind="mergesort")
+    s, g = s[order], g[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]  # last index of each tied run
+    tp = np.cumsum(g)[last]
+    precision, recall = tp / (last + 1), tp / n_pos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def word_metrics(ok_score: ArrayLike, gold_bad: ArrayLike, threshold: float) -> dict[str, float]:
+    """MCC, F1-BAD, ROC-AUC and AP of word scores against gold BAD tags.
+
+    Args:
+        ok_score: (W,) per-word score, higher = more likely OK (e.g. a word probability).
+        gold_bad: (W,) 1 where the gold tag is BAD.
+        threshold: a word scored below it is predicted BAD (for MCC and F1-BAD).
+    """
+    s, g = np.asarray(ok_score, dtype=np.float64), np.asarray(gold_bad, dtype=np.float64)
+    pred = s < threshold
+    one_class = g.min() == g.max() if g.size else True
+    return {"mcc": mcc(pred, g), "f1_bad": f1_bad(pred, g),
+            "roc_auc": math.nan if one_class else roc_auc(-s, g),
+            "ap": average_precision(-s, g)}
+
+
+# ----------------------------------------------------------------------------- span level
+def _weight(span: Mapping[str, Any] | Sequence[int], weights: Mapping[str, float] | None) -> float:
+    if weights is None or not isinstance(span, Mapping):
+        return 1.0
+    return float(weights.get(str(span.get("severity") or "").lower(), 1.0))
+
+
+def _bounds(span: Mapping[str, Any] | Sequence[int]) -> tuple[int, int]:
+    return (int(span["start"]), int(span["end"])) if isinstance(span, Mapping) else (
+        int(span[0]), int(span[1]))
+
+
+def _counted(text: str | None, start: int, end: int) -> set[int]:
+    return {i for i in range(start, end) if text is None or not text[i].isspace()}
+
+
+def mpp_counts(pred: Sequence, gold: Sequence, text: str | None = None,
+               weights: Mapping[str, float] | None = None) -> np.ndarray:
+    """(4,) partial-credit sums of one text: precision credit, predicted weight, recall
+    credit, gold weight (see the module docstring)."""
+    pc = [_counted(text, *_bounds(s)) for s in pred]
+    gc = [_counted(text, *_bounds(s)) for s in gold]
+    pairs = sorted(((len(a & b), i, j) for i, a in enumerate(pc) for j, b in enumerate(gc)
+                    if a & b), key=lambda t: (-t[0], t[1], t[2]))
+    used_p, used_g, credit_p, credit_r = set(), set(), 0.0, 0.0
+    for overlap, i, j in pairs:
+        if i in used_p or j in used_g:
+            continue
+        used_p.add(i)
+        used_g.add(j)
+        credit_p += _weight(pred[i], weights) * overlap / len(pc[i])
+        credit_r += _weight(gold[j], weights) * overlap / len(gc[j])
+    return np.array([credit_p, sum(_weight(s, weights) for s, c in zip(pred, pc, strict=True) if c),
+                     credit_r, sum(_weight(s, weights) for s, c in zip(gold, gc, strict=True) if c)])
+
+
+def _prf(tp_p: float, n_p: float, tp_r: float, n_r: float) -> tuple[float, float, float]:
+    p = tp_p / n_p if n_p else 0.0
+    r = tp_r / n_r if n_r else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def span_counts(pred: Sequence[Sequence], gold: Sequence[Sequence], texts: Sequence[str] | None,
+                weights: Mapping[str, float] | None = None) -> np.ndarray:
+    """(N, 7) per-text counts: character tp, predicted, gold, then :func:`mpp_counts`."""
+    rows = []
+    for k, (p, g) in enumerate(zip(pred, gold, strict=True)):
+        text = None if texts is None else texts[k]
+        c = span_prf([[_bounds(s) for s in p]], [[_bounds(s) for s in g]],
+                     None if text is None else [text])
+        rows.append([c["tp"], c["n_pred"], c["n_gold"], *mpp_counts(p, g, text, weights)])
+    return np.asarray(rows, dtype=np.float64).reshape(-1, 7)
+
+
+def span_scores(counts: np.ndarray) -> dict[str, float]:
+    """Character and MPP precision/recall/F1 from summed :func:`span_counts` rows."""
+    tp, n_pred, n_gold, cp, npw, cr, ngw = np.asarray(counts, dtype=np.float64).reshape(-1, 7).sum(0)
+    names = ("char_p", "char_r", "char_f1", "mpp_p", "mpp_r", "mpp_f1")
+    return dict(zip(names, (*_prf(tp, n_pred, tp, n_gold), *_prf(cp, npw, cr, ngw)), strict=True))
+
+
+# ----------------------------------------------------------------------------- intervals
+def _members(groups: ArrayLike) -> list[np.ndarray]:
+    """Item indices of every group, groups in order of first appearance."""
+    g = np.asarray(groups)
+    _, first, codes = np.unique(g, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    codes = rank[codes.ravel()]
+    return [np.flatnonzero(codes == c) for c in range(order.size)]
+
+
+def clustered_ci(stat: Callable[[np.ndarray], dict[str, float]], groups: ArrayLike,
+                 n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
+                 ) -> dict[str, tuple[float, float, float]]:
+    """Percentile bootstrap over sources: resample whole groups with replacement.
+
+    Args:
+        stat: item indices (M,) -> named values computed on those items (repeats allowed).
+        groups: (N,) source id of every item; items of one source are drawn together.
+        n_boot: resamples (``numpy.random.default_rng(seed)``, deterministic).
+        alpha: 1 - the interval's level.
+        seed: random seed.
+
+    Returns:
+        Name -> (value on all items, low, high); NaN resamples are dropped.
+    """
+    members = _members(groups)
+    point = stat(np.concatenate(members) if members else np.array([], dtype=int))
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {k: [] for k in point}
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(members), size=len(members))
+        for k, v in stat(np.concatenate([members[i] for i in pick])).items():
+            draws[k].append(v)
+    out = {}
+    for k, v in point.items():
+        vals = np.asarray(draws[k], dtype=np.float64)
+        vals = vals[~np.isnan(vals)]
+        if math.isnan(v) or vals.size == 0:
+            out[k] = (v, math.nan, math.nan)
+        else:
+            lo, hi = np.percentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+            out[k] = (float(v), float(lo), float(hi))
+    return out

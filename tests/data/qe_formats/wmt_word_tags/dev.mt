@@ -1,0 +1,3 @@
+The house is small .
+The dog sleep .
+The home is little .

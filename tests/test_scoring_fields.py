@@ -1,0 +1,50 @@
+"""Every numeric field of real ``score`` output has a documented direction and range."""
+
+from __future__ import annotations
+
+from sigmoid_head.cli import main
+from sigmoid_head.evaluation.spans import SpanConfig, add_errors
+from sigmoid_head.scoring.fields import FIELDS, HIGHER_BETTER, HIGHER_WORSE, describe, field_for
+from sigmoid_head.scoring.force_decode import score_records
+
+
+def _numeric_fields(row: dict) -> set[str]:
+    out = set()
+    for key, value in row.items():
+        if isinstance(value, list):
+            out |= {f"{key}[].{k}" for item in value for k, v in item.items()
+                    if isinstance(v, int | float)}
+        elif isinstance(value, int | float):
+            out.add(key)
+    return out
+
+
+def test_every_numeric_output_field_is_described(causal) -> None:
+    rows = score_records(causal, [{"source": "el perro", "candidate": "the dog eats"}],
+                         with_tokens=True, progress=False)
+    rows[0]["candidate"] = "the dog eats"
+    add_errors(rows, SpanConfig(threshold=1.0))
+    rows[0] |= {"combined": 0.5, "combined_log": -0.7, "sigmoid_platt": 0.4}
+    names = _numeric_fields(rows[0])
+    assert {"tokens[].start", "words[].end", "errors[].confidence", "entropy_mean"} <= names
+    missing = sorted(n for n in names if field_for(n) is None)
+    assert missing == []
+
+
+def test_directions_are_the_right_way_round() -> None:
+    assert field_for("entropy_mean").direction == HIGHER_WORSE
+    assert field_for("tokens[].entropy").direction == HIGHER_WORSE
+    assert field_for("softmax_mean_log").direction == HIGHER_BETTER
+    assert field_for("sigmoid:rank16_min").direction == HIGHER_BETTER
+    assert field_for("errors[].confidence").direction == HIGHER_WORSE
+    assert field_for("tokens[].end").range.startswith("[0, len")
+    assert field_for("no_such_field") is None
+    assert all(f.direction in (HIGHER_BETTER, HIGHER_WORSE, "-") for f in FIELDS)
+
+
+def test_describe_option_prints_the_table_without_a_model(capsys) -> None:
+    for command in ("score", "generate"):
+        assert main([command, "--describe"]) == 0
+        out = capsys.readouterr().out
+        assert out == describe()
+        assert "| `entropy_mean` | higher = worse |" in out
