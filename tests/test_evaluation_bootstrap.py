@@ -105,6 +105,7 @@ def test_add_holm_and_the_printed_p_state_sidedness_and_family() -> None:
                                       "heads vs softmax@min")
     assert describe_p(tests["y"]).startswith("p < 0.001 (two-sided), Holm p < 0.001")
     assert describe_p({"p_value": 0.2, "alternative": "better"}) == "p = 0.200 (better)"
+    assert describe_p(tests["x"], family=False) == "p = 0.010 (two-sided), Holm p = 0.010 over 2"
 
 
 def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None:

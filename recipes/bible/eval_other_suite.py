@@ -15,7 +15,9 @@ intervals where they apply:
   the product of its tokens' scores (a low score flags an error), against the words that
   carry the error.
 
-Nothing here chooses a setting, so nothing is tuned on the test books. Output:
+Every interval resamples source verses (a verse's references, corrupted candidates and their
+words stay together). Nothing here chooses a setting, so nothing is tuned on the test
+books. Output:
 ``OUT/suite.json``, ``OUT/suite.md``, and per candidate ``OUT/candidates.json`` with
 ``OUT/sequence_scores.npz`` (every method's sequence score, for paired tests).
 """
@@ -94,6 +96,7 @@ def run(args: argparse.Namespace) -> dict:
     methods = [m for m in seq if m.endswith(("@mean", "@prod", "@min"))]
     kinds = [k for k in KINDS if any(c["kind"] == k for c in cands)]
     is_ref = np.array([c["kind"] == "reference" for c in cands])
+    verse = np.array([c["item"] for c in cands])  # the resampling unit: the source verse
     report: dict = {"setting": args.setting, "split": args.split, "items": len(items), "heads": list(heads),
                     "counts": {k: sum(c["kind"] == k for c in cands) for k in ["reference", *kinds]},
                     "roc_auc": {}, "pairwise": {}, "word_auc": {}}
@@ -102,20 +105,23 @@ def run(args: argparse.Namespace) -> dict:
         report["roc_auc"][m], report["pairwise"][m] = {}, {}
         for k in kinds:
             keep = is_ref | np.array([c["kind"] == k for c in cands])
-            report["roc_auc"][m][k] = bootstrap_ci(roc_auc, v[keep], is_ref[keep].astype(float), n=args.boot)
+            report["roc_auc"][m][k] = bootstrap_ci(roc_auc, v[keep], is_ref[keep].astype(float), n=args.boot,
+                                                   groups=verse[keep])
             report["pairwise"][m][k] = pairwise_accuracy(v, cands, k)
-        report["roc_auc"][m]["all"] = bootstrap_ci(roc_auc, v, is_ref.astype(float), n=args.boot)
+        report["roc_auc"][m]["all"] = bootstrap_ci(roc_auc, v, is_ref.astype(float), n=args.boot, groups=verse)
     word_scores, bad, owner, skipped = word_labels(backbone.tokenizer, tokens, cands)
     report["word_level"] = {"words": int(bad.size), "bad_words": int(bad.sum()), "skipped_candidates": skipped}
     kind_of = np.array([cands[i]["kind"] for i in owner]) if owner.size else np.array([])
+    word_verse = verse[owner] if owner.size else np.array([])
     for m, v in word_scores.items():
         if m == "neg_entropy":
             continue
-        report["word_auc"][m] = {"all": bootstrap_ci(roc_auc, -v, bad, n=args.boot)}
+        report["word_auc"][m] = {"all": bootstrap_ci(roc_auc, -v, bad, n=args.boot, groups=word_verse)}
         for k in kinds:
             sel = kind_of == k
             if k != "next verse" and sel.any() and 0 < bad[sel].sum() < sel.sum():
-                report["word_auc"][m][k] = bootstrap_ci(roc_auc, -v[sel], bad[sel], n=args.boot)
+                report["word_auc"][m][k] = bootstrap_ci(roc_auc, -v[sel], bad[sel], n=args.boot,
+                                                        groups=word_verse[sel])
     report["minutes"] = (time.perf_counter() - t0) / 60
     (out / "suite.json").write_text(json.dumps(report, indent=1))
     (out / "suite.md").write_text(markdown(report))
@@ -127,7 +133,7 @@ def markdown(r: dict) -> str:
     kinds = [k for k in r["counts"] if k != "reference"]
     counts = ", ".join(f"{n} {k}" for k, n in r["counts"].items())
     lines = [f"# Eval Other by error kind ({r['setting']}, {r['split']} books: {counts})", "",
-             "## ROC-AUC, references against each kind (95% CI)", "",
+             "## ROC-AUC, references against each kind (95% CI, resampling source verses)", "",
              "| method | " + " | ".join(kinds) + " | all |", "|---" * (len(kinds) + 2) + "|"]
     for m, row in r["roc_auc"].items():
         lines.append(f"| {m} | " + " | ".join(f"{row[k][0]:.3f}" for k in kinds) + f" | {_ci(row['all'])} |")
@@ -138,7 +144,8 @@ def markdown(r: dict) -> str:
     w = r["word_level"]
     wk = [k for k in kinds if k != "next verse"]
     lines += ["", f"## Word-level error detection: ROC-AUC over {w['words']} words ({w['bad_words']} bad; "
-              f"{w['skipped_candidates']} candidates skipped where tokens and words did not line up)", "",
+              f"{w['skipped_candidates']} candidates skipped where tokens and words did not line up; "
+              "95% CI resampling source verses)", "",
               "| method (word = product of its tokens) | " + " | ".join(wk) + " | all |",
               "|---" * (len(wk) + 2) + "|"]
     for m, row in r["word_auc"].items():

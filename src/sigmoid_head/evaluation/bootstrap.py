@@ -289,11 +289,12 @@ def add_holm(tests: Mapping[Any, dict[str, Any]], family: str) -> None:
         tests[name].update(p_holm=adj, family=family, family_size=len(names))
 
 
-def describe_p(test: Mapping[str, Any], digits: int = 3) -> str:
+def describe_p(test: Mapping[str, Any], digits: int = 3, family: bool = True) -> str:
     """A p-value as text with its sidedness, and its Holm correction where there is one.
 
-    ``p = 0.012 (two-sided)``; ``p = 0.012 (two-sided), Holm p = 0.036 over 3: <family>``.
-    A bootstrap p of 0 is written as ``p < 1/n_boot``.
+    ``p = 0.012 (two-sided)``; ``p = 0.012 (two-sided), Holm p = 0.036 over 3: <family>``
+    (without ``: <family>`` when ``family`` is False, for a table that states its family
+    once). A bootstrap p of 0 is written as ``p < 1/n_boot``.
     """
 
     def one(p: float) -> str:
@@ -304,5 +305,6 @@ def describe_p(test: Mapping[str, Any], digits: int = 3) -> str:
 
     text = f"p {one(test['p_value'])} ({test.get('alternative', 'two-sided')})"
     if "p_holm" in test:
-        text += f", Holm p {one(test['p_holm'])} over {test['family_size']}: {test['family']}"
+        text += f", Holm p {one(test['p_holm'])} over {test['family_size']}"
+        text += f": {test['family']}" if family else ""
     return text
