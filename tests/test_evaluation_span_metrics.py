@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, f1_score, matthews_corrcoef, roc_auc_score
 
+from sigmoid_head.evaluation.bootstrap import clustered_ci
 from sigmoid_head.evaluation.span_metrics import (
     average_precision,
-    clustered_ci,
     f1_bad,
     mcc,
     mpp_counts,

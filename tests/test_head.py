@@ -97,23 +97,40 @@ def test_missing_files_are_reported(tmp_path):
         SigmoidHeadModel.from_pretrained(tmp_path, "unused")
 
 
-def test_dominant_margin_loss_brute_force():
-    from sigmoid_head.head import dominant_margin_loss
+def _ranking_example():
+    """Head logits by hand: position n's logit of token v is W[v] . h_n."""
+    weight = torch.tensor([[0.0, 0], [2, 1], [1, 3], [3, 0], [0, 2], [1, 1]])
+    head = SigmoidHead.from_lm_head(weight)
+    hidden = torch.tensor([[1.0, 0], [0, 1]])  # logits: [0,2,1,3,0,1] and [0,1,3,0,2,1]
+    targets = torch.tensor([1, 4])
+    dom = torch.tensor([[1, 3, 2, -1], [4, 2, 1, 5]])
+    return head, hidden, targets, dom
 
-    gen = torch.Generator().manual_seed(2)
-    head = SigmoidHead.from_lm_head(torch.randn(50, 8, generator=gen))
-    hidden = torch.randn(5, 8, generator=gen)
-    targets = torch.tensor([3, 7, 9, 1, 0])
-    dom = torch.tensor([[3, 4, -1], [8, -1, -1], [-1, -1, -1], [1, 2, 5], [6, 0, -1]])
-    got = dominant_margin_loss(head, hidden, targets, dom, margin=1.5)
-    full = head.full_logits(hidden)
-    want = []
-    for n in range(5):
-        others = [int(d) for d in dom[n] if d >= 0 and d != targets[n]]
-        hinge = [max(0.0, 1.5 - float(full[n, targets[n]] - full[n, d])) for d in others]
-        want.append(sum(hinge) / len(hinge) if hinge else 0.0)
-    assert torch.allclose(got, torch.tensor(want), atol=1e-5)
-    assert got[2] == 0  # no dominant token at all
+
+def test_dominant_ranking_loss_by_hand():
+    from sigmoid_head.head import dominant_ranking_loss
+
+    head, hidden, targets, dom = _ranking_example()
+    # position 0, reference 1 (logit 2): token 3 (3) is above it -> 1, token 2 (1) -> 0
+    # position 1, reference 4 (logit 2): token 2 (3) -> 1, tokens 1 and 5 (1) -> 0
+    # the mean over all 5 pairs: 2 / 5 (a mean per position would give (1/2 + 1/3) / 2)
+    assert dominant_ranking_loss(head, hidden, targets, dom).item() == pytest.approx(0.4)
+    # margin 1: position 0: 1 - (2 - 3) = 2 and 1 - (2 - 1) = 0; position 1: 2, 0, 0 -> 4 / 5
+    assert dominant_ranking_loss(head, hidden, targets, dom, margin=1.0).item() == pytest.approx(0.8)
+
+
+def test_positions_without_pairs_do_not_dilute_the_ranking_loss():
+    from sigmoid_head.head import dominant_ranking_loss
+
+    head, hidden, targets, dom = _ranking_example()
+    # three more positions: no dominant token, only the reference, a padded set
+    hidden = torch.cat([hidden, torch.tensor([[1.0, 0], [0, 1], [1, 1]])])
+    targets = torch.cat([targets, torch.tensor([3, 2, 0])])
+    dom = torch.cat([dom, torch.tensor([[-1, -1, -1, -1], [2, -1, -1, -1], [0, -1, -1, -1]])])
+    loss = dominant_ranking_loss(head, hidden, targets, dom)
+    assert loss.item() == pytest.approx(0.4)
+    none = dominant_ranking_loss(head, hidden[2:], targets[2:], dom[2:])
+    assert none.item() == 0 and none.requires_grad  # no pair at all: 0, still in the graph
 
 
 def test_low_rank_head_starts_at_the_lm_head_and_counts_few_parameters():

@@ -1,5 +1,6 @@
 """The training step's loss: BCE over gathered rows plus the optional dominant ranking hinge."""
 
+import pytest
 import torch
 
 from sigmoid_head.head import SigmoidHead
@@ -15,10 +16,10 @@ def _config(model_path, data, out, **kw):
     return TrainConfig(**{**base, **kw})
 
 
-def test_rank_loss_adds_the_weighted_hinge_to_the_step_loss():
+def _step_losses(avoid_dominant: bool, margin: float = 0.0):
     from sigmoid_head.backbone import Positions
     from sigmoid_head.dominant import DominantConfig
-    from sigmoid_head.head import dominant_margin_loss, sigmoid_bce
+    from sigmoid_head.head import sigmoid_bce
     from sigmoid_head.negatives import NegativeSampler, SamplerConfig
     from sigmoid_head.training.step import StepContext, head_loss
 
@@ -27,17 +28,39 @@ def test_rank_loss_adds_the_weighted_hinge_to_the_step_loss():
     pos = Positions(hidden=torch.randn(4, 8, generator=gen), targets=torch.tensor([1, 2, 3, 4]),
                     row=torch.zeros(4, dtype=torch.long), col=torch.arange(4))
     dom = torch.tensor([[1, 7, -1], [9, 8, 2], [-1, -1, -1], [5, -1, -1]])
-    sampler = NegativeSampler(SamplerConfig("token_freq", 5), 60, torch.ones(60))
+    sampler = NegativeSampler(SamplerConfig("token_freq", 5, avoid_dominant=avoid_dominant), 60,
+                              torch.ones(60))
     losses = {}
     for w in (0.0, 0.5):
         ctx = StepContext(None, head, sampler, DominantConfig(), torch.autocast("cpu", enabled=False),
-                          rank_weight=w, rank_margin=2.0)
+                          rank_weight=w, rank_margin=margin)
         losses[w], n = head_loss(ctx, pos, dom, torch.Generator().manual_seed(0))
     negatives = sampler(pos.targets, torch.Generator().manual_seed(0), dom)
     bce = sigmoid_bce(head, pos.hidden, pos.targets, negatives).sum()
-    hinge = dominant_margin_loss(head, pos.hidden, pos.targets, dom, 2.0).sum()
-    assert hinge > 0 and n == 4
-    assert torch.allclose(losses[0.0], bce) and torch.allclose(losses[0.5], bce + 0.5 * hinge)
+    return head, pos, dom, losses, bce, n
+
+
+def test_rank_loss_adds_the_weighted_pair_mean_per_position():
+    from sigmoid_head.head import dominant_ranking_loss
+
+    head, pos, dom, losses, bce, n = _step_losses(True, margin=2.0)
+    pair_mean = dominant_ranking_loss(head, pos.hidden, pos.targets, dom, 2.0)
+    assert pair_mean > 0 and n == 4
+    assert torch.allclose(losses[0.0], bce)
+    # the loop divides by the positions: mean BCE + 0.5 * the mean over the batch's 4 pairs
+    assert torch.allclose(losses[0.5] / n, bce / n + 0.5 * pair_mean)
+
+
+def test_rank_loss_applies_only_with_avoid_dominant_sampling(tmp_path):
+    from sigmoid_head.training.config import TrainConfig
+
+    _, _, _, losses, bce, _ = _step_losses(False, margin=2.0)
+    assert torch.allclose(losses[0.5], bce) and torch.allclose(losses[0.0], bce)
+    with pytest.raises(ValueError, match="needs avoid_dominant"):
+        TrainConfig(train_file="x.jsonl", output_dir=str(tmp_path), rank_loss_weight=1.0,
+                    avoid_dominant=False)
+    defaults = TrainConfig.defaults()
+    assert (defaults["rank_margin"], defaults["rank_loss_weight"]) == (0.0, 0.0)  # the authors' margin
 
 
 def test_rank_loss_trains_end_to_end_and_is_recorded(tiny_causal_path, tiny_pairs_jsonl,

@@ -11,7 +11,9 @@ are chosen here, on the dev books only, and then measured on the test books:
   heads, ``--split dev`` and ``--split test``): for every baseline (the softmax's weakest
   token, the softmax / BoostedProb geo-mean, minus the mean entropy) and weight on a grid
   of 0.05, the dev ROC-AUC averaged over the heads; the best pair is the default. On test:
-  each head's combination against the baseline that is best on dev, by a paired bootstrap.
+  each head's combination against the baseline that is best on dev, by a paired bootstrap
+  over source verses (a verse's candidates stay together), two-sided, Holm-corrected over
+  the heads of one test set (the family: every head's combination against that baseline).
 * Eval Self (``sigmoid-head generate``), from ``eval_self_study.py`` outputs (greedy
   outputs and token arrays of the dev and test books): the same choice by Pearson with
   chrF; each study's dev curve is the mean over its heads, and the studies (models and
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -63,15 +65,21 @@ def choose(dev: list[tuple[dict, np.ndarray]], metric) -> dict:
             "curves": {b: [round(float(v), 4) for v in c] for b, c in curves.items()}}
 
 
-def measure(test: dict[str, np.ndarray], gold: np.ndarray, choice: dict, metric, n_boot: int) -> dict:
-    """Each head's combination on test against the dev-chosen baseline alone."""
+def measure(test: dict[str, np.ndarray], gold: np.ndarray, choice: dict, metric, n_boot: int,
+            groups: np.ndarray | None = None) -> dict:
+    """Each head's combination on test against the dev-chosen baseline alone (resampling
+    ``groups``, the source verses, when given); Holm over the heads."""
     base = test[BASELINES[choice["best_baseline_alone"]]]
-    out = {"baseline_alone": bootstrap_ci(metric, base, gold, n=n_boot), "heads": {}}
+    kw = {"n": n_boot, "groups": groups}
+    out = {"baseline_alone": bootstrap_ci(metric, base, gold, **kw), "heads": {},
+           "unit": "item" if groups is None else "source verse"}
     for h in heads_of(test):
         comb = mix(test, h, choice["baseline"], choice["weight"])
-        out["heads"][h] = {"head_alone": bootstrap_ci(metric, test[f"sigmoid:{h}@mean"], gold, n=n_boot),
-                           "combined": bootstrap_ci(metric, comb, gold, n=n_boot),
-                           "vs_baseline": paired_bootstrap(metric, comb, base, gold, n=n_boot)}
+        out["heads"][h] = {"head_alone": bootstrap_ci(metric, test[f"sigmoid:{h}@mean"], gold, **kw),
+                           "combined": bootstrap_ci(metric, comb, gold, **kw),
+                           "vs_baseline": paired_bootstrap(metric, comb, base, gold, **kw)}
+    add_holm({h: v["vs_baseline"] for h, v in out["heads"].items()},
+             f"every head's combination vs {choice['best_baseline_alone']} on this test set")
     return out
 
 
@@ -82,9 +90,12 @@ def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[st
         cands = json.loads((d / "candidates.json").read_text())
         return dict(np.load(d / "sequence_scores.npz")), np.array([c["label"] for c in cands], dtype=float)
 
+    def verses(d: Path) -> np.ndarray:
+        return np.array([c["item"] for c in json.loads((d / "candidates.json").read_text())])
+
     choice = choose([load(dev_dir)], roc_auc)
-    test = {"": measure(*load(test_dir), choice, roc_auc, n_boot)}
-    test.update({name: measure(*load(d), choice, roc_auc, n_boot) for name, d in checks})
+    test = {"": measure(*load(test_dir), choice, roc_auc, n_boot, verses(test_dir))}
+    test.update({name: measure(*load(d), choice, roc_auc, n_boot, verses(d)) for name, d in checks})
     return {"choice": choice, "test": test if checks else test[""]}
 
 
@@ -96,8 +107,11 @@ def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int) -> dict:
         return aggregate(dict(np.load(d / f"{split}_tokens.npz")), len(hyps)), gold
 
     choice = choose([load(s, d, "dev") for s, d in studies], pearson)
-    return {"choice": choice, "test": {f"{s}:{d.name}": measure(*load(s, d, "test"), choice, pearson, n_boot)
-                                       for s, d in studies}}
+    def measured(s: str, d: Path) -> dict:  # one greedy output per verse: a verse is an item
+        seq, gold = load(s, d, "test")
+        return measure(seq, gold, choice, pearson, n_boot, np.arange(gold.size))
+
+    return {"choice": choice, "test": {f"{s}:{d.name}": measured(s, d) for s, d in studies}}
 
 
 def _ci(v) -> str:
@@ -126,12 +140,14 @@ def markdown(r: dict) -> str:
         for name, t in tests.items():
             lines += ["", f"Test books{' (' + name + ')' if name else ''}: baseline alone "
                       f"`{c['best_baseline_alone']}` {_ci(t['baseline_alone'])}", "",
-                      "| head | head alone | combined | combined - baseline [95% CI] | p (not better) |",
+                      "| head | head alone | combined | combined - baseline [95% CI] | p |",
                       "|---|---|---|---|---|"]
             for h, v in t["heads"].items():
                 pb = v["vs_baseline"]
                 lines.append(f"| {h} | {_ci(v['head_alone'])} | {_ci(v['combined'])} | {pb['delta']:+.3f} "
-                             f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}] | {pb['p_value']:.3f} |")
+                             f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}] | {describe_p(pb, family=False)} |")
+            family = next(iter(t["heads"].values()))["vs_baseline"].get("family", "")
+            lines += ["", f"Intervals resample {t.get('unit', 'item')}s; Holm family: {family}."]
         lines.append("")
     return "\n".join(lines)
 

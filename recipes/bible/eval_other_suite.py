@@ -19,7 +19,9 @@ intervals where they apply:
   tuned on the test books) and average precision beside ROC-AUC, every interval from
   resampling source verses (all candidates of a verse together), not words.
 
-Nothing here chooses a setting, so nothing is tuned on the test books. Output:
+Every interval resamples source verses (a verse's references, corrupted candidates and their
+words stay together). Nothing here chooses a setting, so nothing is tuned on the test
+books. Output:
 ``OUT/suite.json``, ``OUT/suite.md``, and per candidate ``OUT/candidates.json`` with
 ``OUT/sequence_scores.npz`` (every method's sequence score, for paired tests).
 """
@@ -34,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sigmoid_head.evaluation.bootstrap import bootstrap_ci
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci, clustered_ci
 from sigmoid_head.evaluation.metrics import roc_auc
-from sigmoid_head.evaluation.span_metrics import clustered_ci, word_metrics
+from sigmoid_head.evaluation.span_metrics import word_metrics
 from sigmoid_head.scoring.aggregate import words_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -125,6 +127,7 @@ def run(args: argparse.Namespace) -> dict:
     methods = [m for m in seq if m.endswith(("@mean", "@prod", "@min"))]
     kinds = [k for k in KINDS if any(c["kind"] == k for c in cands)]
     is_ref = np.array([c["kind"] == "reference" for c in cands])
+    verse = np.array([c["item"] for c in cands])  # the resampling unit: the source verse
     report: dict = {"setting": args.setting, "split": args.split, "items": len(items), "heads": list(heads),
                     "counts": {k: sum(c["kind"] == k for c in cands) for k in ["reference", *kinds]},
                     "roc_auc": {}, "pairwise": {}, "word_auc": {}}
@@ -133,20 +136,23 @@ def run(args: argparse.Namespace) -> dict:
         report["roc_auc"][m], report["pairwise"][m] = {}, {}
         for k in kinds:
             keep = is_ref | np.array([c["kind"] == k for c in cands])
-            report["roc_auc"][m][k] = bootstrap_ci(roc_auc, v[keep], is_ref[keep].astype(float), n=args.boot)
+            report["roc_auc"][m][k] = bootstrap_ci(roc_auc, v[keep], is_ref[keep].astype(float), n=args.boot,
+                                                   groups=verse[keep])
             report["pairwise"][m][k] = pairwise_accuracy(v, cands, k)
-        report["roc_auc"][m]["all"] = bootstrap_ci(roc_auc, v, is_ref.astype(float), n=args.boot)
+        report["roc_auc"][m]["all"] = bootstrap_ci(roc_auc, v, is_ref.astype(float), n=args.boot, groups=verse)
     word_scores, bad, owner, skipped = word_labels(backbone.tokenizer, tokens, cands)
     report["word_level"] = {"words": int(bad.size), "bad_words": int(bad.sum()), "skipped_candidates": skipped}
     kind_of = np.array([cands[i]["kind"] for i in owner]) if owner.size else np.array([])
+    word_verse = verse[owner] if owner.size else np.array([])
     for m, v in word_scores.items():
         if m == "neg_entropy":
             continue
-        report["word_auc"][m] = {"all": bootstrap_ci(roc_auc, -v, bad, n=args.boot)}
+        report["word_auc"][m] = {"all": bootstrap_ci(roc_auc, -v, bad, n=args.boot, groups=word_verse)}
         for k in kinds:
             sel = kind_of == k
             if k != "next verse" and sel.any() and 0 < bad[sel].sum() < sel.sum():
-                report["word_auc"][m][k] = bootstrap_ci(roc_auc, -v[sel], bad[sel], n=args.boot)
+                report["word_auc"][m][k] = bootstrap_ci(roc_auc, -v[sel], bad[sel], n=args.boot,
+                                                        groups=word_verse[sel])
     report["word_metrics"] = word_level_metrics(word_scores, bad, owner, cands, args.word_threshold,
                                                 args.boot)
     report["word_threshold"] = args.word_threshold
@@ -161,7 +167,7 @@ def markdown(r: dict) -> str:
     kinds = [k for k in r["counts"] if k != "reference"]
     counts = ", ".join(f"{n} {k}" for k, n in r["counts"].items())
     lines = [f"# Eval Other by error kind ({r['setting']}, {r['split']} books: {counts})", "",
-             "## ROC-AUC, references against each kind (95% CI)", "",
+             "## ROC-AUC, references against each kind (95% CI, resampling source verses)", "",
              "| method | " + " | ".join(kinds) + " | all |", "|---" * (len(kinds) + 2) + "|"]
     for m, row in r["roc_auc"].items():
         lines.append(f"| {m} | " + " | ".join(f"{row[k][0]:.3f}" for k in kinds) + f" | {_ci(row['all'])} |")
@@ -172,7 +178,8 @@ def markdown(r: dict) -> str:
     w = r["word_level"]
     wk = [k for k in kinds if k != "next verse"]
     lines += ["", f"## Word-level error detection: ROC-AUC over {w['words']} words ({w['bad_words']} bad; "
-              f"{w['skipped_candidates']} candidates skipped where tokens and words did not line up)", "",
+              f"{w['skipped_candidates']} candidates skipped where tokens and words did not line up; "
+              "95% CI resampling source verses)", "",
               "| method (word = product of its tokens) | " + " | ".join(wk) + " | all |",
               "|---" * (len(wk) + 2) + "|"]
     for m, row in r["word_auc"].items():

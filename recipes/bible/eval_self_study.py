@@ -18,6 +18,11 @@ the argmax) and each head's logit. From these the script reports
    minus ``b`` times the mean entropy; ``a`` and ``b`` are chosen on the **dev books** and
    only then applied to the test books, with a paired bootstrap against the best baseline.
 
+Eval Self has one greedy output per verse, so its bootstrap resamples verses; Eval Other
+resamples source verses with all their candidates. Paired p-values are two-sided, and the
+combined scores' are Holm-corrected per baseline column (the family: every combination
+against that baseline).
+
 With ``--rauq`` (LLM setting) RAUQ's per-token confidences, from the attention weights of
 the same forward pass, join the methods (rows ``rauq@prod``, ``rauq@mean``, ``rauq@min``)
 as a baseline: in the summary's choice of the best baseline, and as a column of the
@@ -41,7 +46,7 @@ import torch
 from sigmoid_head import SigmoidHeadModel, load_backbone
 from sigmoid_head.data.prompts import make_examples
 from sigmoid_head.dominant import find_dominant
-from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
 from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
 from sigmoid_head.token_adjust import rank_preserving
@@ -267,9 +272,10 @@ def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict,
     items = eval_items(args.setting, Path(args.data), "test")[: args.n_items]
     cands = other_candidates(items, 0)
     labels = np.array([c["label"] for c in cands], dtype=float)
+    verse = np.array([c["item"] for c in cands])  # the resampling unit
     seq = aggregate(token_study(backbone, heads, cands, render, rauq=rauq), len(cands))
-    return {m: {"roc_auc": bootstrap_ci(roc_auc, v, labels, n=args.boot),
-                "pearson": bootstrap_ci(pearson, v, labels, n=args.boot)}
+    return {m: {"roc_auc": bootstrap_ci(roc_auc, v, labels, n=args.boot, groups=verse),
+                "pearson": bootstrap_ci(pearson, v, labels, n=args.boot, groups=verse)}
             for m, v in seq.items() if m.endswith(("@mean", "@prod", "@min"))}
 
 
@@ -292,6 +298,9 @@ def combined(splits: dict, heads: dict, n_boot: int) -> dict:
                          "test_pearson": bootstrap_ci(pearson, test_score, gold, n=n_boot),
                          "vs": {b: paired_bootstrap(pearson, test_score, test["seq"][b], gold, n=n_boot)
                                 for b in compared}}
+    names = [k for k in res if k != "best_baseline_on_dev"]
+    for b in compared:
+        add_holm({k: res[k]["vs"][b] for k in names}, f"every combination vs {b}")
     return res
 
 
@@ -336,8 +345,8 @@ def markdown(report: dict) -> str:
             pb = s["paired"]
             lines += ["", f"Best head on dev `{s['best_head']}` against the best baseline on dev "
                       f"`{s['best_baseline']}`, on the test books: delta r = {pb['delta']:+.3f} "
-                      f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}], one-sided p (head not better) = "
-                      f"{pb['p_value']:.3f}.", ""]
+                      f"[{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}], {describe_p(pb)} "
+                      "(one comparison, fixed in advance).", ""]
     lines += ["## Saturation on the model's own greedy outputs (dev books)", "",
               "| head | share dominant (greedy) | share dominant (reference) | head p, dominant greedy tokens | "
               "head p, non-dominant greedy | share head p > 0.9 (greedy) | (reference) |", "|---|---|---|---|---|---|---|"]
@@ -361,7 +370,8 @@ def markdown(report: dict) -> str:
             continue
         vs = v["vs"]
         lines.append(f"| {name} | {v['weight_on_head']:.2f} | {v['dev_pearson']:.3f} | {_ci(v['test_pearson'])} | "
-                     + " | ".join(f"{vs[b]['delta']:+.3f}, p={vs[b]['p_value']:.3f}" for b in shown) + " |")
+                     + " | ".join(f"{vs[b]['delta']:+.3f}, {describe_p(vs[b], family=False)}" for b in shown) + " |")
+    lines += ["", "Holm family per column: every combination against that column's baseline."]
     lines += ["", "## Eval Other (test books): references = 1, next verse / word swap = 0", "",
               "| method | ROC-AUC | Pearson |", "|---|---|---|"]
     for m, v in report.get("eval_other", {}).items():

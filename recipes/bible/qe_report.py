@@ -74,8 +74,9 @@ def _is_product(method: str) -> bool:
     return not method.endswith("@mean") and method != "length"
 
 
-def cell_ci(fn, pred, gold) -> tuple[float, float, float]:
-    return bootstrap_ci(fn, pred, gold, n=1000, seed=0)
+def cell_ci(fn, pred, gold, groups=None) -> tuple[float, float, float]:
+    """A table cell: the metric with its 95% interval, resampling ``groups`` (source verses)."""
+    return bootstrap_ci(fn, pred, gold, n=1000, seed=0, groups=groups)
 
 
 def _fmt(v: tuple[float, float, float]) -> str:
@@ -98,17 +99,19 @@ def markdown_table(title: str, cols: list[str], rows: dict[str, list[tuple]], lo
 
 
 def write_tables(out: Path, meta: dict, other: dict, labels: np.ndarray, self_scores: dict,
-                 gold: dict, main_name: str) -> None:
+                 gold: dict, main_name: str, verse: np.ndarray | None = None) -> None:
     """Eval Other (Pearson, BCE, ROC-AUC) and Eval Self (Pearson vs chrF and MiniLM) tables + plots.
 
     Two tables per evaluation: sequence products (the paper's scores) with the baselines,
     and length-normalised scores (``@mean``: geometric mean of the token scores) beside the
     mean entropy and the candidate length, which tell whether a score only tracks length.
+    Eval Other's intervals resample ``verse`` (each candidate's source verse) when given;
+    Eval Self has one output per verse.
     """
     q_other = {m: quality(m, v) for m, v in other.items()}
-    rows_o = {m: [cell_ci(pearson, v, labels),
-                  cell_ci(bce, np.clip(v, 0, 1), labels) if m not in ("entropy", "length") else None,
-                  cell_ci(roc_auc, v, labels)] for m, v in q_other.items()}
+    rows_o = {m: [cell_ci(pearson, v, labels, verse),
+                  cell_ci(bce, np.clip(v, 0, 1), labels, verse) if m not in ("entropy", "length") else None,
+                  cell_ci(roc_auc, v, labels, verse)] for m, v in q_other.items()}
     q_self = {m: quality(m, v) for m, v in self_scores.items()}
     rows_s = {m: [cell_ci(pearson, v, gold["chrf"]), cell_ci(pearson, v, gold["minilm"])] for m, v in q_self.items()}
     text = [f"Setting `{meta['setting']}`, model `{meta['model']}`, {meta['n_train']} training pairs, "
@@ -136,6 +139,7 @@ def by_kind_table(scores: dict[str, list[float]], cands: list[dict]) -> str:
     """Markdown: one ROC-AUC column per negative kind (references are the positives)."""
     kinds = sorted({c["kind"] for c in cands if c["label"] == 0})
     ref = np.array([c["kind"] == "reference" for c in cands])
+    verse = np.array([c["item"] for c in cands])
     rows = {}
     for method, values in scores.items():
         if method == "length":
@@ -146,7 +150,7 @@ def by_kind_table(scores: dict[str, list[float]], cands: list[dict]) -> str:
         cells = []
         for kind in kinds:
             keep = ref | np.array([c["kind"] == kind for c in cands])
-            cells.append(cell_ci(roc_auc, v[keep], ref[keep].astype(float)))
+            cells.append(cell_ci(roc_auc, v[keep], ref[keep].astype(float), verse[keep]))
         rows[method] = cells
     counts = ", ".join(f"{sum(c['kind'] == k for c in cands)} {k}" for k in kinds)
     title = f"Eval Other by negative kind: ROC-AUC of {int(ref.sum())} references against {counts}"

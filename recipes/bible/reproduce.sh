@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduce the Bible experiments end to end.
-#   bash recipes/bible/reproduce.sh            # full: corpus (apt), MT model (60 min CPU), both settings
+#   bash recipes/bible/reproduce.sh            # full: corpus (apt), MT model (3,708 steps, ~1 h CPU), both settings
 #   bash recipes/bible/reproduce.sh --quick    # smoke run on the committed sample (small sizes)
 # Results land in runs/ (per-setting results.md, plots, HTML); docs/results.md reports them.
 set -euo pipefail
@@ -15,7 +15,7 @@ if [[ "${1:-}" == "--quick" ]]; then
   "$PY" recipes/bible/experiments.py --setting mt --model runs/quick/mt/model --out runs/quick/mt_heads --quick
 else
   "$PY" recipes/bible/build_data.py --out data/bible --install
-  "$PY" recipes/bible/train_mt.py --data data/bible --out runs/mt --minutes 60
+  "$PY" recipes/bible/train_mt.py --data data/bible --out runs/mt   # fixed 3,708 steps, seed 0
   "$PY" recipes/bible/experiments.py --setting mt --model runs/mt/model --data data/bible --out runs/mt_heads --extended
   "$PY" recipes/bible/experiments.py --setting llm --data data/bible --out runs/llm --extended
 fi

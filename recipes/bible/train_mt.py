@@ -11,18 +11,23 @@ Phases, in the order :func:`run` calls them:
 1. read ``mt_{train,dev,test}`` pairs (``.jsonl`` or ``.jsonl.gz``) from ``--data``;
 2. train a joint BPE tokenizer (or reuse ``--out/tokenizer``);
 3. build a randomly initialised model (or resume ``--out/checkpoint``);
-4. train: label smoothing, AdamW, warmup + cosine over the budget, token-budget batches;
+4. train a fixed number of steps (``--max-steps``, seeded by ``--seed``): label smoothing,
+   AdamW, warmup + cosine over those steps, token-budget batches;
 5. save a plain Hugging Face model + tokenizer into ``--out/model``;
 6. translate the unique test (and dev) sources, score BLEU/chrF against both references,
    write ``--out/eval.json`` and ``--out/test_hyps.jsonl``.
 
 Usage::
 
-    python recipes/bible/train_mt.py --data data/bible --out runs/mt_bible           # 60 min
+    python recipes/bible/train_mt.py --data data/bible --out runs/mt_bible           # 3,708 steps
     python recipes/bible/train_mt.py --data data/bible --out runs/mt_quick --quick   # ~3 min
 
-Rerunning the same command resumes from the last checkpoint; ``--minutes`` is the total
-over all runs, evaluation included. See ``recipes/bible/README_MT.md``.
+The model is defined by its steps and seed, not by a wall-clock budget: the learning-rate
+schedule spans ``--max-steps`` and the batches, initialisation and dropout come from
+``--seed``. An optional ``--minutes`` budget (summed over runs, evaluation included) may
+stop training early; the run then says so, marks eval.json ``"complete": false`` and prints
+how to resume to the fixed step. Rerunning the same command resumes from the last
+checkpoint. See ``recipes/bible/README_MT.md``.
 """
 
 from __future__ import annotations
@@ -73,11 +78,14 @@ class MTConfig:
 
     data: str = _opt("data/bible", "folder with mt_{train,dev,test}.jsonl or .jsonl.gz")
     out: str = _opt("runs/mt_bible", "output folder (checkpoint/, model/, eval.json, ...)")
-    minutes: float = _opt(60.0, "wall-time budget summed over reruns, evaluation included")
-    eval_minutes: float = _opt(3.0, "part of --minutes kept for export and evaluation")
-    max_steps: int | None = _opt(
-        None, "stop training after this many steps (also sets the LR schedule)"
+    max_steps: int = _opt(
+        3708, "optimizer steps to train (two epochs of data/bible); the LR schedule spans them"
     )
+    minutes: float | None = _opt(
+        None, "optional wall-time budget summed over reruns, evaluation included; "
+        "reaching it before --max-steps stops early (reported, resumable)"
+    )
+    eval_minutes: float = _opt(3.0, "part of --minutes kept for export and evaluation")
     stop_after_steps: int | None = _opt(None, "leave this run after N steps; a rerun resumes")
     checkpoint_minutes: float = _opt(5.0, "save a resumable checkpoint this often")
     vocab_size: int = _opt(8000, "joint BPE vocabulary size")
@@ -106,6 +114,7 @@ class MTConfig:
 
 #: ``--quick``: the whole pipeline in at most four minutes (a smoke test, BLEU ~0).
 QUICK: dict[str, Any] = {
+    "max_steps": 200,
     "minutes": 4.0,
     "eval_minutes": 1.0,
     "checkpoint_minutes": 1.0,
@@ -116,7 +125,7 @@ QUICK: dict[str, Any] = {
 }
 #: Fields that must not change between a checkpoint and the run that resumes it.
 RESUME_KEYS = ("vocab_size", "d_model", "layers", "heads", "ffn_dim", "max_length")
-RESUME_KEYS += ("batch_tokens", "seed")
+RESUME_KEYS += ("batch_tokens", "seed", "max_steps")
 
 
 @dataclass
@@ -254,16 +263,24 @@ def learning_rate(cfg: MTConfig, step: int, progress: float) -> float:
     return cfg.lr * warm * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def schedule_progress(cfg: MTConfig, state: TrainState, clock: Clock) -> float:
-    """Fraction of training done for the LR schedule: by steps if ``max_steps``, else by time."""
-    if cfg.max_steps:
-        return state.step / cfg.max_steps
-    return clock.elapsed() / train_seconds_budget(cfg)
+def schedule_progress(cfg: MTConfig, state: TrainState) -> float:
+    """Fraction of training done for the LR schedule: by steps only, never by time."""
+    return state.step / cfg.max_steps
 
 
 def train_seconds_budget(cfg: MTConfig) -> float:
-    """Recipe seconds after which training stops (the rest is for evaluation)."""
-    return 60.0 * (cfg.minutes - cfg.eval_minutes)
+    """Recipe seconds after which training stops (the rest is for evaluation); inf: none."""
+    return math.inf if cfg.minutes is None else 60.0 * (cfg.minutes - cfg.eval_minutes)
+
+
+def stopped_early(cfg: MTConfig, state: TrainState) -> str | None:
+    """What to tell the user when the time budget ended training before ``max_steps``."""
+    if state.step >= cfg.max_steps:
+        return None
+    need = state.elapsed * cfg.max_steps / max(1, state.step) / 60.0 + cfg.eval_minutes
+    return (f"STOPPED EARLY at step {state.step} of {cfg.max_steps}: the --minutes {cfg.minutes} "
+            f"budget ran out, so this is not the fixed-step model. To resume to step {cfg.max_steps}, "
+            f"rerun the same command without --minutes (or with --minutes {math.ceil(need)} or more).")
 
 
 def make_optimizer(cfg: MTConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -338,16 +355,14 @@ class BatchStream:
 
 
 def training_done(cfg: MTConfig, state: TrainState, clock: Clock) -> bool:
-    """True when the time budget or ``max_steps`` is used up."""
-    out_of_steps = cfg.max_steps is not None and state.step >= cfg.max_steps
-    return out_of_steps or clock.elapsed() >= train_seconds_budget(cfg)
+    """True when ``max_steps`` or the time budget is used up."""
+    return state.step >= cfg.max_steps or clock.elapsed() >= train_seconds_budget(cfg)
 
 
 def progress_fraction(cfg: MTConfig, state: TrainState, clock: Clock) -> float:
     """How far towards stopping (whichever of steps and time comes first), in [0, 1]."""
     by_time = clock.elapsed() / max(1e-9, train_seconds_budget(cfg))
-    by_steps = state.step / cfg.max_steps if cfg.max_steps else 0.0
-    return min(1.0, max(by_time, by_steps))
+    return min(1.0, max(by_time, state.step / cfg.max_steps))
 
 
 # ---------------------------------------------------------------------- checkpoints
@@ -380,7 +395,7 @@ def load_checkpoint(
     if not path.is_file():
         return None
     payload = torch.load(path, map_location=next(model.parameters()).device, weights_only=True)
-    changed = [k for k in RESUME_KEYS if payload["config"][k] != getattr(cfg, k)]
+    changed = [k for k in RESUME_KEYS if payload["config"].get(k) != getattr(cfg, k)]
     if changed:
         raise SystemExit(f"{path} was made with other {changed}; use another --out to start anew")
     model.load_state_dict(payload["model"])
@@ -422,7 +437,7 @@ def train(
         # one step: batch -> device -> loss -> update
         batch = collate([examples[i] for i in stream.take(state)])
         batch = {k: v.to(device) for k, v in batch.items()}  # input_ids (B, S), labels (B, L)
-        lr = learning_rate(cfg, state.step, schedule_progress(cfg, state, clock))
+        lr = learning_rate(cfg, state.step, schedule_progress(cfg, state))
         started = time.monotonic()
         loss, n_tokens = train_step(model, batch, optimizer, lr, cfg)
         state.train_seconds += time.monotonic() - started
@@ -516,7 +531,9 @@ def setup(cfg: MTConfig) -> tuple[Any, list[dict], MarianMTModel, Any, torch.dev
 
 def run(cfg: MTConfig) -> dict[str, Any]:
     """The whole recipe: train (or resume), export, evaluate; returns eval.json's content."""
-    if cfg.minutes <= cfg.eval_minutes:
+    if cfg.max_steps < 1:
+        raise SystemExit("--max-steps must be >= 1")
+    if cfg.minutes is not None and cfg.minutes <= cfg.eval_minutes:
         raise SystemExit("--minutes must exceed --eval-minutes")
     clock, out = Clock(), Path(cfg.out)
     tokenizer, examples, model, optimizer, device = setup(cfg)
@@ -530,10 +547,14 @@ def run(cfg: MTConfig) -> dict[str, Any]:
     if STOP.is_set() or (cfg.stop_after_steps is not None and not training_done(cfg, state, clock)):
         print(f"stopped at step {state.step}, checkpoint saved; rerun the same command to resume")
         return {}
+    early = stopped_early(cfg, state)
+    if early:
+        print(early, flush=True)
     export_model(model, tokenizer, out / "model")
     evaluated = clock.elapsed()
     report = {"device": str(device), "threads": torch.get_num_threads()}
-    report["training"] = training_summary(state, examples)
+    report["training"] = training_summary(state, examples) | {
+        "max_steps": cfg.max_steps, "complete": early is None, **({"stopped_early": early} if early else {})}
     report["model"] = {"parameters": count_parameters(model)}
     report["settings"] = settings_summary(cfg)
     report |= evaluate(cfg, model, tokenizer, clock)
@@ -547,6 +568,8 @@ def run(cfg: MTConfig) -> dict[str, Any]:
     }
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"done in {clock.elapsed() / 60:.1f} min (all runs); results in {out / 'eval.json'}")
+    if early:
+        print(early)
     return report
 
 
@@ -562,7 +585,7 @@ def evaluate(cfg: MTConfig, model: MarianMTModel, tokenizer: Any, clock: Clock) 
     dev = read_pairs(cfg.data, "dev")
     n_dev = len(group_references(dev)[0][: cfg.eval_limit])
     need = n_dev * report["test"]["seconds"] / max(1, report["test"]["sources"])
-    left = 60.0 * cfg.minutes - clock.elapsed()
+    left = math.inf if cfg.minutes is None else 60.0 * cfg.minutes - clock.elapsed()
     if need <= left:
         report["dev"] = evaluate_split(model, tokenizer, dev, "dev", **opts)
     else:
@@ -598,7 +621,7 @@ def settings_summary(cfg: MTConfig) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ CLI
 
 
-_FLAG_TYPES = {"int": int, "int | None": int, "float": float, "str": str}
+_FLAG_TYPES = {"int": int, "int | None": int, "float": float, "float | None": float, "str": str}
 
 
 def parse_args(argv: list[str] | None = None) -> MTConfig:

@@ -158,14 +158,17 @@ def sigmoid_bce(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
     return bce.sum(1) / valid.sum(1)
 
 
-def dominant_margin_loss(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
-                         dominant_ids: torch.Tensor, margin: float = 1.0) -> torch.Tensor:
-    """Per-position hinge that ranks the reference above the other dominant tokens.
+def dominant_ranking_loss(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
+                          dominant_ids: torch.Tensor, margin: float = 0.0) -> torch.Tensor:
+    """The authors' ranking loss: the reference's head logit above each other dominant token's.
 
-    ``mean over d in D \\ {y*} of max(0, margin - (s(y*) - s(d)))`` on head logits, 0 where
-    a position has no other dominant token. Avoid-dominant sampling never pushes the
-    dominant tokens down, so on the model's own (greedy, hence dominant) tokens the head
-    saturates; this term keeps an order among them.
+    ``mean over all pairs (n, d), d in D_n \\ {y*_n}, of max(0, margin - (s_n(y*) - s_n(d)))``
+    on head logits: one mean over every (reference, non-reference dominant token) pair of
+    the batch, so a position with many dominant tokens counts once per pair and a position
+    with none does not count at all. With margin 0 (the authors' default) only inversions
+    (a dominant token above the reference) are penalised; a positive margin also pushes
+    valid alternatives below the reference. Avoid-dominant sampling never draws the
+    dominant tokens as negatives; this term keeps an order among them.
 
     Args:
         head: the sigmoid head (called as ``head(hidden, ids)``).
@@ -175,10 +178,10 @@ def dominant_margin_loss(head: nn.Module, hidden: torch.Tensor, targets: torch.T
         margin: required logit gap.
 
     Returns:
-        (N,) loss per position.
+        () the mean hinge over the batch's pairs; 0 (still in the graph) when there is none.
     """
     valid = (dominant_ids >= 0) & (dominant_ids != targets.unsqueeze(1))  # (N, M)
     ids = torch.cat([targets.unsqueeze(1), dominant_ids.clamp(min=0)], 1)  # (N, 1+M)
     logits = head(hidden, ids).float()  # (N, 1+M)
     hinge = F.relu(margin - (logits[:, :1] - logits[:, 1:])) * valid  # (N, M)
-    return hinge.sum(1) / valid.sum(1).clamp(min=1)
+    return hinge.sum() / valid.sum().clamp(min=1)

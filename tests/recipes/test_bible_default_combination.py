@@ -19,7 +19,8 @@ def _suite(folder: Path, seed: int, n: int = 400) -> None:
     np.savez(folder / "sequence_scores.npz", **{
         "sigmoid:h@mean": head, "softmax@min": soft_min, "softmax@mean": rng.normal(size=n),
         "boostedprob@mean": rng.normal(size=n), "entropy@mean": rng.normal(size=n)})
-    (folder / "candidates.json").write_text(json.dumps([{"label": int(y)} for y in labels]))
+    (folder / "candidates.json").write_text(json.dumps([{"label": int(y), "item": i // 4}
+                                                        for i, y in enumerate(labels)]))
 
 
 def test_choice_is_made_on_dev_and_the_test_gain_is_measured(tmp_path: Path) -> None:

@@ -135,8 +135,8 @@ def test_compare_other_chooses_on_dev(tmp_path):
     import compare_other
 
     rng = np.random.default_rng(0)
-    cands = [{"label": int(i % 3 == 0), "kind": "reference" if i % 3 == 0 else ("spelling", "omission")[i % 3 - 1]}
-             for i in range(300)]
+    cands = [{"label": int(i % 3 == 0), "kind": "reference" if i % 3 == 0 else ("spelling", "omission")[i % 3 - 1],
+              "item": i // 3} for i in range(300)]
     y = np.array([c["label"] for c in cands], dtype=float)
 
     def write(folder, good_head, good_base):
@@ -158,3 +158,6 @@ def test_compare_other_chooses_on_dev(tmp_path):
     from sigmoid_head.evaluation.metrics import roc_auc
     assert r["kinds"]["all"]["delta"] == pytest.approx(roc_auc(test["sigmoid:a@mean"], y) - roc_auc(test["softmax@mean"], y))
     assert r["kinds"]["spelling"]["n"] == 200
+    assert {v["family_size"] for v in r["kinds"].values()} == {3}  # Holm over the table's rows
+    assert all(v["unit"] == "source" and v["alternative"] == "two-sided" for v in r["kinds"].values())
+    assert "(two-sided), Holm p" in compare_other.markdown(r) and "Holm family:" in compare_other.markdown(r)

@@ -116,4 +116,4 @@ def test_rauq_is_a_baseline_of_the_summary_and_a_column_of_the_combined_table() 
     assert "rauq" not in plain and "|---|---|---|---|---|---|---|\n" in plain
     row = {**row, "vs": {**vs, "rauq@mean": {"delta": -0.2, "p_value": 0.01}}}
     text = study.markdown({**report, "combined": {"best_baseline_on_dev": "softmax@mean", "c": row}})
-    assert "vs rauq@mean |" in text and "| -0.200, p=0.010 |" in text
+    assert "vs rauq@mean |" in text and "| -0.200, p = 0.010 (two-sided) |" in text

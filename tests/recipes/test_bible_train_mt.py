@@ -152,7 +152,36 @@ def test_stop_request_leaves_a_resumable_checkpoint(data_dir: Path, tmp_path: Pa
         mt.STOP.clear()
     saved = torch.load(tmp_path / "checkpoint" / "state.pt", weights_only=True)
     assert saved["state"]["step"] == 0 and not (tmp_path / "model").exists()
-    assert mt.run(_config(data_dir, tmp_path, max_steps=2))["training"]["steps"] == 2
+    assert mt.run(_config(data_dir, tmp_path, max_steps=6))["training"]["steps"] == 6
+    with pytest.raises(SystemExit, match="max_steps"):  # another step count is another schedule
+        mt.run(_config(data_dir, tmp_path, max_steps=8))
+
+
+def test_a_time_budget_stops_early_says_so_and_resumes_to_the_fixed_step(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    straight = mt.run(_config(data_dir, tmp_path / "straight", max_steps=4))
+    assert straight["training"]["complete"] and straight["training"]["steps"] == 4
+    cfg = _config(data_dir, tmp_path / "budget", max_steps=4)
+    early = mt.run(replace(cfg, minutes=1e-6, eval_minutes=0.0))  # no time to train at all
+    said = capsys.readouterr().out
+    assert early["training"]["steps"] == 0 and early["training"]["complete"] is False
+    assert "STOPPED EARLY at step 0 of 4" in said and "rerun the same command without --minutes" in said
+    assert early["training"]["stopped_early"] in said
+    resumed = mt.run(cfg)  # no budget: on to the fixed step, the same model as straight
+    assert resumed["training"]["complete"] and resumed["training"]["steps"] == 4
+    a = torch.load(tmp_path / "straight" / "checkpoint" / "state.pt", weights_only=True)
+    b = torch.load(tmp_path / "budget" / "checkpoint" / "state.pt", weights_only=True)
+    for name, value in a["model"].items():
+        torch.testing.assert_close(b["model"][name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_the_schedule_depends_on_steps_not_time() -> None:
+    cfg = mt.MTConfig(max_steps=100, warmup_steps=10)
+    state = mt.TrainState(step=50)
+    assert mt.schedule_progress(cfg, state) == 0.5
+    assert mt.learning_rate(cfg, 50, 0.5) == pytest.approx(cfg.lr * 0.5)
+    assert mt.MTConfig().minutes is None and mt.MTConfig().max_steps == 3708
 
 
 def test_quick_flags_yield_to_explicit_ones() -> None:

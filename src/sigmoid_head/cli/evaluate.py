@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="weigh spans by severity in the MPP score (minor 1, major 5, critical 10)")
     p.add_argument("--no-ci", action="store_true", help="skip bootstrap confidence intervals")
     p.add_argument("--n-boot", type=_positive_int, default=1000, help="bootstrap resamples")
+    p.add_argument("--groups", help="score-file field with each row's source id (e.g. the "
+                   "verse): the bootstrap resamples sources, keeping their candidates together")
 
 
 def _positive_int(text: str) -> int:
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         out_dir=args.out_dir,
         ci=not args.no_ci,
         n_boot=args.n_boot,
+        groups=args.groups,
     )
     print(table, end="")
     if args.out_dir:

@@ -1,17 +1,31 @@
-"""Bootstrap over items: percentile confidence intervals and paired tests of two methods.
+"""Bootstrap over items or over clusters: percentile intervals, paired tests, Holm correction.
 
 Works with any metric ``fn(pred, gold) -> float``. A metric registered with
 :func:`register_batched` (Pearson, Spearman, BCE and ROC-AUC are, by
 :mod:`.metrics`) is computed on a whole chunk of resamples at once; any
 other is called once per resample. Nothing here imports :mod:`.metrics`,
 which re-exports :func:`bootstrap_ci` and :func:`paired_bootstrap`.
+
+**The resampling unit.** Items that share a source (the candidates of one verse, the words
+of one candidate, the tokens of one output) are not independent: resampling them one by
+one gives intervals that are too narrow. Pass ``groups`` (one source id per item) and the
+bootstrap draws whole sources with replacement, keeping every item of a drawn source
+together; without ``groups`` every item is its own source (the item-level bootstrap).
+
+:func:`clustered_ci` does the same for a statistic that is not ``fn(pred, gold)``: any
+function of the drawn item indices returning named values (span F1, word MCC, ...).
+
+**Tests.** :func:`paired_bootstrap` is two-sided by default; :func:`holm` and
+:func:`add_holm` correct a family of such tests, and :func:`describe_p` writes a p-value
+with its sidedness (and family) beside it, the way every report should print one.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,6 +33,8 @@ from numpy.typing import ArrayLike
 from .metric_inputs import FloatArray, IntArray, as_pair
 
 _MAX_CELLS = 4_000_000  # resample indices held in memory at once (n_boot chunk * N)
+ALTERNATIVES = ("two-sided", "better")
+"""Paired-test alternatives: A differs from B, or A is better than B (one-sided)."""
 
 _BATCHED: dict[Callable[..., float], Callable[[FloatArray, FloatArray], FloatArray]] = {}
 
@@ -36,12 +52,65 @@ def register_batched(
     _BATCHED[metric_fn] = rows_fn
 
 
-def _resamples(n_items: int, n_boot: int, seed: int) -> Iterator[IntArray]:
-    """Yield (chunk, N) index arrays, n_boot rows in all, drawn with replacement."""
+class Clusters:
+    """Items grouped by source, for drawing whole sources and expanding them to item indices.
+
+    Args:
+        groups: (N,) source id per item (any hashable values numpy can sort).
+    """
+
+    def __init__(self, groups: ArrayLike) -> None:
+        codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+        self.n_items = int(codes.size)
+        self.order = np.argsort(codes, kind="stable")  # (N,) item indices, source by source
+        self.sizes = np.bincount(codes)  # (G,) items per source
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])  # (G,)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.sizes.size)
+
+    def expand(self, drawn: IntArray) -> IntArray:
+        """Item indices of the drawn sources, in draw order ((K,) source ids -> (sum sizes,))."""
+        lengths = self.sizes[drawn]  # (K,)
+        total = int(lengths.sum())
+        offsets = np.repeat(self.starts[drawn] - np.cumsum(lengths) + lengths, lengths)
+        return self.order[offsets + np.arange(total)]
+
+
+def _resamples(
+    n_items: int, n_boot: int, seed: int, clusters: Clusters | None = None
+) -> Iterator[IntArray]:
+    """Yield (chunk, L) index arrays, n_boot rows in all, drawn with replacement.
+
+    Item level: L = N. Clustered: each row draws G sources and is expanded to their items,
+    so row lengths vary; rows of equal length are yielded together (a chunk per length).
+    """
     rng = np.random.default_rng(seed)
-    chunk = max(1, _MAX_CELLS // n_items)
+    if clusters is None:
+        chunk = max(1, _MAX_CELLS // n_items)
+        for start in range(0, n_boot, chunk):
+            yield rng.integers(0, n_items, size=(min(chunk, n_boot - start), n_items))
+        return
+    g = clusters.n_groups
+    chunk = max(1, _MAX_CELLS // max(n_items, g))
     for start in range(0, n_boot, chunk):
-        yield rng.integers(0, n_items, size=(min(chunk, n_boot - start), n_items))
+        drawn = rng.integers(0, g, size=(min(chunk, n_boot - start), g))  # (B, G)
+        by_length: dict[int, list[IntArray]] = {}
+        for d in drawn:
+            rows = clusters.expand(d)
+            by_length.setdefault(rows.size, []).append(rows)
+        for length in sorted(by_length):
+            yield np.stack(by_length[length])
+
+
+def _clusters(groups: ArrayLike | None, n: int) -> Clusters | None:
+    if groups is None:
+        return None
+    c = Clusters(groups)
+    if c.n_items != n:
+        raise ValueError(f"groups has {c.n_items} entries but there are {n} items")
+    return c
 
 
 def _on_resamples(
@@ -51,6 +120,44 @@ def _on_resamples(
     if batched is not None:
         return batched(p[idx], g[idx])
     return np.array([fn(p[i], g[i]) for i in idx], dtype=np.float64)
+
+
+def clustered_ci(stat: Callable[[IntArray], dict[str, float]], groups: ArrayLike,
+                 n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
+                 ) -> dict[str, tuple[float, float, float]]:
+    """Percentile intervals of named statistics, resampling whole sources.
+
+    Args:
+        stat: item indices (M,) -> named values computed on those items (repeats allowed).
+        groups: (N,) source id of every item; items of one source are drawn together.
+        n_boot: resamples (``numpy.random.default_rng(seed)``, deterministic).
+        alpha: 1 - the interval's level.
+        seed: random seed.
+
+    Returns:
+        Name -> (value on all items, low, high); NaN resamples are dropped.
+    """
+    _check_boot(n_boot, alpha)
+    clusters = Clusters(groups)
+    point = stat(np.sort(clusters.order))
+    if clusters.n_groups == 0:
+        return {k: (v, math.nan, math.nan) for k, v in point.items()}
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {k: [] for k in point}
+    for _ in range(n_boot):
+        drawn = rng.integers(0, clusters.n_groups, size=clusters.n_groups)
+        for k, v in stat(clusters.expand(drawn)).items():
+            draws[k].append(v)
+    out = {}
+    for k, v in point.items():
+        vals = np.asarray(draws[k], dtype=np.float64)
+        vals = vals[~np.isnan(vals)]
+        if math.isnan(v) or vals.size == 0:
+            out[k] = (v, math.nan, math.nan)
+        else:
+            lo, hi = np.percentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+            out[k] = (float(v), float(lo), float(hi))
+    return out
 
 
 def _check_boot(n: int, alpha: float) -> None:
@@ -67,27 +174,39 @@ def bootstrap_ci(
     n: int = 1000,
     alpha: float = 0.05,
     seed: int = 0,
+    groups: ArrayLike | None = None,
 ) -> tuple[float, float, float]:
-    """Percentile bootstrap confidence interval over items.
+    """Percentile bootstrap confidence interval over items or over sources.
 
-    Resamples the N items with replacement ``n`` times (numpy ``default_rng(seed)``,
-    so the result is deterministic) and takes the alpha/2 and 1 - alpha/2 percentiles
-    of the metric. Pearson, Spearman, BCE and ROC-AUC are computed on all resamples at
-    once; other functions are called once per resample. Resamples where the metric is
-    undefined (NaN) are dropped.
+    Resamples with replacement ``n`` times (numpy ``default_rng(seed)``, so the result is
+    deterministic) and takes the alpha/2 and 1 - alpha/2 percentiles of the metric.
+    Without ``groups`` the N items are resampled; with ``groups`` the sources are, each
+    drawn source bringing all its items. Pearson, Spearman, BCE and ROC-AUC are computed
+    on many resamples at once; other functions once per resample. Resamples where the
+    metric is undefined (NaN) are dropped.
+
+    Args:
+        metric_fn: ``fn(pred, gold) -> float``.
+        pred: (N,) predictions.
+        gold: (N,) gold values.
+        n: resamples.
+        alpha: 1 - confidence level.
+        seed: seed of the resampling.
+        groups: (N,) source id per item (None: every item its own source).
 
     Returns:
         (point estimate on all items, CI low, CI high); all NaN if the point is NaN.
     """
     _check_boot(n, alpha)
     p, g = as_pair(pred, gold, min_n=1)
+    clusters = _clusters(groups, p.size)
     point = float(metric_fn(p, g))
     if math.isnan(point):
         return point, math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         vals = np.concatenate(
-            [_on_resamples(metric_fn, p, g, i) for i in _resamples(p.size, n, seed)]
+            [_on_resamples(metric_fn, p, g, i) for i in _resamples(p.size, n, seed, clusters)]
         )
     if np.all(np.isnan(vals)):
         return point, math.nan, math.nan
@@ -104,41 +223,129 @@ def paired_bootstrap(
     seed: int = 0,
     higher_is_better: bool = True,
     alpha: float = 0.05,
-) -> dict[str, float]:
+    groups: ArrayLike | None = None,
+    alternative: str = "two-sided",
+) -> dict[str, Any]:
     """Paired bootstrap test of method A against method B on the same items.
 
-    Both methods are scored on the same ``n`` resamples. ``delta`` is
-    metric(A) - metric(B) on all items (raw, not sign-flipped). The one-sided p-value
-    is the fraction of resamples in which A is *not* better than B (delta <= 0 when
-    higher is better, delta >= 0 otherwise), so a small p supports "A is better" and an
-    identical copy gives p = 1. ``win_rate`` is the fraction where A is strictly better.
-    Resamples where either metric is NaN are dropped.
+    Both methods are scored on the same ``n`` resamples (of items, or of sources with
+    ``groups``). ``delta`` is metric(A) - metric(B) on all items (raw, not sign-flipped).
+    ``p_better`` is the fraction of resamples in which A is *not* better than B (delta <= 0
+    when higher is better, delta >= 0 otherwise): the one-sided p of "A is better";
+    ``p_worse`` the same the other way round. The two-sided p is
+    ``min(1, 2 * min(p_better, p_worse))``; an identical copy gives p = 1 either way.
+    ``win_rate`` is the fraction where A is strictly better. Resamples where either
+    metric is NaN are dropped.
+
+    Args:
+        metric_fn: ``fn(pred, gold) -> float``.
+        pred_a: (N,) method A.
+        pred_b: (N,) method B.
+        gold: (N,) gold values.
+        n: resamples.
+        seed: seed of the resampling.
+        higher_is_better: the metric's direction.
+        alpha: 1 - level of the delta's interval.
+        groups: (N,) source id per item (None: every item its own source).
+        alternative: ``"two-sided"`` (the default) or ``"better"`` (one-sided: A better).
 
     Returns:
-        dict with ``delta``, ``p_value``, ``ci_low``, ``ci_high`` (percentile CI of the
-        delta at level 1 - alpha) and ``win_rate``.
+        dict with ``delta``, ``p_value`` (per ``alternative``), ``alternative``,
+        ``p_better``, ``p_worse``, ``ci_low``, ``ci_high`` (percentile CI of the delta at
+        level 1 - alpha), ``win_rate``, ``n_boot`` (resamples kept) and ``unit``
+        (``"source"`` or ``"item"``).
     """
     _check_boot(n, alpha)
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     a, g = as_pair(pred_a, gold, min_n=1)
     b, _ = as_pair(pred_b, gold, min_n=1)
+    clusters = _clusters(groups, g.size)
     delta = float(metric_fn(a, g)) - float(metric_fn(b, g))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = np.concatenate(
             [
                 _on_resamples(metric_fn, a, g, i) - _on_resamples(metric_fn, b, g, i)
-                for i in _resamples(g.size, n, seed)
+                for i in _resamples(g.size, n, seed, clusters)
             ]
         )
     d = d[~np.isnan(d)]
+    unit = "item" if clusters is None else "source"
     if d.size == 0:
-        return dict.fromkeys(("delta", "p_value", "ci_low", "ci_high", "win_rate"), math.nan)
-    better = d > 0 if higher_is_better else d < 0
+        out: dict[str, Any] = dict.fromkeys(
+            ("delta", "p_value", "p_better", "p_worse", "ci_low", "ci_high", "win_rate"), math.nan
+        )
+        return {**out, "alternative": alternative, "n_boot": 0, "unit": unit}
+    better, worse = (d > 0, d < 0) if higher_is_better else (d < 0, d > 0)
+    p_better, p_worse = float(1.0 - better.mean()), float(1.0 - worse.mean())
+    two_sided = min(1.0, 2.0 * min(p_better, p_worse))
     lo, hi = np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return {
         "delta": delta,
-        "p_value": float(1.0 - better.mean()),
+        "p_value": two_sided if alternative == "two-sided" else p_better,
+        "alternative": alternative,
+        "p_better": p_better,
+        "p_worse": p_worse,
         "ci_low": float(lo),
         "ci_high": float(hi),
         "win_rate": float(better.mean()),
+        "n_boot": int(d.size),
+        "unit": unit,
     }
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values of one family of tests, in the input order.
+
+    Sorted ascending, the i-th smallest (i = 1..m) gets ``(m - i + 1) * p``, made
+    non-decreasing along the sorted order and capped at 1. Rejecting where the adjusted p
+    is below alpha controls the family-wise error rate at alpha. NaN entries stay NaN and
+    do not count towards m.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out.tolist()
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = (m - np.arange(m)) * p[order]  # (m,)
+    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return out.tolist()
+
+
+def add_holm(tests: Mapping[Any, dict[str, Any]], family: str) -> None:
+    """Holm-correct a family of :func:`paired_bootstrap` results in place.
+
+    Adds ``p_holm``, ``family`` (the description given) and ``family_size`` to each.
+
+    Args:
+        tests: name -> a paired_bootstrap result dict (all from one family, e.g. a table's
+            comparisons against one baseline).
+        family: what the family is, in words (printed beside corrected p-values).
+    """
+    names = list(tests)
+    for name, adj in zip(names, holm([tests[k]["p_value"] for k in names]), strict=True):
+        tests[name].update(p_holm=adj, family=family, family_size=len(names))
+
+
+def describe_p(test: Mapping[str, Any], digits: int = 3, family: bool = True) -> str:
+    """A p-value as text with its sidedness, and its Holm correction where there is one.
+
+    ``p = 0.012 (two-sided)``; ``p = 0.012 (two-sided), Holm p = 0.036 over 3: <family>``
+    (without ``: <family>`` when ``family`` is False, for a table that states its family
+    once). A bootstrap p of 0 is written as ``p < 1/n_boot``.
+    """
+
+    def one(p: float) -> str:
+        n_boot = test.get("n_boot") or 0
+        if p == 0 and n_boot:
+            return f"< {1 / n_boot:.{digits}g}"
+        return f"= {p:.{digits}f}"
+
+    text = f"p {one(test['p_value'])} ({test.get('alternative', 'two-sided')})"
+    if "p_holm" in test:
+        text += f", Holm p {one(test['p_holm'])} over {test['family_size']}"
+        text += f": {test['family']}" if family else ""
+    return text

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import methods as registry
+from ..data.records import read_jsonl
 from .readers import read_external_scores, read_gold, read_score_columns
 
 UNCERTAINTIES = {"entropy_mean": -1.0}
@@ -73,6 +74,16 @@ def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, 
     return out
 
 
+def _source_ids(scores: object, field: str) -> list[Any]:
+    """Each row's ``field`` of a score JSONL: the source id the bootstrap resamples by."""
+    if isinstance(scores, dict):
+        raise ValueError("groups as a field name needs a score file; pass the ids instead")
+    ids = [r.get(field) for r in read_jsonl(scores, objects=True)]
+    if any(i is None for i in ids):
+        raise ValueError(f"{scores}: field {field!r} is missing in some row")
+    return [str(i) for i in ids]
+
+
 def evaluate_scores(
     scores: str | Path | dict[str, np.ndarray],
     gold: str | Path | np.ndarray,
@@ -84,6 +95,7 @@ def evaluate_scores(
     out_dir: str | Path | None = None,
     ci: bool = True,
     n_boot: int = 1000,
+    groups: str | Sequence[Any] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Correlate QE scores with gold quality; optionally write the report files.
 
@@ -98,6 +110,9 @@ def evaluate_scores(
             binary gold) here.
         ci: bootstrap confidence intervals.
         n_boot: bootstrap resamples.
+        groups: each item's source id (e.g. the verse a candidate translates), or the name
+            of a score-file field holding it: the bootstrap then resamples sources, keeping
+            a source's candidates together. None: items are resampled.
 
     Returns:
         The metric rows and the terminal table.
@@ -126,9 +141,10 @@ def evaluate_scores(
     if not methods:
         raise ValueError(f"no method to evaluate; columns: {sorted(cols)}")
     oriented = orient(cols, methods)
-    rows = evaluate_methods(
-        oriented, g, metrics=list(metrics) if metrics else None, ci=ci, n_boot=n_boot
-    )
+    if isinstance(groups, str):
+        groups = _source_ids(scores, groups)
+    rows = evaluate_methods(oriented, g, metrics=list(metrics) if metrics else None, ci=ci,
+                            n_boot=n_boot, groups=None if groups is None else np.asarray(groups))
     if out_dir is not None:
         write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None)
     return rows, format_table(rows, list(metrics) if metrics else None)

@@ -16,7 +16,7 @@ with word scores (``sigmoid``, ``softmax``, ``boostedprob``, ...):
 * recall per gold severity and per gold category (character recall and the share of
   gold spans touched by a predicted span), where the gold has them.
 
-Every figure has a 95% interval from resampling sources (:func:`.span_metrics.clustered_ci`).
+Every figure has a 95% interval from resampling sources (:func:`.bootstrap.clustered_ci`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from .bootstrap import clustered_ci
 from .gold_formats import GoldItem, whitespace_words
-from .span_metrics import SEVERITY_WEIGHTS, clustered_ci, span_counts, span_scores, word_metrics
+from .span_metrics import SEVERITY_WEIGHTS, span_counts, span_scores, word_metrics
 from .spans import SpanConfig, find_errors, word_offsets
 
 WORD_COLUMNS = ("mcc", "f1_bad", "roc_auc", "ap")

@@ -318,6 +318,7 @@ def evaluate_methods(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    groups: ArrayLike | None = None,
 ) -> list[dict[str, Any]]:
     """Score every method with every applicable metric.
 
@@ -331,10 +332,13 @@ def evaluate_methods(
         n_boot: bootstrap resamples.
         seed: bootstrap seed.
         alpha: 1 - confidence level.
+        groups: (N,) source id per item: the bootstrap resamples sources, keeping each
+            source's items together (None: items).
 
     Returns:
         One row per method: ``{"method", "n", "notes", <metric>, <metric>_low,
-        <metric>_high, ...}``. A metric that does not apply (binary-only metric with
+        <metric>_high, ..., "ci_unit"}`` (``ci_unit``: what the bootstrap resampled,
+        ``"item"`` or ``"source"``). A metric that does not apply (binary-only metric with
         real-valued gold, BCE/ECE on scores outside [0, 1]) is left out of the row and
         explained in ``notes``. Constant scores give NaN correlations with a warning.
 
@@ -359,6 +363,8 @@ def evaluate_methods(
             bad = int((~np.isfinite(p)).sum())
             raise ValueError(f"method {method!r}: {bad} score(s) are NaN or inf")
         row: dict[str, Any] = {"method": method, "n": int(p.size), "notes": []}
+        if ci:
+            row["ci_unit"] = "item" if groups is None else "source"
         for name in names:
             reason = _skip_reason(name, method, p, g, binary)
             if reason is not None:
@@ -369,7 +375,7 @@ def evaluate_methods(
                 warnings.simplefilter("always")
                 if ci:
                     row[name], row[f"{name}_low"], row[f"{name}_high"] = bootstrap_ci(
-                        fn, p, g, n=n_boot, alpha=alpha, seed=seed
+                        fn, p, g, n=n_boot, alpha=alpha, seed=seed, groups=groups
                     )
                 else:
                     row[name] = float(fn(p, g))

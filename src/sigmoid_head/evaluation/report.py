@@ -284,7 +284,8 @@ def write_report(
         "Best value per column in **bold**, second best in _italics_; ↑ higher is better, ↓ lower is better."
     )
     if any(f"{m}_low" in r for r in rows for m in cols):
-        md.append("Brackets: percentile bootstrap confidence interval over items.")
+        unit = "sources" if any(r.get("ci_unit") == "source" for r in rows) else "items"
+        md.append(f"Brackets: percentile bootstrap confidence interval over {unit}.")
     if notes:
         md += ["", "Notes:", "", *(f"- {n}" for n in notes)]
     paths = {"markdown": out / "results.md", "csv": out / "results.csv"}

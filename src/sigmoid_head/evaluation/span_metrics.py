@@ -22,16 +22,15 @@ Span level, on character offsets (``end`` exclusive; whitespace characters never
   and in the denominators. This is our reading of the paper's description; we could not
   consult its released code offline.
 
-Intervals: :func:`clustered_ci` resamples *sources* (groups of items), not items, so
-that the several candidates or words of one source move together. It is the only place
-here that draws resamples (the line ``pick = rng.integers(...)``): when
-:mod:`.bootstrap` gains grouped resampling, that line becomes a call to it.
+Intervals come from :func:`sigmoid_head.evaluation.bootstrap.clustered_ci`, which
+resamples *sources* (groups of items), not items, so that the several candidates or words
+of one source move together.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -159,47 +158,3 @@ def span_scores(counts: np.ndarray) -> dict[str, float]:
 
 
 # ----------------------------------------------------------------------------- intervals
-def _members(groups: ArrayLike) -> list[np.ndarray]:
-    """Item indices of every group, groups in order of first appearance."""
-    g = np.asarray(groups)
-    _, first, codes = np.unique(g, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    codes = rank[codes.ravel()]
-    return [np.flatnonzero(codes == c) for c in range(order.size)]
-
-
-def clustered_ci(stat: Callable[[np.ndarray], dict[str, float]], groups: ArrayLike,
-                 n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-                 ) -> dict[str, tuple[float, float, float]]:
-    """Percentile bootstrap over sources: resample whole groups with replacement.
-
-    Args:
-        stat: item indices (M,) -> named values computed on those items (repeats allowed).
-        groups: (N,) source id of every item; items of one source are drawn together.
-        n_boot: resamples (``numpy.random.default_rng(seed)``, deterministic).
-        alpha: 1 - the interval's level.
-        seed: random seed.
-
-    Returns:
-        Name -> (value on all items, low, high); NaN resamples are dropped.
-    """
-    members = _members(groups)
-    point = stat(np.concatenate(members) if members else np.array([], dtype=int))
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {k: [] for k in point}
-    for _ in range(n_boot):
-        pick = rng.integers(0, len(members), size=len(members))
-        for k, v in stat(np.concatenate([members[i] for i in pick])).items():
-            draws[k].append(v)
-    out = {}
-    for k, v in point.items():
-        vals = np.asarray(draws[k], dtype=np.float64)
-        vals = vals[~np.isnan(vals)]
-        if math.isnan(v) or vals.size == 0:
-            out[k] = (v, math.nan, math.nan)
-        else:
-            lo, hi = np.percentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-            out[k] = (float(v), float(lo), float(hi))
-    return out

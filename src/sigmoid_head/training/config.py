@@ -98,10 +98,9 @@ class OptimConfig:
     max_steps: int | None = None
     """Stop after this many optimizer steps (overrides epochs when reached first)."""
     rank_loss_weight: float = 0.0
-    """Weight of a hinge on head logits that ranks the reference above the other dominant tokens
-    of its position (the authors' newest research code; 0 = the paper's loss only)."""
-    rank_margin: float = 1.0
-    """Logit margin of that ranking hinge."""
+    """Weight of the authors' ranking loss (their newest research code): a hinge on head logits, averaged over all (reference, other dominant token) pairs of a batch, that ranks the reference above the dominant tokens of its position; needs avoid_dominant (0 = the paper's loss only)."""
+    rank_margin: float = 0.0
+    """Logit margin of that ranking loss (0, the authors' default: only a dominant token above the reference is penalised)."""
 
     def __post_init__(self) -> None:
         _check([(self.batch_size is None or self.batch_size >= 0, "batch_size must be >= 0"),
@@ -239,6 +238,9 @@ class TrainConfig:
         for group in GROUPS:
             for f in fields(getattr(self, group)):
                 _check_number(f.name, getattr(getattr(self, group), f.name))
+        if self.optim.rank_loss_weight > 0 and not self.sampler.avoid_dominant:
+            raise ValueError("rank_loss_weight > 0 needs avoid_dominant: the authors apply the "
+                             "ranking loss only with avoid-dominant sampling")
 
     def __getattr__(self, name: str) -> Any:
         if name in _FLAT and _FLAT[name][0] in self.__dict__:

@@ -14,7 +14,7 @@ from ..backbone import Positions
 from ..data.batching import IGNORE_INDEX, Collator
 from ..data.datasets_io import examples_at
 from ..dominant import DominantConfig, log_softmax_and_dominant
-from ..head import dominant_margin_loss, sigmoid_bce
+from ..head import dominant_ranking_loss, sigmoid_bce
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler
 from .cache import PositionCache
@@ -30,8 +30,9 @@ class StepContext:
     dominant: DominantConfig
     autocast: object
     rank_weight: float = 0.0
-    """Weight of the dominant ranking hinge (0 = the paper's loss only)."""
-    rank_margin: float = 1.0
+    """Weight of the authors' ranking loss (0 = the paper's loss only)."""
+    rank_margin: float = 0.0
+    """Its logit margin (0: the authors' default, only inversions count)."""
 
 
 def _seeded(seed: int, *parts: int, device: torch.device) -> torch.Generator:
@@ -64,18 +65,25 @@ def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Gene
 
 def head_loss(ctx: StepContext, pos: Positions, dominant_ids: torch.Tensor | None,
               gen: torch.Generator) -> tuple[torch.Tensor, int]:
-    """Negatives, then the summed BCE over gathered head rows, for N positions."""
+    """Negatives, then the summed BCE over gathered head rows, for N positions.
+
+    With ``rank_weight > 0`` and avoid-dominant sampling (the only case the authors apply it
+    in), ``rank_weight`` times the ranking loss, the mean over the batch's (reference, other
+    dominant token) pairs, is added per position: the loop divides the sum by N, so a step
+    of one micro-batch optimises mean BCE + rank_weight * mean pair hinge, as theirs does.
+    """
     if ctx.sampler.config.needs_logits and pos.logits is None:  # cached positions
         with ctx.autocast:
             pos.logits, _ = log_softmax_and_dominant(ctx.model.backbone.lm_logits(pos.hidden),
                                                      with_dominant=False)  # (N, V)
     avoid = dominant_ids if ctx.sampler.config.avoid_dominant else None
     negatives = ctx.sampler(pos.targets, gen, avoid, pos.logits)  # (N, k)
-    loss = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives)  # (N,)
-    if ctx.rank_weight > 0 and dominant_ids is not None:
-        loss = loss + ctx.rank_weight * dominant_margin_loss(  # (N,)
-            ctx.head, pos.hidden, pos.targets, dominant_ids, ctx.rank_margin)
-    return loss.sum(), int(pos.targets.numel())
+    total = sigmoid_bce(ctx.head, pos.hidden, pos.targets, negatives).sum()  # over N positions
+    n = int(pos.targets.numel())
+    if ctx.rank_weight > 0 and avoid is not None:
+        total = total + n * ctx.rank_weight * dominant_ranking_loss(
+            ctx.head, pos.hidden, pos.targets, avoid, ctx.rank_margin)
+    return total, n
 
 
 def micro_loss(ctx: StepContext, indices: list[int], examples: list[dict], collate: Collator,

@@ -1,0 +1,186 @@
+"""Regenerate the tables of docs/results.md and docs/results/*.md from committed per-item data.
+
+    python recipes/bible/tables.py --check   # exit 1, with a diff, if a table in the docs differs
+    python recipes/bible/tables.py --write   # rewrite the tables in place
+    python recipes/bible/tables.py --pack suite runs/mt_or_test --name mt_suite_test \
+        --baseline softmax@min --chosen "on the dev books (compare_other.py)" --command "..."
+
+Each ``docs/results/data/<name>.json.gz`` holds what one table is made of, item by item:
+every method's score per candidate, the gold, each candidate's source (the resampling
+unit), the metric, the baseline the comparisons are made against (and where it was
+chosen) and the command that produced the scores. The docs mark the table's place with
+``<!-- table:<name> -->`` ... ``<!-- /table:<name> -->``; everything between the markers is
+made here and nowhere else, so a number edited by hand fails ``--check`` (and the test
+that runs it).
+
+A table shows, per method, the metric with two 95% intervals (candidates resampled, as the
+earlier tables did, and source verses resampled, the unit that is independent), and the
+paired bootstrap against the baseline over verses: the delta, its interval, the two-sided
+p and the Holm-corrected p within the table's family (every other method against the
+baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
+from sigmoid_head.evaluation.metrics import METRICS
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "docs" / "results" / "data"
+DOCS = (ROOT / "docs" / "results.md", *sorted((ROOT / "docs" / "results").glob("*.md")))
+NAMES = {"roc_auc": "ROC-AUC", "pearson": "Pearson", "bce": "BCE", "spearman": "Spearman"}
+
+
+def load(path: Path) -> dict:
+    """One table's per-item data (a gzipped JSON object)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def save(d: dict, data_dir: Path | None = None) -> Path:
+    """Write one table's per-item data as ``<data_dir>/<name>.json.gz`` (deterministic bytes;
+    default folder :data:`DATA`)."""
+    data_dir = DATA if data_dir is None else data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / f"{d['name']}.json.gz"
+    raw = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
+    with path.open("wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as gz:
+        gz.write(raw)
+    return path
+
+
+def from_suite(folder: Path) -> dict:
+    """Scores, labels and verses of an ``eval_other_suite.py`` (or compare) output folder."""
+    cands = json.loads((folder / "candidates.json").read_text(encoding="utf-8"))
+    seq = np.load(folder / "sequence_scores.npz")
+    return {"metric": "roc_auc", "gold": [float(c["label"]) for c in cands],
+            "groups": [int(c["item"]) for c in cands],
+            "scores": {m: seq[m].astype(float).tolist() for m in seq.files
+                       if m.endswith(("@mean", "@prod", "@min"))}}
+
+
+def from_demo(folder: Path) -> dict:
+    """Scores, labels and verses of a ``sigmoid-head demo`` output folder (its test candidates)."""
+    from sigmoid_head.data.records import read_jsonl
+    from sigmoid_head.demo import table_scores
+
+    rows = read_jsonl(folder / "scores.jsonl", objects=True)
+    # verse ids in sorted-source order: the demo's own resamples (it groups by source text)
+    verses = np.unique([r["source"] for r in rows], return_inverse=True)[1]
+    return {"metric": "roc_auc", "gold": [float(r["label"]) for r in rows],
+            "groups": verses.astype(int).tolist(),
+            "scores": {m: [float(x) for x in v] for m, v in table_scores(rows).items()}}  # exact: products are tiny
+
+
+PACKERS = {"suite": from_suite, "demo": from_demo}
+"""Output kinds ``--pack`` reads: name -> reader of the output folder."""
+
+
+def _ci(v: tuple[float, float, float]) -> str:
+    return f"[{v[1]:.3f}, {v[2]:.3f}]"
+
+
+def render(d: dict) -> str:
+    """The Markdown table (and its notes) of one data file."""
+    spec = METRICS[d["metric"]]
+    gold, groups = np.asarray(d["gold"], dtype=float), np.asarray(d["groups"])
+    scores = {m: np.asarray(v, dtype=float) for m, v in d["scores"].items()}
+    base, kw = d["baseline"], {"n": d["n_boot"], "seed": d["seed"]}
+    tests = {m: paired_bootstrap(spec.fn, v, scores[base], gold, groups=groups,
+                                 higher_is_better=spec.higher_is_better, **kw)
+             for m, v in scores.items() if m != base}
+    family = f"every other method vs {base} ({len(tests)} comparisons)"
+    add_holm(tests, family)
+    name = NAMES.get(d["metric"], d["metric"])
+    lines = [f"| method | {name} | 95% CI, candidates resampled | 95% CI, verses resampled | "
+             f"vs {base}: delta [95% CI, verses] | p |", "|---|---|---|---|---|---|"]
+    for m, v in scores.items():
+        item = bootstrap_ci(spec.fn, v, gold, **kw)
+        src = bootstrap_ci(spec.fn, v, gold, groups=groups, **kw)
+        t = tests.get(m)
+        vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
+              if t else "(baseline) | ")
+        lines.append(f"| {m} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
+    n_src = len(np.unique(groups))
+    lines += ["", f"{gold.size} candidates from {n_src} source verses; {d['n_boot']} resamples (seed "
+              f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{base}` chosen "
+              f"{d['baseline_chosen']}. Data: `docs/results/data/{d['name']}.json.gz`, made by "
+              f"`{d['command']}`; table: `python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
+def _block(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- table:{re.escape(name)} -->\n)(.*?)(<!-- /table:{re.escape(name)} -->)",
+                      re.DOTALL)
+
+
+def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Path, tuple[str, str]]:
+    """Every doc that holds a table: path -> (text now, text with the tables regenerated).
+
+    Raises:
+        SystemExit: a data file whose table is in no doc.
+    """
+    texts = {p: p.read_text(encoding="utf-8") for p in docs if p.is_file()}
+    new = dict(texts)
+    for path in sorted(data_dir.glob("*.json.gz")):
+        d = load(path)
+        hits = [p for p, t in new.items() if _block(d["name"]).search(t)]
+        if not hits:
+            raise SystemExit(f"{path.name}: no <!-- table:{d['name']} --> block in the docs")
+        table = render(d)
+        for p in hits:
+            new[p] = _block(d["name"]).sub(lambda m, t=table: m.group(1) + t + m.group(3), new[p])
+    return {p: (texts[p], new[p]) for p in texts if "<!-- table:" in texts[p]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 if a doc's table differs")
+    mode.add_argument("--write", action="store_true", help="rewrite the tables in the docs")
+    mode.add_argument("--pack", nargs=2, metavar=("KIND", "DIR"),
+                      help=f"commit a run's per-item data; KIND: {', '.join(PACKERS)}")
+    p.add_argument("--name", help="--pack: the table's name (its <!-- table:NAME --> block)")
+    p.add_argument("--baseline", help="--pack: the method every other one is compared with")
+    p.add_argument("--chosen", default="in advance", help="--pack: where the baseline was chosen")
+    p.add_argument("--command", default="", help="--pack: the command that made DIR")
+    p.add_argument("--boot", type=int, default=1000, help="--pack: bootstrap resamples")
+    args = p.parse_args(argv)
+    if args.pack:
+        kind, folder = args.pack
+        d = PACKERS[kind](Path(folder)) | {"name": args.name, "baseline": args.baseline,
+                                           "baseline_chosen": args.chosen, "command": args.command,
+                                           "n_boot": args.boot, "seed": 0}
+        if args.baseline not in d["scores"]:
+            raise SystemExit(f"--baseline {args.baseline!r} is not one of {sorted(d['scores'])}")
+        print(f"wrote {save(d)}; put <!-- table:{args.name} --> <!-- /table:{args.name} --> in a doc, then --write")
+        return 0
+    stale = 0
+    for path, (now, made) in regenerate().items():
+        if now == made:
+            continue
+        stale += 1
+        if args.write:
+            path.write_text(made, encoding="utf-8")
+            print(f"rewrote {path.relative_to(ROOT)}")
+        else:
+            sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), made.splitlines(True),
+                                                       str(path.relative_to(ROOT)), "regenerated"))
+    if args.check and stale:
+        print(f"{stale} doc(s) differ from the committed data: python recipes/bible/tables.py --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

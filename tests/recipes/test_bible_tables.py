@@ -1,0 +1,64 @@
+"""The tables in the docs are made from committed per-item data, and a hand edit fails."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import tables
+
+
+def _data(folder: Path) -> dict:
+    """Three methods on 40 verses of 3 candidates each (1 reference, 2 wrong ones)."""
+    rng = np.random.default_rng(0)
+    gold = np.tile([1.0, 0.0, 0.0], 40)
+    d = {"name": "toy", "metric": "roc_auc", "gold": gold.tolist(),
+         "groups": np.repeat(np.arange(40), 3).tolist(), "baseline": "softmax",
+         "baseline_chosen": "by hand", "n_boot": 200, "seed": 0, "command": "made in a test",
+         "scores": {m: (gold + rng.normal(0, s, gold.size)).tolist()
+                    for m, s in (("softmax", 1.0), ("head", 0.5), ("other", 1.0))}}
+    folder.mkdir()
+    with gzip.open(folder / "toy.json.gz", "wt", encoding="utf-8") as f:
+        json.dump(d, f)
+    return d
+
+
+def test_a_doc_table_is_regenerated_and_a_hand_edit_is_caught(tmp_path: Path) -> None:
+    d = _data(tmp_path / "data")
+    doc = tmp_path / "results.md"
+    doc.write_text("# Results\n\n<!-- table:toy -->\nold\n<!-- /table:toy -->\n\nmore text\n")
+    (now, made), = tables.regenerate(tmp_path / "data", (doc,)).values()
+    assert now != made and made.endswith("<!-- /table:toy -->\n\nmore text\n")
+    doc.write_text(made)
+    assert {p: a == b for p, (a, b) in tables.regenerate(tmp_path / "data", (doc,)).items()} == {doc: True}
+    table = tables.render(d)
+    assert "| head | " in table and "(two-sided), Holm p" in table and "over 2" in table
+    assert "120 candidates from 40 source verses" in table
+    row = next(line for line in made.splitlines() if line.startswith("| head | "))
+    value = row.split(" | ")[1]
+    doc.write_text(made.replace(row, row.replace(value, f"{float(value) + 0.001:.3f}", 1)))
+    (now, made2), = tables.regenerate(tmp_path / "data", (doc,)).values()
+    assert now != made2 and made2 == made  # the edit is undone by the data, so --check fails
+
+
+def test_pack_reads_a_suite_output_with_its_verses(tmp_path: Path, monkeypatch) -> None:
+    run = tmp_path / "suite"
+    run.mkdir()
+    cands = [{"label": int(i % 3 == 0), "item": i // 3} for i in range(30)]
+    (run / "candidates.json").write_text(json.dumps(cands))
+    rng = np.random.default_rng(1)
+    np.savez(run / "sequence_scores.npz", **{"softmax@min": rng.normal(size=30),
+                                              "sigmoid:h@mean": rng.normal(size=30), "length": np.ones(30)})
+    monkeypatch.setattr(tables, "DATA", tmp_path / "data")
+    assert tables.main(["--pack", "suite", str(run), "--name", "s", "--baseline", "softmax@min"]) == 0
+    d = tables.load(tmp_path / "data" / "s.json.gz")
+    assert d["groups"] == [i // 3 for i in range(30)] and set(d["scores"]) == {"softmax@min", "sigmoid:h@mean"}
+    first = (tmp_path / "data" / "s.json.gz").read_bytes()
+    tables.main(["--pack", "suite", str(run), "--name", "s", "--baseline", "softmax@min"])
+    assert (tmp_path / "data" / "s.json.gz").read_bytes() == first  # byte-identical when rerun
+
+
+def test_every_table_in_the_docs_matches_the_committed_data() -> None:
+    assert tables.main(["--check"]) == 0

@@ -1,0 +1,124 @@
+"""The bootstrap's resampling unit (items or sources), two-sided paired tests and Holm."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from sigmoid_head.evaluation.bootstrap import (
+    Clusters,
+    add_holm,
+    bootstrap_ci,
+    describe_p,
+    holm,
+    paired_bootstrap,
+)
+from sigmoid_head.evaluation.metrics import pearson, roc_auc, spearman
+
+
+def _duplicated(n_sources: int = 100, copies: int = 5, seed: int = 0):
+    """Each source's (pred, gold) pair repeated ``copies`` times: no information beyond
+    the ``n_sources`` distinct pairs."""
+    rng = np.random.default_rng(seed)
+    g = rng.normal(size=n_sources)
+    p = g + rng.normal(size=n_sources)
+    return p, g, np.repeat(p, copies), np.repeat(g, copies), np.repeat(np.arange(n_sources), copies)
+
+
+def test_clusters_expand_to_every_item_of_each_drawn_source() -> None:
+    c = Clusters(["b", "a", "b", "c", "a"])  # a: items 1, 4; b: 0, 2; c: 3
+    assert c.n_groups == 3 and c.sizes.tolist() == [2, 2, 1]
+    assert c.expand(np.array([0, 0, 2])).tolist() == [1, 4, 1, 4, 3]
+    assert c.expand(np.array([1])).tolist() == [0, 2]
+
+
+def test_duplicated_items_widen_the_interval_only_when_resampled_by_source() -> None:
+    p, g, p_dup, g_dup, src = _duplicated()
+    _, lo_item, hi_item = bootstrap_ci(pearson, p_dup, g_dup, n=1000)
+    _, lo_src, hi_src = bootstrap_ci(pearson, p_dup, g_dup, n=1000, groups=src)
+    # five copies of each source look like 5x the data to an item bootstrap: ~sqrt(5) too narrow
+    assert hi_src - lo_src > 1.8 * (hi_item - lo_item)
+    # by hand: drawing sources of the duplicated data is drawing the 100 distinct items
+    # (the same random stream), and a metric of copies equals the metric of the originals
+    np.testing.assert_allclose(
+        bootstrap_ci(pearson, p_dup, g_dup, n=1000, groups=src), bootstrap_ci(pearson, p, g, n=1000),
+        atol=1e-12,
+    )
+
+
+def test_sources_of_unequal_size_keep_the_batched_path_exact() -> None:
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 6, size=60)  # 1 to 5 candidates per source
+    src = np.repeat(np.arange(60), sizes)
+    g = rng.normal(size=src.size)
+    p = g + rng.normal(size=src.size)
+    y = (g > 0).astype(float)
+    for fn, gold in ((pearson, g), (spearman, g), (roc_auc, y)):
+        fast = bootstrap_ci(fn, p, gold, n=200, seed=1, groups=src)
+        slow = bootstrap_ci(lambda a, b, fn=fn: fn(a, b), p, gold, n=200, seed=1, groups=src)
+        np.testing.assert_allclose(fast, slow, atol=1e-12)
+    a = paired_bootstrap(pearson, p, rng.normal(size=src.size), g, n=200, groups=src)
+    assert a["unit"] == "source" and a["n_boot"] == 200
+
+
+def test_groups_must_match_the_items() -> None:
+    with pytest.raises(ValueError, match="groups has 3 entries"):
+        bootstrap_ci(pearson, [1.0, 2, 3, 4], [1.0, 3, 2, 4], groups=[0, 0, 1])
+
+
+def test_two_sided_p_is_twice_the_smaller_one_sided_p_capped_at_one() -> None:
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=80)
+    a, b = g + rng.normal(scale=1.0, size=80), g + rng.normal(scale=1.3, size=80)
+    two = paired_bootstrap(pearson, a, b, g, n=500)
+    a_better = paired_bootstrap(pearson, a, b, g, n=500, alternative="better")["p_value"]
+    b_better = paired_bootstrap(pearson, b, a, g, n=500, alternative="better")["p_value"]
+    assert two["alternative"] == "two-sided"
+    assert two["p_value"] == pytest.approx(min(1.0, 2 * min(a_better, b_better)))
+    assert (two["p_better"], two["p_worse"]) == (pytest.approx(a_better), pytest.approx(b_better))
+    copy = paired_bootstrap(pearson, a, a.copy(), g, n=200)
+    assert copy["p_value"] == 1.0 and copy["p_better"] == 1.0 and copy["p_worse"] == 1.0
+    clearly = paired_bootstrap(pearson, g, b, g, n=200)  # A is the gold itself
+    assert clearly["p_value"] == 0.0 and clearly["p_better"] == 0.0
+    with pytest.raises(ValueError, match="alternative"):
+        paired_bootstrap(pearson, a, b, g, n=10, alternative="less")
+
+
+def test_holm_against_a_hand_computed_family() -> None:
+    # sorted: 0.005 * 4 = 0.02; 0.01 * 3 = 0.03; 0.03 * 2 = 0.06; 0.04 * 1 = 0.04 -> 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.6]) == [1.0, 1.0]  # 0.5 * 2 capped; monotone after it
+    out = holm([0.02, math.nan, 0.04])  # NaN is not a test: m = 2
+    assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+    assert holm([]) == []
+
+
+def test_add_holm_and_the_printed_p_state_sidedness_and_family() -> None:
+    tests = {"x": {"p_value": 0.01, "alternative": "two-sided", "n_boot": 1000},
+             "y": {"p_value": 0.0, "alternative": "two-sided", "n_boot": 1000}}
+    add_holm(tests, "heads vs softmax@min")
+    assert tests["x"]["p_holm"] == pytest.approx(0.01) and tests["y"]["p_holm"] == 0.0
+    assert describe_p(tests["x"]) == ("p = 0.010 (two-sided), Holm p = 0.010 over 2: "
+                                      "heads vs softmax@min")
+    assert describe_p(tests["y"]).startswith("p < 0.001 (two-sided), Holm p < 0.001")
+    assert describe_p({"p_value": 0.2, "alternative": "better"}) == "p = 0.200 (better)"
+    assert describe_p(tests["x"], family=False) == "p = 0.010 (two-sided), Holm p = 0.010 over 2"
+
+
+def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None:
+    from sigmoid_head.evaluation.evaluate import evaluate_scores
+
+    p, g, p_dup, g_dup, src = _duplicated(60, 4, seed=2)
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text("".join(json.dumps({"verse": f"v{s}", "sigmoid": float(x)}) + "\n"
+                              for s, x in zip(src, p_dup, strict=True)))
+    item, _ = evaluate_scores(scores, g_dup, metrics=["pearson"], n_boot=300)
+    rows, _ = evaluate_scores(scores, g_dup, metrics=["pearson"], n_boot=300, groups="verse",
+                              out_dir=tmp_path / "out")
+    assert (item[0]["ci_unit"], rows[0]["ci_unit"]) == ("item", "source")
+    width = rows[0]["pearson_high"] - rows[0]["pearson_low"]
+    assert width > 1.5 * (item[0]["pearson_high"] - item[0]["pearson_low"])
+    assert "interval over sources" in (tmp_path / "out" / "results.md").read_text()
