@@ -90,11 +90,26 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_fresh(path: str | Path, flags: int = os.O_WRONLY) -> int:
+    """Open ``path`` as a new file of ours: whatever is there (a link planted by someone
+    else included) is unlinked first, then created with O_EXCL|O_NOFOLLOW, so a write
+    never goes through a link to another file. Returns the file descriptor."""
+    path = Path(path)
+    with contextlib.suppress(FileNotFoundError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+
+
 def write_durable(path: str | Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` and fsync it (not atomic by itself: see :func:`replace`)."""
+    """Write ``data`` to a fresh ``path`` (see :func:`open_fresh`) and fsync it (not
+    atomic by itself: see :func:`replace`)."""
     path = Path(path)
     try:
-        with open(path, "wb") as f:
+        with os.fdopen(open_fresh(path), "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
@@ -165,7 +180,9 @@ class DirectoryLock:
             return self
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if path.is_symlink():  # never lock (and truncate) a file a planted link points to
+            path.unlink()
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -221,7 +238,8 @@ class ResumableJsonlWriter:
         self.done = 0
         self._file: Any = None
         self._end = 0  # byte offset after the last complete record
-        if resume and self.partial.exists():
+        if resume and self.partial.exists() and not (
+                self.partial.is_symlink() or self.meta.is_symlink()):
             self.done = self._recover()
         else:
             self._start()
@@ -265,7 +283,8 @@ class ResumableJsonlWriter:
 
     def _open(self) -> Any:
         if self._file is None:
-            self._file = open(self.partial, "ab")  # noqa: SIM115 - closed by close()
+            fd = os.open(self.partial, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+            self._file = os.fdopen(fd, "ab")
         return self._file
 
     def write_many(self, records: Iterable[dict], each: bool = True) -> None:
