@@ -42,3 +42,67 @@ def test_resumable_writer_does_not_follow_planted_links(tmp_path, victim, plante
         w.write_many([{"i": 0}, {"i": 1}])
     assert victim.read_text() == "precious\n"
     assert [json.loads(x)["i"] for x in out.read_text().splitlines()] == [0, 1]
+
+
+# Item 1: an output path that is an input, the other output, or inside the head or
+# model folder is refused before any work (exit 2, one line), links and relative forms
+# resolved first.
+
+
+def _cli(*argv):
+    from sigmoid_head.cli import main
+
+    return main([str(a) for a in argv])
+
+
+@pytest.fixture
+def head_dir(tmp_path):
+    h = tmp_path / "H1"
+    h.mkdir()
+    (h / "head_config.json").write_text('{"precious": 1}\n')
+    return h
+
+
+def _rows(path, n=2):
+    path.write_text("".join(json.dumps({"source": "a", "candidate": "b"}) + "\n" for _ in range(n)))
+    return path
+
+
+@pytest.mark.parametrize("case", ["input", "relative", "link", "html_is_input",
+                                  "html_is_to_json", "head_config", "model_folder"])
+def test_score_refuses_an_output_that_destroys_an_input(tmp_path, head_dir, monkeypatch,
+                                                        capsys, case, tiny_causal_path):
+    monkeypatch.chdir(tmp_path)
+    inp = _rows(tmp_path / "in.jsonl")
+    before = inp.read_bytes()
+    (tmp_path / "ln.jsonl").symlink_to(inp)
+    out = {"input": ["--to-json", inp], "relative": ["--to-json", "./sub/../in.jsonl"],
+           "link": ["--to-json", "ln.jsonl"], "html_is_input": ["--html", "in.jsonl"],
+           "html_is_to_json": ["--to-json", "o.jsonl", "--html", "./o.jsonl"],
+           "head_config": ["--head", "./H1/", "--to-json", "H1/head_config.json"],
+           "model_folder": ["--to-json", tiny_causal_path / "scores.jsonl"]}[case]
+    (tmp_path / "sub").mkdir()
+    code = _cli("score", "--input", "in.jsonl", "--model", tiny_causal_path, "--quiet", *out)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "same file" in err or "inside" in err
+    assert inp.read_bytes() == before
+    assert (head_dir / "head_config.json").read_text() == '{"precious": 1}\n'
+
+
+def test_calibrate_refuses_scores_that_it_would_overwrite(head_dir, capsys):
+    scores = _rows(head_dir / "combination.json")
+    before = scores.read_bytes()
+    code = _cli("calibrate", "--head", head_dir, "--scores", scores, "--quality", scores)
+    assert code == 2 and "same file" in capsys.readouterr().err
+    assert scores.read_bytes() == before
+
+
+def test_train_refuses_an_output_dir_that_holds_its_training_file(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    data = _rows(out / "head_config.json", 4)
+    before = data.read_bytes()
+    code = _cli("train", "--train-file", data, "--output-dir", out)
+    assert code == 2 and "same file" in capsys.readouterr().err
+    assert data.read_bytes() == before

@@ -371,3 +371,41 @@ def iter_complete_jsonl(file: str | Path) -> Iterator[dict]:
                 yield json.loads(line)
             except ValueError:
                 return
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (links, ``..`` and hard links resolved)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
+                    folders: dict[str, Any] | None = None) -> None:
+    """Refuse, before any work, output paths that would destroy something the run reads.
+
+    Args:
+        outputs: option name -> output file path (None entries are skipped).
+        inputs: option name -> input file path (None entries are skipped).
+        folders: option name -> folder no output may be written into (the head's, a local
+            model's); entries that are not existing directories (hub ids) are skipped.
+
+    Raises:
+        ValueError: an output is an input, another output, or inside one of ``folders``.
+    """
+    outs = [(k, Path(v)) for k, v in outputs.items() if v]
+    ins = [(k, Path(v)) for k, v in inputs.items() if v]
+    dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
+            if v and Path(v).is_dir()]
+    for i, (name, out) in enumerate(outs):
+        for other, path in ins + outs[:i]:
+            if _same_file(out, path):
+                raise ValueError(f"{name} {out} is the same file as {other} {path}; "
+                                 "choose another output file")
+        for other, folder in dirs:
+            if out.resolve().is_relative_to(folder):
+                raise ValueError(f"{name} {out} is inside the {other} folder {folder}; "
+                                 "choose an output outside it")

@@ -75,12 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
+    from ..io_utils import refuse_overlaps
 
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "
                          "--gold-spans (error locations)")
     if not (Path(args.head) / "head_config.json").is_file():
         raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
+    refuse_overlaps({n: Path(args.head) / n for n in ("calibration.json", "combination.json",
+                                                       "error_spans.json")},
+                    {f"--{k.replace('_', '-')}": getattr(args, k) for k in (
+                        "scores", "gold", "quality", "gold_spans", "test_scores", "test_gold")})
     rows = read_jsonl(args.scores)
     if args.gold:
         cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field),
