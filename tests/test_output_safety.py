@@ -106,3 +106,31 @@ def test_train_refuses_an_output_dir_that_holds_its_training_file(tmp_path, caps
     code = _cli("train", "--train-file", data, "--output-dir", out)
     assert code == 2 and "same file" in capsys.readouterr().err
     assert data.read_bytes() == before
+
+
+# Item 2: one lock per output file.
+
+
+def test_two_writers_on_one_output_file_are_refused(tmp_path):
+    from sigmoid_head.io_utils import LockedError
+
+    out = tmp_path / "o.jsonl"
+    with ResumableJsonlWriter(out, key="k", total=2) as w:
+        w.write_many([{"i": 0}])
+        with pytest.raises(LockedError, match="o.jsonl is in use"):
+            ResumableJsonlWriter(out, key="k", total=2)
+        w.write_many([{"i": 1}])
+    assert [json.loads(x)["i"] for x in out.read_text().splitlines()] == [0, 1]
+    with ResumableJsonlWriter(out, key="k2", total=1) as w:  # released after close
+        w.write_many([{"i": 2}])
+    assert out.read_text().count("\n") == 1
+
+
+def test_a_refused_resume_releases_the_lock(tmp_path):
+    out = tmp_path / "o.jsonl"
+    w = ResumableJsonlWriter(out, key="k", total=2)
+    w.write_many([{"i": 0}])
+    w.close()
+    with pytest.raises(ValueError, match="another run"):
+        ResumableJsonlWriter(out, key="other", total=2)
+    ResumableJsonlWriter(out, key="k", total=2).close()  # not locked by the refused one

@@ -169,8 +169,10 @@ class DirectoryLock:
         LockedError: another process holds it.
     """
 
-    def __init__(self, directory: str | Path, what: str = "run") -> None:
-        self.directory, self.what = Path(directory), what
+    def __init__(self, directory: str | Path, what: str = "run", *,
+                 name: str = LOCK_NAME, target: str | Path | None = None) -> None:
+        self.directory, self.what, self.name = Path(directory), what, name
+        self.target = Path(target) if target is not None else self.directory
         self._fd: int | None = None
 
     def __enter__(self) -> DirectoryLock:
@@ -179,7 +181,7 @@ class DirectoryLock:
         except ImportError:  # pragma: no cover - Windows
             return self
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / LOCK_NAME
+        path = self.directory / self.name
         if path.is_symlink():  # never lock (and truncate) a file a planted link points to
             path.unlink()
         fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
@@ -190,8 +192,8 @@ class DirectoryLock:
             os.close(fd)
             pid, what = (holder + ["?", self.what])[:2] if holder else ("?", self.what)
             raise LockedError(
-                f"{self.directory} is in use by another {what} (pid {pid}); wait "
-                "for it to finish or choose another directory"
+                f"{self.target} is in use by another {what} (pid {pid}); wait "
+                "for it to finish or choose another output"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {self.what}".encode(), 0)
@@ -202,6 +204,12 @@ class DirectoryLock:
         if self._fd is not None:
             os.close(self._fd)  # releases the flock
             self._fd = None
+
+
+def output_lock(path: str | Path, what: str = "run") -> DirectoryLock:
+    """The lock of one output file: ``.<name>.lock`` beside it (one writer per file)."""
+    path = Path(path)
+    return DirectoryLock(path.parent, what, name=f".{path.name}.lock", target=path)
 
 
 def inputs_key(records: Iterable[Any], **settings: Any) -> str:
@@ -238,11 +246,16 @@ class ResumableJsonlWriter:
         self.done = 0
         self._file: Any = None
         self._end = 0  # byte offset after the last complete record
-        if resume and self.partial.exists() and not (
-                self.partial.is_symlink() or self.meta.is_symlink()):
-            self.done = self._recover()
-        else:
-            self._start()
+        self._lock = output_lock(self.path, "writer").__enter__()  # released by close/exit
+        try:
+            if resume and self.partial.exists() and not (
+                    self.partial.is_symlink() or self.meta.is_symlink()):
+                self.done = self._recover()
+            else:
+                self._start()
+        except BaseException:
+            self._lock.__exit__()
+            raise
 
     def _start(self) -> None:
         write_durable(self.meta, json.dumps({"key": self.key, "total": self.total}) + "\n")
@@ -340,9 +353,11 @@ class ResumableJsonlWriter:
             self._file.close()
             self._file = None
         if self.done < self.total:
+            self._lock.__exit__()
             return None
         replace(self.partial, self.path)
         self.meta.unlink(missing_ok=True)
+        self._lock.__exit__()
         return self.path
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
@@ -351,6 +366,7 @@ class ResumableJsonlWriter:
         elif self._file is not None:
             self._file.close()
             self._file = None
+        self._lock.__exit__()
 
 
 def read_complete_jsonl(path: str | Path) -> list[dict]:
