@@ -134,3 +134,44 @@ def test_a_refused_resume_releases_the_lock(tmp_path):
     with pytest.raises(ValueError, match="another run"):
         ResumableJsonlWriter(out, key="other", total=2)
     ResumableJsonlWriter(out, key="k", total=2).close()  # not locked by the refused one
+
+
+# Item 7: terminal and page safety.
+
+
+def test_stream_shows_the_models_control_characters_visibly():
+    import io
+    from types import SimpleNamespace
+
+    from sigmoid_head.cli.terminal import show_stream
+
+    out = io.StringIO()
+    events = [SimpleNamespace(text="a\x1b[2J\x07b\u202ec", scores={"sigmoid": 0.5}),
+              SimpleNamespace(record={})]
+    list(show_stream(events, "sigmoid", out))
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert text == "a\\x1b[2J\\x07b\\u202ec\n"
+
+
+def test_page_isolates_bidi_overrides():
+    from sigmoid_head.evaluation.html import render_page
+
+    row = {"source": "src \u202e evil", "candidate": "x",
+           "tokens": [{"token": "t", "sigmoid": 0.5}, {"token": "u", "sigmoid": 0.5}]}
+    page = render_page([row], [["a\u202eb", "c"]], title="t")
+    assert "<bdi>a\u202eb</bdi>" in page and "<bdi>src \u202e evil</bdi>" in page
+
+
+def test_model_card_escapes_config_strings():
+    from sigmoid_head.head_io import HeadConfig
+    from sigmoid_head.model_card import model_card
+
+    config = HeadConfig(base_model="org/m\n## Injected\n<script>x</script>", vocab_size=10,
+                        hidden_size=4, fingerprint="x",
+                        training={"train_file": "<img src=y>.jsonl"})
+    text = model_card(config)
+    assert "\n## Injected" not in text
+    assert "<script>" not in text and "<img" not in text
+    heading = [ln for ln in text.splitlines() if ln.startswith("# Sigmoid Head for")]
+    assert heading == ["# Sigmoid Head for org/m\\x0a## Injected\\x0a&lt;script&gt;x&lt;/script&gt;"]
