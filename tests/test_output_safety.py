@@ -175,3 +175,34 @@ def test_model_card_escapes_config_strings():
     assert "<script>" not in text and "<img" not in text
     heading = [ln for ln in text.splitlines() if ln.startswith("# Sigmoid Head for")]
     assert heading == ["# Sigmoid Head for org/m\\x0a## Injected\\x0a&lt;script&gt;x&lt;/script&gt;"]
+
+
+# Item 3: resume keyed on content.
+
+
+def _interrupted(args, inputs):
+    from sigmoid_head.cli.output import _writer
+
+    w = _writer(args, inputs, 1)
+    done = w.done
+    w.write_many([{"i": done}])
+    w.__exit__(KeyboardInterrupt, None, None)  # a killed run: the partial file stays
+    return done
+
+
+def test_resume_key_follows_the_heads_content_not_its_spelling(tmp_path, head_dir,
+                                                               monkeypatch):
+    from argparse import Namespace
+
+    monkeypatch.chdir(tmp_path)
+    (head_dir / "head.safetensors").write_bytes(b"weights-1")
+    inputs = [{"source": "a", "candidate": "b"}] * 3
+
+    def args(head):
+        return Namespace(to_json="o.jsonl", head=head, model=None, command="score")
+
+    assert _interrupted(args("./H1/"), inputs) == 0
+    assert _interrupted(args("H1"), inputs) == 1  # the same run
+    (head_dir / "calibration.json").write_text("{}\n")  # calibrate ran in between
+    with pytest.raises(ValueError, match="another run"):
+        _interrupted(args("H1"), inputs)

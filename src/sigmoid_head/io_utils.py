@@ -425,3 +425,31 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
             if out.resolve().is_relative_to(folder):
                 raise ValueError(f"{name} {out} is inside the {other} folder {folder}; "
                                  "choose an output outside it")
+
+
+def folder_digest(folder: str | Path) -> str:
+    """A hash of the names and bytes of the regular files directly in ``folder`` (lock,
+    temp and partial files left out): the content of a head (weights, config with the
+    base model's fingerprint, calibration, combination, spans), whatever its path."""
+    digest = hashlib.sha256()
+    skip = (".tmp", PARTIAL_SUFFIX, META_SUFFIX, ".lock")
+    for p in sorted(Path(folder).iterdir()):
+        if p.is_file() and not p.name.endswith(skip):
+            digest.update(p.name.encode("utf-8", "surrogateescape") + b"\0")
+            with open(p, "rb") as f:
+                for block in iter(lambda f=f: f.read(1 << 20), b""):
+                    digest.update(block)
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def content_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` for a resume key: a ``head`` folder by its content, not its spelling
+    (``./H1/`` and ``H1`` are one run; new files in the same folder are another), a local
+    ``model`` folder by its resolved path."""
+    out = dict(settings)
+    if out.get("head") and Path(out["head"]).is_dir():
+        out["head"] = folder_digest(out["head"])
+    if out.get("model") and Path(out["model"]).is_dir():
+        out["model"] = str(Path(out["model"]).resolve())
+    return out

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 
-from ..io_utils import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
+from ..io_utils import ResumableJsonlWriter, content_settings, inputs_key, iter_complete_jsonl
 from ..scoring.distributed import RunningMeans, from_first_process, process_group, run_sharded
 from .common import Inputs
 
@@ -48,7 +48,8 @@ def _writer(args: argparse.Namespace, inputs: Inputs, per_input: int
     _, rank, _ = process_group()
     writer, error = None, None
     if args.to_json and rank == 0:
-        settings = {k: v for k, v in vars(args).items() if k not in NOT_RESULT_SETTINGS}
+        settings = content_settings(  # the head by its files' content, not its path
+            {k: v for k, v in vars(args).items() if k not in NOT_RESULT_SETTINGS})
         try:
             writer = ResumableJsonlWriter(args.to_json, key=inputs_key(inputs, **settings),
                                           total=len(inputs) * per_input)
