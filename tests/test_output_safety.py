@@ -206,3 +206,18 @@ def test_resume_key_follows_the_heads_content_not_its_spelling(tmp_path, head_di
     (head_dir / "calibration.json").write_text("{}\n")  # calibrate ran in between
     with pytest.raises(ValueError, match="another run"):
         _interrupted(args("H1"), inputs)
+
+
+# Item 6: one overlong record does not stop a long run.
+
+
+def test_an_overlong_prompt_is_cut_from_the_left_with_a_warning(tiny_tokenizer):
+    from sigmoid_head.data.prompts import make_examples
+
+    recs = [{"source": "the cat sat " * 400 + "END", "candidate": "a dog ran"},
+            {"source": "short", "candidate": "a dog ran"}]
+    with pytest.warns(UserWarning, match="record 1: the prompt was cut from the left"):
+        ex = make_examples(recs, tiny_tokenizer, is_encoder_decoder=False, max_length=32)
+    assert len(ex) == 2 and ex[0].get("truncated") and not ex[1].get("truncated")
+    assert len(ex[0]["input_ids"]) <= 32
+    assert [t for t in ex[0]["labels"] if t != -100] == [t for t in ex[1]["labels"] if t != -100]
