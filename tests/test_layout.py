@@ -16,6 +16,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils", "text_safety"},
+    {"output_safety"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
      "model", "combine", "cpu_precision"},

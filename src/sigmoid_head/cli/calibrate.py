@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
-    from ..io_utils import refuse_overlaps
+    from ..output_safety import refuse_overlaps
 
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "

@@ -48,7 +48,8 @@ PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
 def check_early(args: argparse.Namespace) -> None:
     """What can be refused before any model is loaded: templates and the output path."""
     from ..data.templates import check_template
-    from ..io_utils import check_output_path, refuse_overlaps
+    from ..io_utils import check_output_path
+    from ..output_safety import refuse_overlaps
 
     refuse_overlaps({"--to-json": args.to_json, "--html": getattr(args, "html", None)},
                     {f"--{k}": getattr(args, k, None) for k in ("input", "sources", "candidates")},

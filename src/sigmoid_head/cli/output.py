@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 
-from ..io_utils import ResumableJsonlWriter, content_settings, inputs_key, iter_complete_jsonl
+from ..io_utils import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
+from ..output_safety import content_settings
 from ..scoring.distributed import RunningMeans, from_first_process, process_group, run_sharded
 from .common import Inputs
 

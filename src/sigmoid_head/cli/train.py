@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..head_io import CONFIG_NAME, WEIGHTS_NAME
-    from ..io_utils import refuse_overlaps
+    from ..output_safety import refuse_overlaps
     from ..training.loop import train
 
     names = flat_names()
