@@ -1,8 +1,9 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
 Layers, lowest first (README's layout section): the version, the embedded model, the
-file-writing utilities, the names of a head folder's files (head_files) and the registry
-of scoring methods (methods, torch-free); data; the paper's core (head, head_io with the
+file-writing utilities, the names of a head folder's files (head_files), the registry
+of scoring methods (methods, torch-free) and safe text (text_safety); the output-path
+and resume-key guards (output_safety); data; the paper's core (head, head_io with the
 Hub (hub, model_card) and the paper's released format (released), dominant, negatives
 with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
 dtype probe (cpu_precision) and the token-level mixes of both heads (token_adjust); the
@@ -18,7 +19,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods"},
+    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety"},
+    {"output_safety"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
      "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf"},
@@ -66,10 +68,12 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
-            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods"}, module
+            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods",
+                               "text_safety"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there
+    assert "import torch" not in (PKG / "text_safety.py").read_text(encoding="utf-8")
 
 
 def test_the_package_docstring_lists_the_same_layers() -> None:

@@ -90,11 +90,26 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_fresh(path: str | Path, flags: int = os.O_WRONLY) -> int:
+    """Open ``path`` as a new file of ours: whatever is there (a link planted by someone
+    else included) is unlinked first, then created with O_EXCL|O_NOFOLLOW, so a write
+    never goes through a link to another file. Returns the file descriptor."""
+    path = Path(path)
+    with contextlib.suppress(FileNotFoundError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+
+
 def write_durable(path: str | Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` and fsync it (not atomic by itself: see :func:`replace`)."""
+    """Write ``data`` to a fresh ``path`` (see :func:`open_fresh`) and fsync it (not
+    atomic by itself: see :func:`replace`)."""
     path = Path(path)
     try:
-        with open(path, "wb") as f:
+        with os.fdopen(open_fresh(path), "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
@@ -154,8 +169,10 @@ class DirectoryLock:
         LockedError: another process holds it.
     """
 
-    def __init__(self, directory: str | Path, what: str = "run") -> None:
-        self.directory, self.what = Path(directory), what
+    def __init__(self, directory: str | Path, what: str = "run", *,
+                 name: str = LOCK_NAME, target: str | Path | None = None) -> None:
+        self.directory, self.what, self.name = Path(directory), what, name
+        self.target = Path(target) if target is not None else self.directory
         self._fd: int | None = None
 
     def __enter__(self) -> DirectoryLock:
@@ -164,8 +181,10 @@ class DirectoryLock:
         except ImportError:  # pragma: no cover - Windows
             return self
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        path = self.directory / self.name
+        if path.is_symlink():  # never lock (and truncate) a file a planted link points to
+            path.unlink()
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -173,8 +192,8 @@ class DirectoryLock:
             os.close(fd)
             pid, what = (holder + ["?", self.what])[:2] if holder else ("?", self.what)
             raise LockedError(
-                f"{self.directory} is in use by another {what} (pid {pid}); wait "
-                "for it to finish or choose another directory"
+                f"{self.target} is in use by another {what} (pid {pid}); wait "
+                "for it to finish or choose another output"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {self.what}".encode(), 0)
@@ -185,6 +204,12 @@ class DirectoryLock:
         if self._fd is not None:
             os.close(self._fd)  # releases the flock
             self._fd = None
+
+
+def output_lock(path: str | Path, what: str = "run") -> DirectoryLock:
+    """The lock of one output file: ``.<name>.lock`` beside it (one writer per file)."""
+    path = Path(path)
+    return DirectoryLock(path.parent, what, name=f".{path.name}.lock", target=path)
 
 
 def inputs_key(records: Iterable[Any], **settings: Any) -> str:
@@ -221,10 +246,16 @@ class ResumableJsonlWriter:
         self.done = 0
         self._file: Any = None
         self._end = 0  # byte offset after the last complete record
-        if resume and self.partial.exists():
-            self.done = self._recover()
-        else:
-            self._start()
+        self._lock = output_lock(self.path, "writer").__enter__()  # released by close/exit
+        try:
+            if resume and self.partial.exists() and not (
+                    self.partial.is_symlink() or self.meta.is_symlink()):
+                self.done = self._recover()
+            else:
+                self._start()
+        except BaseException:
+            self._lock.__exit__()
+            raise
 
     def _start(self) -> None:
         write_durable(self.meta, json.dumps({"key": self.key, "total": self.total}) + "\n")
@@ -265,7 +296,8 @@ class ResumableJsonlWriter:
 
     def _open(self) -> Any:
         if self._file is None:
-            self._file = open(self.partial, "ab")  # noqa: SIM115 - closed by close()
+            fd = os.open(self.partial, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+            self._file = os.fdopen(fd, "ab")
         return self._file
 
     def write_many(self, records: Iterable[dict], each: bool = True) -> None:
@@ -321,9 +353,11 @@ class ResumableJsonlWriter:
             self._file.close()
             self._file = None
         if self.done < self.total:
+            self._lock.__exit__()
             return None
         replace(self.partial, self.path)
         self.meta.unlink(missing_ok=True)
+        self._lock.__exit__()
         return self.path
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
@@ -332,6 +366,7 @@ class ResumableJsonlWriter:
         elif self._file is not None:
             self._file.close()
             self._file = None
+        self._lock.__exit__()
 
 
 def read_complete_jsonl(path: str | Path) -> list[dict]:
@@ -352,3 +387,4 @@ def iter_complete_jsonl(file: str | Path) -> Iterator[dict]:
                 yield json.loads(line)
             except ValueError:
                 return
+

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .head_io import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, HeadConfig
+from .text_safety import card_safe
 
 LIBRARY_NAME = "sigmoid-head"
 TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
@@ -217,6 +218,7 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
     Returns:
         The card text: YAML metadata, then markdown.
     """
+    config = card_safe(config)  # config strings: one line, no raw tags
     where = repo_id or "path/to/head"
     lines = _metadata(config) + [
         "",

@@ -98,12 +98,18 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
+    from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+    from ..output_safety import refuse_overlaps
 
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "
                          "--gold-spans (error locations)")
     if not (Path(args.head) / "head_config.json").is_file():
         raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
+    refuse_overlaps({n: Path(args.head) / n for n in (CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME)},
+                    {f"--{k.replace('_', '-')}": getattr(args, k) for k in (
+                        "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
+                        "test_gold")})
     rows = _read_scores(args.scores)
     if args.gold:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None

@@ -120,11 +120,16 @@ def describe_fields() -> int:
 
 
 def corpus_config(args: argparse.Namespace) -> Any:
-    """The CorpusConfig of the options; refuses unwritable output paths before any model
-    is loaded."""
+    """The CorpusConfig of the options; refuses, before any model is loaded, output paths
+    that cannot be written or that would overwrite an input or land in the head or model
+    folder."""
     from ..io_utils import check_output_path
+    from ..output_safety import refuse_overlaps
     from ..scoring.corpus import CorpusConfig, config_from
 
+    refuse_overlaps({"--to-json": args.to_json, "--html": args.html},
+                    {f"--{k}": getattr(args, k, None) for k in ("input", "sources", "candidates")},
+                    {"--head": args.head, "--model": args.model})
     config = config_from(vars(args), CorpusConfig)
     for path in (config.to_json, config.html):
         if path:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+from ..text_safety import visible
+
 BANDS: tuple[tuple[float, int, str], ...] = (
     (0.1, 196, "< 0.1"),
     (0.3, 208, "< 0.3"),
@@ -47,7 +49,7 @@ def show_stream(events: Iterable[Any], method: str, out: TextIO) -> Iterator[Any
     colour = uses_colour(out)
     for event in events:
         if hasattr(event, "scores"):  # a TokenEvent
-            out.write(paint(event.text, event.scores.get(method), colour))
+            out.write(paint(visible(event.text), event.scores.get(method), colour))
         else:  # an OutputEvent: the output is complete
             out.write("\n")
         out.flush()

@@ -6,6 +6,7 @@ The options and their help come from the TrainConfig dataclasses (each field's d
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..training.config import RENAMED, TrainConfig, flat_names
 from .options import add_dataclass_options
@@ -25,10 +26,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..head_io import CONFIG_NAME, WEIGHTS_NAME
+    from ..output_safety import refuse_overlaps
     from ..training.loop import train
 
     names = flat_names()
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
+    refuse_overlaps({f"--output-dir {n}": Path(args.output_dir) / n for n in (CONFIG_NAME, WEIGHTS_NAME)},
+                    {"--train-file": getattr(args, "train_file", None),
+                     "--validation-file": getattr(args, "validation_file", None)},
+                    {"--model": getattr(args, "model", None)})
     model = train(config)
     hist = model.config.training.get("history", [])
     if hist:

@@ -96,6 +96,31 @@ def _last_span_only(labels: list[int]) -> list[int]:
     return [IGNORE_INDEX] * start + labels[start:end] + [IGNORE_INDEX] * (len(labels) - end)
 
 
+def _cut_prompt_left(rec: dict, k: int, tokenizer: Any, *, max_length: int,
+                     **kw: Any) -> tuple[list[dict], Any]:
+    """Render record ``k`` with its source cut from the left (halved until the candidate
+    fits in ``max_length``), with a warning; the example is flagged ``truncated``.
+
+    Raises:
+        ScoreInputError: nothing is left to score even with an empty source.
+    """
+    src = rec.get("source")
+    keep, best = (len(src) if isinstance(src, str) else 0), None
+    while keep > 0 and (best is None or best[1].truncated):  # until the candidate fits whole
+        keep //= 2
+        ex, stats = render_record({**rec, "source": src[len(src) - keep:]}, k, tokenizer,
+                                  max_length=max_length, **kw)
+        if ex:
+            best = ex, stats, keep
+    if best is not None:
+        warnings.warn(f"record {k + 1}: the prompt was cut from the left to its last "
+                      f"{best[2]} characters to fit max_length={max_length}", stacklevel=3)
+        best[1].truncated = max(int(best[1].truncated), 1)
+        return best[0], best[1]
+    raise ScoreInputError(
+        f"record {k + 1}: nothing left to score after truncation at max_length={max_length}")
+
+
 def make_examples(
     records: Sequence[dict],
     tokenizer: Any,
@@ -117,10 +142,11 @@ def make_examples(
         ex, stats = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
                                   prompt_template=prompt_template,
                                   use_chat_template=use_chat_template, max_length=max_length)
-        if not ex:
-            raise ScoreInputError(
-                f"record {k + 1}: nothing left to score after truncation at max_length={max_length}"
-            )
+        if not ex:  # the prompt alone fills max_length: keep its end, warn, go on
+            ex, stats = _cut_prompt_left(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
+                                         prompt_template=prompt_template,
+                                         use_chat_template=use_chat_template,
+                                         max_length=max_length)
         if stats.truncated:
             warnings.warn(f"record {k + 1} truncated at max_length={max_length}", stacklevel=2)
             ex[0]["truncated"] = True

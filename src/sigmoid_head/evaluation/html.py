@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import methods as registry
+from ..io_utils import write_atomic
+from ..text_safety import html_text
 from .calibration import KINDS
 
 PASS_KEYS = ("entropy", "n_dominant")
@@ -84,7 +86,7 @@ def _token_line(row: dict, texts: Sequence[str], method: str) -> str:
         cls = "tok err" if _in_error(start, end, errors) else "tok"
         spans.append(f'<span class="{cls}" data-method="{method}" data-p="{tok[method]:.6g}" '
                      f'data-tip="{html.escape(_tip(tok))}" '
-                     f'style="background:{colour(tok[method])}">{html.escape(text)}</span>')
+                     f'style="background:{colour(tok[method])}">{html_text(text)}</span>')
     return f'<div class="line"><span class="m">{method}</span>{"".join(spans)}</div>'
 
 
@@ -115,11 +117,11 @@ def _item(i: int, row: dict, texts: Sequence[str], methods: Sequence[str]) -> st
     src = row.get("source") or ""
     errors = row.get("errors", [])
     err = ("none" if not errors else "; ".join(
-        f'<b>{html.escape(e["text"])}</b> [{e["start"]}:{e["end"]}] '
+        f'<b>{html_text(e["text"])}</b> [{e["start"]}:{e["end"]}] '
         f'{e["severity"]}, confidence {e["confidence"]:.2f}' for e in errors))
     lines = "".join(_token_line(row, texts, m) for m in methods)
     return (f'<div class="item" id="item-{i}"><div class="meta">#{i} {meta}</div>'
-            f'<div class="src">{html.escape(src)}</div>{lines}'
+            f'<div class="src">{html_text(src)}</div>{lines}'
             f'<div class="errors" data-n="{len(errors)}">error spans: {err}</div>'
             f"{_sequence_table(row, methods)}</div>")
 
@@ -160,5 +162,4 @@ def write_page(path: str | Path, rows: Sequence[dict], tokenizer: Any,
     texts = [token_texts(tokenizer, [t["token"] for t in r["tokens"]]) for r in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_page(rows, texts, title, spans_from), encoding="utf-8")
-    return out
+    return write_atomic(out, render_page(rows, texts, title, spans_from))  # whole or not at all

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..output_safety import content_settings
 from . import distributed
 from .corpus_output import CorpusInputs, run_streamed, write_page
 
@@ -179,10 +180,11 @@ def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> d
 
     backbone, head = unpack_model(model)
     head_config = getattr(model, "config", None)
-    return {**{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
-            "model": backbone.name_or_path, "dtype": str(backbone.dtype),
-            "head": None if head is None else getattr(head_config, "fingerprint", ""),
-            "head_dir": None if head_dir is None else str(head_dir), **more}
+    return content_settings({  # a local head by its files' content, a model folder resolved
+        **{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
+        "model": backbone.name_or_path, "dtype": str(backbone.dtype),
+        "head_fingerprint": None if head is None else getattr(head_config, "fingerprint", ""),
+        "head": None if head_dir is None else str(head_dir), **more})
 
 
 def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None, *,

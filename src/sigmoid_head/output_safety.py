@@ -1,0 +1,84 @@
+"""Outputs that cannot destroy what a run reads, and resume keys from content.
+
+* :func:`refuse_overlaps`: an output path that is an input, another output, or inside
+  the head or model folder is refused before any work (links, ``..``, hard links resolved).
+* :func:`folder_digest` / :func:`content_settings`: a head named by its files' content in
+  a resume key, so ``./H1/`` and ``H1`` are one run and a recalibrated head is another.
+
+Needs neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from .io_utils import META_SUFFIX, PARTIAL_SUFFIX
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (links, ``..`` and hard links resolved)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
+                    folders: dict[str, Any] | None = None) -> None:
+    """Refuse, before any work, output paths that would destroy something the run reads.
+
+    Args:
+        outputs: option name -> output file path (None entries are skipped).
+        inputs: option name -> input file path (None entries are skipped).
+        folders: option name -> folder no output may be written into (the head's, a local
+            model's); entries that are not existing directories (hub ids) are skipped.
+
+    Raises:
+        ValueError: an output is an input, another output, or inside one of ``folders``.
+    """
+    outs = [(k, Path(v)) for k, v in outputs.items() if v]
+    ins = [(k, Path(v)) for k, v in inputs.items() if v]
+    dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
+            if v and Path(v).is_dir()]
+    for i, (name, out) in enumerate(outs):
+        for other, path in ins + outs[:i]:
+            if _same_file(out, path):
+                raise ValueError(f"{name} {out} is the same file as {other} {path}; "
+                                 "choose another output file")
+        for other, folder in dirs:
+            if out.resolve().is_relative_to(folder):
+                raise ValueError(f"{name} {out} is inside the {other} folder {folder}; "
+                                 "choose an output outside it")
+
+
+def folder_digest(folder: str | Path) -> str:
+    """A hash of the names and bytes of the regular files directly in ``folder`` (lock,
+    temp and partial files left out): the content of a head (weights, config with the
+    base model's fingerprint, calibration, combination, spans), whatever its path."""
+    digest = hashlib.sha256()
+    skip = (".tmp", PARTIAL_SUFFIX, META_SUFFIX, ".lock")
+    for p in sorted(Path(folder).iterdir()):
+        if p.is_file() and not p.name.endswith(skip):
+            digest.update(p.name.encode("utf-8", "surrogateescape") + b"\0")
+            with open(p, "rb") as f:
+                for block in iter(lambda f=f: f.read(1 << 20), b""):
+                    digest.update(block)
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def content_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` for a resume key: a ``head`` folder by its content, not its spelling
+    (``./H1/`` and ``H1`` are one run; new files in the same folder are another), a local
+    ``model`` folder by its resolved path."""
+    out = dict(settings)
+    if out.get("head") and Path(out["head"]).is_dir():
+        out["head"] = folder_digest(out["head"])
+    if out.get("model") and Path(out["model"]).is_dir():
+        out["model"] = str(Path(out["model"]).resolve())
+    return out
