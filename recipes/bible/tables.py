@@ -13,6 +13,14 @@ chosen) and the command that produced the scores. The docs mark the table's plac
 made here and nowhere else, so a number edited by hand fails ``--check`` (and the test
 that runs it).
 
+A block ``<!-- table:<name>/metrics -->`` holds a shorter table of the same data instead:
+ROC-AUC, BCE and Pearson per method, each with its interval over source verses (the
+README's demo table).
+
+Methods are shown under their current names (:func:`sigmoid_head.methods.canonical`:
+``softmax_geo`` in an older data file is ``softmax_mean_log``, the geometric mean of the
+token probabilities).
+
 A table shows, per method, the metric with two 95% intervals (candidates resampled, as the
 earlier tables did, and source verses resampled, the unit that is independent), and the
 paired bootstrap against the baseline over verses: the delta, its interval, the two-sided
@@ -34,10 +42,12 @@ import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
 from sigmoid_head.evaluation.metrics import METRICS
+from sigmoid_head.methods import canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "results" / "data"
-DOCS = (ROOT / "docs" / "results.md", *sorted((ROOT / "docs" / "results").glob("*.md")))
+DOCS = (ROOT / "README.md", ROOT / "docs" / "results.md",
+        *sorted((ROOT / "docs" / "results").glob("*.md")))
 NAMES = {"roc_auc": "ROC-AUC", "pearson": "Pearson", "bce": "BCE", "spearman": "Spearman"}
 
 
@@ -99,24 +109,44 @@ def render(d: dict) -> str:
     tests = {m: paired_bootstrap(spec.fn, v, scores[base], gold, groups=groups,
                                  higher_is_better=spec.higher_is_better, **kw)
              for m, v in scores.items() if m != base}
-    family = f"every other method vs {base} ({len(tests)} comparisons)"
+    family = f"every other method vs {canonical(base)} ({len(tests)} comparisons)"
     add_holm(tests, family)
     name = NAMES.get(d["metric"], d["metric"])
     lines = [f"| method | {name} | 95% CI, candidates resampled | 95% CI, verses resampled | "
-             f"vs {base}: delta [95% CI, verses] | p |", "|---|---|---|---|---|---|"]
+             f"vs {canonical(base)}: delta [95% CI, verses] | p |", "|---|---|---|---|---|---|"]
     for m, v in scores.items():
         item = bootstrap_ci(spec.fn, v, gold, **kw)
         src = bootstrap_ci(spec.fn, v, gold, groups=groups, **kw)
         t = tests.get(m)
         vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
               if t else "(baseline) | ")
-        lines.append(f"| {m} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
+        lines.append(f"| {canonical(m)} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
     n_src = len(np.unique(groups))
     lines += ["", f"{gold.size} candidates from {n_src} source verses; {d['n_boot']} resamples (seed "
-              f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{base}` chosen "
+              f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{canonical(base)}` chosen "
               f"{d['baseline_chosen']}. Data: `docs/results/data/{d['name']}.json.gz`, made by "
               f"`{d['command']}`; table: `python recipes/bible/tables.py --write`."]
     return "\n".join(lines) + "\n"
+
+
+def render_metrics(d: dict, metrics: tuple[str, ...] = ("roc_auc", "bce", "pearson")) -> str:
+    """The short table of one data file: each metric with its 95% interval over source
+    verses (no tests; the full table has them)."""
+    gold, groups = np.asarray(d["gold"], dtype=float), np.asarray(d["groups"])
+    kw = {"n": d["n_boot"], "seed": d["seed"], "groups": groups}
+    head = " | ".join(f"{NAMES[k]} {'↑' if METRICS[k].higher_is_better else '↓'}" for k in metrics)
+    lines = [f"| method | {head} |", "|---" * (len(metrics) + 1) + "|"]
+    for m, v in d["scores"].items():
+        cells = [bootstrap_ci(METRICS[k].fn, np.asarray(v, dtype=float), gold, **kw) for k in metrics]
+        lines.append(f"| {canonical(m)} | " + " | ".join(f"{c[0]:.3f} {_ci(c)}" for c in cells) + " |")
+    lines += ["", f"{gold.size} candidates from {len(np.unique(groups))} verses; intervals resample "
+              f"verses ({d['n_boot']} resamples, seed {d['seed']}). Data: "
+              f"`docs/results/data/{d['name']}.json.gz`; table: `python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
+VIEWS = {"": render, "/metrics": render_metrics}
+"""Block name suffix -> how that block shows a data file."""
 
 
 def _block(name: str) -> re.Pattern[str]:
@@ -134,12 +164,16 @@ def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Pat
     new = dict(texts)
     for path in sorted(data_dir.glob("*.json.gz")):
         d = load(path)
-        hits = [p for p, t in new.items() if _block(d["name"]).search(t)]
-        if not hits:
+        found = False
+        for suffix, view in VIEWS.items():
+            block = _block(d["name"] + suffix)
+            hits = [p for p, t in new.items() if block.search(t)]
+            table = view(d) if hits else ""
+            for p in hits:
+                new[p] = block.sub(lambda m, t=table: m.group(1) + t + m.group(3), new[p])
+            found = found or bool(hits)
+        if not found:
             raise SystemExit(f"{path.name}: no <!-- table:{d['name']} --> block in the docs")
-        table = render(d)
-        for p in hits:
-            new[p] = _block(d["name"]).sub(lambda m, t=table: m.group(1) + t + m.group(3), new[p])
     return {p: (texts[p], new[p]) for p in texts if "<!-- table:" in texts[p]}
 
 

@@ -62,3 +62,22 @@ def test_pack_reads_a_suite_output_with_its_verses(tmp_path: Path, monkeypatch) 
 
 def test_every_table_in_the_docs_matches_the_committed_data() -> None:
     assert tables.main(["--check"]) == 0
+
+
+def test_the_metrics_view_shows_each_metric_over_verses_under_current_names(tmp_path: Path) -> None:
+    d = _data(tmp_path / "data")
+    d["scores"]["softmax_geo"] = d["scores"].pop("other")  # an older file's name
+    d["scores"] = {m: (1 / (1 + np.exp(-np.asarray(v)))).tolist() for m, v in d["scores"].items()}  # BCE
+    doc = tmp_path / "README.md"
+    doc.write_text("<!-- table:toy/metrics -->\n<!-- /table:toy/metrics -->\n")
+    with gzip.open(tmp_path / "data" / "toy.json.gz", "wt", encoding="utf-8") as f:
+        json.dump(d, f)
+    (_, made), = tables.regenerate(tmp_path / "data", (doc,)).values()
+    rows = {line.split(" | ")[0][2:]: line for line in made.splitlines() if line.startswith("| ")}
+    assert set(rows) == {"method", "softmax", "head", "softmax_mean_log"}
+    gold, head = np.asarray(d["gold"]), np.asarray(d["scores"]["head"])
+    from sigmoid_head.evaluation.metrics import pearson, roc_auc
+
+    cells = rows["head"].split(" | ")
+    assert cells[1].startswith(f"{roc_auc(head, gold):.3f} [") and cells[3].startswith(f"{pearson(head, gold):.3f} [")
+    assert "intervals resample verses" in made and "Holm" not in made
