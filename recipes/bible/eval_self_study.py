@@ -28,7 +28,10 @@ the same forward pass, join the methods (rows ``rauq@prod``, ``rauq@mean``, ``ra
 as a baseline: in the summary's choice of the best baseline, and as a column of the
 combined scores' comparisons.
 
-Everything goes to ``OUT/study.json`` and ``OUT/study.md``; the token arrays to ``OUT/*.npz``.
+Everything goes to ``OUT/study.json`` and ``OUT/study.md``; the token arrays to
+``OUT/<split>_tokens.npz``; per verse, every method's sequence score and the gold
+(``gold:chrf``, ``gold:minilm``) to ``OUT/<split>_sequence.npz``, which
+``recipes/bible/tables.py --pack self OUT`` commits as a table's data.
 """
 
 from __future__ import annotations
@@ -249,6 +252,8 @@ def run(args: argparse.Namespace) -> dict:
         ref_toks = token_study(backbone, heads, refs, render, rauq=rauq)
         np.savez_compressed(out / f"{split}_tokens.npz", **toks)
         splits[split] = {"seq": aggregate(toks, len(items)), "gold": gold, "tokens": toks, "ref_tokens": ref_toks}
+        np.savez_compressed(out / f"{split}_sequence.npz", **{f"gold:{k}": v for k, v in gold.items()},
+                            **splits[split]["seq"])  # per verse, for tables.py --pack self
         print(f"{split}: {len(items)} items, {toks['seq'].size} tokens ({(time.perf_counter() - t0) / 60:.1f} min)",
               flush=True)
     report["eval_other"] = eval_other(backbone, heads, args, render, rauq)

@@ -92,7 +92,18 @@ def from_demo(folder: Path) -> dict:
             "scores": {m: [float(x) for x in v] for m, v in table_scores(rows).items()}}  # exact: products are tiny
 
 
-PACKERS = {"suite": from_suite, "demo": from_demo}
+def from_self(folder: Path, split: str = "test", gold: str = "chrf") -> dict:
+    """Sequence scores and gold of an ``eval_self_study.py`` output folder (its test books):
+    one greedy output per verse, so each verse is its own group; the metric is Pearson."""
+    seq = np.load(folder / f"{split}_sequence.npz")
+    scores = {m: seq[m].astype(float).tolist() for m in seq.files
+              if not m.startswith("gold:") and m != "length"}
+    truth = seq[f"gold:{gold}"].astype(float)
+    return {"metric": "pearson", "gold": truth.tolist(), "groups": list(range(truth.size)),
+            "scores": scores}
+
+
+PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self}
 """Output kinds ``--pack`` reads: name -> reader of the output folder."""
 
 

@@ -81,3 +81,20 @@ def test_the_metrics_view_shows_each_metric_over_verses_under_current_names(tmp_
     cells = rows["head"].split(" | ")
     assert cells[1].startswith(f"{roc_auc(head, gold):.3f} [") and cells[3].startswith(f"{pearson(head, gold):.3f} [")
     assert "intervals resample verses" in made and "Holm" not in made
+
+
+def test_pack_reads_an_eval_self_study_with_its_chrf(tmp_path: Path, monkeypatch) -> None:
+    run = tmp_path / "study"
+    run.mkdir()
+    rng = np.random.default_rng(2)
+    chrf = rng.uniform(size=25)
+    np.savez(run / "test_sequence.npz", **{"gold:chrf": chrf, "gold:minilm": rng.uniform(size=25),
+                                           "softmax@mean": chrf + rng.normal(0, 0.1, 25),
+                                           "entropy@mean": rng.normal(size=25), "length": -np.ones(25)})
+    monkeypatch.setattr(tables, "DATA", tmp_path / "data")
+    assert tables.main(["--pack", "self", str(run), "--name", "self", "--baseline", "entropy@mean"]) == 0
+    d = tables.load(tmp_path / "data" / "self.json.gz")
+    assert d["metric"] == "pearson" and d["gold"] == chrf.tolist() and d["groups"] == list(range(25))
+    assert set(d["scores"]) == {"softmax@mean", "entropy@mean"}
+    table = tables.render(d)
+    assert "| softmax@mean | " in table and "vs entropy@mean" in table
