@@ -156,6 +156,80 @@ def render_metrics(d: dict, metrics: tuple[str, ...] = ("roc_auc", "bce", "pears
     return "\n".join(lines) + "\n"
 
 
+def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b of two short vectors (NaN when either is constant)."""
+    i, j = np.triu_indices(x.size, 1)
+    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    den = np.sqrt(float(np.count_nonzero(sx)) * float(np.count_nonzero(sy)))
+    return float(np.sum(sx * sy) / den) if den else float("nan")
+
+
+def softmax_side(method: str) -> bool:
+    """A score that does not use the head (a baseline for the head's comparisons)."""
+    return not method.startswith(("sigmoid", "combined"))
+
+
+def rerank_table(d: dict) -> dict[str, dict]:
+    """Per selection score: the chrF of its pick in every source (``per_source``), their mean
+    (``pick``), and the mean per-source Kendall tau with chrF (``tau``) and with BLEU
+    (``tau_bleu``); plus the rows ``greedy``, ``random`` (a source's mean candidate) and
+    ``oracle`` (its best candidate). Ties pick the first candidate (greedy comes first)."""
+    groups, gold = np.asarray(d["groups"]), np.asarray(d["gold"], dtype=float)
+    bleu = np.asarray(d.get("bleu", d["gold"]), dtype=float)
+    members = [np.flatnonzero(groups == g) for g in np.unique(groups)]
+    out = {}
+    for m, v in d["scores"].items():
+        v = np.asarray(v, dtype=float)
+        picks = np.array([gold[idx[np.argmax(v[idx])]] for idx in members])
+        taus = [kendall_tau(v[idx], gold[idx]) for idx in members]
+        taus_b = [kendall_tau(v[idx], bleu[idx]) for idx in members]
+        out[m] = {"per_source": picks, "pick": float(picks.mean()), "tau": float(np.nanmean(taus)),
+                  "tau_bleu": float(np.nanmean(taus_b))}
+    origin = np.asarray(d["origin"])
+    for name, f in (("greedy", lambda idx: gold[idx][origin[idx] == "greedy"][0]),
+                    ("random", lambda idx: gold[idx].mean()), ("oracle", lambda idx: gold[idx].max())):
+        picks = np.array([f(idx) for idx in members])
+        out[name] = {"per_source": picks, "pick": float(picks.mean()), "tau": float("nan"),
+                     "tau_bleu": float("nan")}
+    return out
+
+
+def _mean(pred: np.ndarray, gold: np.ndarray) -> float:
+    return float(np.mean(pred))
+
+
+def render_rerank(d: dict) -> str:
+    """The reranking table of one data file (kind ``rerank``): each score's mean pick chrF
+    with its interval over source verses, its per-source Kendall tau with chrF and BLEU, and
+    the paired bootstrap over verses against the dev-chosen softmax-side baseline."""
+    rows, base = rerank_table(d), d["baseline"]
+    kw = {"n": d["n_boot"], "seed": d["seed"]}
+    zeros = np.zeros(rows[base]["per_source"].size)
+    methods = [m for m in d["scores"] if m != base]
+    tests = {m: paired_bootstrap(_mean, rows[m]["per_source"], rows[base]["per_source"], zeros, **kw)
+             for m in [*methods, "greedy"]}
+    family = f"every other score and greedy decoding vs {canonical(base)} ({len(tests)} comparisons)"
+    add_holm(tests, family)
+    lines = [f"| pick by | chrF of the pick [95% CI, verses] | Kendall tau, chrF | Kendall tau, BLEU | "
+             f"vs {canonical(base)}: delta [95% CI] | p |", "|---|---|---|---|---|---|"]
+    for m in [base, *methods, "greedy", "random", "oracle"]:
+        r, t = rows[m], tests.get(m)
+        ci = bootstrap_ci(_mean, r["per_source"], zeros, **kw)
+        vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
+              if t else ("(baseline) | " if m == base else "| "))
+        taus = " | ".join("" if np.isnan(r[k]) else f"{r[k]:.3f}" for k in ("tau", "tau_bleu"))
+        name = m if m in ("greedy", "random", "oracle") else canonical(m)
+        lines.append(f"| {name} | {r['pick']:.3f} {_ci(ci)} | {taus} | {vs} |")
+    share = ", ".join(f"{k} {v:.1%}" for k, v in d.get("dominant_share", {}).items())
+    n_src = len(np.unique(d["groups"]))
+    lines += ["", f"{len(d['gold'])} candidates for {n_src} source verses; {d['n_boot']} resamples "
+              f"(seed {d['seed']}) of verses; p two-sided; Holm family: {family}; baseline "
+              f"`{canonical(base)}` chosen {d['baseline_chosen']}. Share of dominant tokens: {share}. "
+              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
+              "`python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
 VIEWS = {"": render, "/metrics": render_metrics}
 """Block name suffix -> how that block shows a data file."""
 
@@ -176,7 +250,8 @@ def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Pat
     for path in sorted(data_dir.glob("*.json.gz")):
         d = load(path)
         found = False
-        for suffix, view in VIEWS.items():
+        views = {"": render_rerank} if d.get("kind") == "rerank" else VIEWS
+        for suffix, view in views.items():
             block = _block(d["name"] + suffix)
             hits = [p for p, t in new.items() if block.search(t)]
             table = view(d) if hits else ""

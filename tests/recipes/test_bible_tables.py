@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import tables
 
 
@@ -98,3 +99,29 @@ def test_pack_reads_an_eval_self_study_with_its_chrf(tmp_path: Path, monkeypatch
     assert set(d["scores"]) == {"softmax@mean", "entropy@mean"}
     table = tables.render(d)
     assert "| softmax@mean | " in table and "vs entropy@mean" in table
+
+
+def test_kendall_tau_is_tau_b() -> None:
+    x, y = np.array([1.0, 2.0, 3.0, 3.0]), np.array([1.0, 3.0, 2.0, 4.0])
+    from scipy.stats import kendalltau
+
+    assert tables.kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+    assert np.isnan(tables.kendall_tau(np.ones(3), y[:3]))
+
+
+def test_the_rerank_table_picks_per_source_and_tests_over_sources() -> None:
+    # 2 sources x 3 candidates (greedy first); "good" picks the best, "bad" the worst.
+    gold = [0.5, 0.9, 0.1, 0.4, 0.2, 0.8]
+    d = {"name": "rr", "kind": "rerank", "gold": gold, "bleu": gold, "groups": [0, 0, 0, 1, 1, 1],
+         "origin": ["greedy", "s", "s"] * 2, "baseline": "good", "baseline_chosen": "in a test",
+         "command": "test", "n_boot": 200, "seed": 0,
+         "scores": {"good": [1, 2, 0, 1, 0, 2], "bad": [1, 0, 2, 1, 2, 0], "flat": [0] * 6}}
+    rows = tables.rerank_table(d)
+    assert rows["good"]["pick"] == pytest.approx((0.9 + 0.8) / 2) and rows["good"]["tau"] == pytest.approx(1.0)
+    assert rows["bad"]["pick"] == pytest.approx((0.1 + 0.2) / 2) and rows["bad"]["tau"] == pytest.approx(-1.0)
+    assert rows["flat"]["pick"] == pytest.approx((0.5 + 0.4) / 2)  # ties: the greedy output
+    assert rows["greedy"]["pick"] == rows["flat"]["pick"] and rows["oracle"]["pick"] == rows["good"]["pick"]
+    assert rows["random"]["pick"] == pytest.approx(np.mean(gold))
+    table = tables.render_rerank(d)
+    assert "| bad | 0.150 " in table and "vs good" in table and "Holm family" in table
+    assert "6 candidates for 2 source verses" in table

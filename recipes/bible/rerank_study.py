@@ -1,0 +1,186 @@
+"""Best-of-N reranking with the head and the baselines: which score picks the best candidate?
+
+    python recipes/bible/rerank_study.py --head runs/demo_head --out runs/rerank_llm \\
+        --n-dev 60 --n-test 60 --samples 6 --temperature 0.8
+
+The LLM setting of the demo (SmolLM2-135M-Instruct rewrites a KJV verse in modern
+English, the chat prompt the demo's head was trained with). For every source verse the
+model writes its greedy output and ``--samples`` outputs sampled at ``--temperature``
+(one seeded stream); every candidate is scored once (each registered method in each
+aggregation, ``neg_entropy`` = minus the mean entropy, and ``combined`` as ``score``
+reports it by default) and gets two golds against the WEB reference: sentence chrF and
+sentence BLEU.
+
+For each score: the candidate it picks per source, the mean chrF of the picks, the mean
+per-source Kendall tau of score with chrF, and the picks' chrF against the greedy output
+and the oracle pick. The rerank score and the softmax-side baseline are chosen on the
+**dev** verses (highest mean pick chrF); on the test verses every score is compared with
+that baseline by a paired bootstrap over source verses (two-sided, Holm-corrected over the
+table's comparisons). The share of dominant tokens (the tokens avoid-dominant training
+never draws as negatives) among the greedy and the sampled candidates' tokens is reported
+beside it.
+
+Outputs: ``OUT/candidates_<split>.jsonl`` (every candidate with its scores and golds),
+``OUT/summary.json``, and the test split's per-candidate data as a table's data file
+(``--pack NAME`` writes ``docs/results/data/NAME.json.gz``, rendered by
+``recipes/bible/tables.py``). ``--candidates-from RUN`` scores an earlier run's candidates
+with another head (the frozen model's outputs are the same), so heads are compared on the
+same candidates at the cost of one scoring pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import tables
+
+from sigmoid_head import methods as registry
+
+PROMPT = "Rewrite this verse in modern English:\n{source}"
+"""The demo's prompt (sigmoid_head.demo.PROMPT), rendered with the chat template."""
+
+
+def items(split: str, n: int, skip: int) -> list[dict]:
+    """``n`` short verses of the bundled sample's KJV -> WEB ``split`` after the first
+    ``skip`` (the demo uses dev verses 0-123 for validation and calibration)."""
+    from sigmoid_head.data.records import read_jsonl
+    from sigmoid_head.demo import sample_dir, short
+
+    return short(read_jsonl(sample_dir() / f"para_{split}.jsonl.gz"), 40)[skip:skip + n]
+
+
+def candidates(model, recs: list[dict], samples: int, temperature: float, seed: int,
+               max_new_tokens: int) -> list[dict]:
+    """Greedy + ``samples`` sampled outputs per record, each scored, in source order."""
+    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+
+    kw = {"prompt_template": PROMPT, "use_chat_template": True, "with_tokens": True, "batch_size": 8}
+    greedy = generate_and_score(model, recs, DecodingConfig(max_new_tokens=max_new_tokens), **kw)
+    sampled = generate_and_score(model, recs, DecodingConfig(
+        max_new_tokens=max_new_tokens, do_sample=True, temperature=temperature,
+        num_return_sequences=samples, seed=seed), **kw)
+    out = []
+    for i, rec in enumerate(recs):
+        group = [{**greedy[i], "origin": "greedy"}]
+        group += [{**r, "origin": f"sample@{temperature:g}"} for r in sampled[i * samples:(i + 1) * samples]]
+        out += [{**r, "item": i, "reference": rec["target"]} for r in group]
+    return out
+
+
+def rescore(model, path: Path) -> list[dict]:
+    """The candidates of an earlier run (same frozen model, same outputs), scored by
+    ``model``'s head; golds and origins kept."""
+    from sigmoid_head.scoring.force_decode import score_records
+
+    keep = ("source", "candidate", "origin", "item", "reference", "chrf", "bleu", "finished")
+    old = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    scores = score_records(model, [{"source": r["source"], "candidate": r["candidate"]} for r in old],
+                           prompt_template=PROMPT, use_chat_template=True, with_tokens=True, batch_size=8)
+    return [{**{k: r[k] for k in keep if k in r}, **s} for r, s in zip(old, scores, strict=True)]
+
+
+def dominant_share(rows: list[dict]) -> float:
+    """Share of the candidates' tokens that are in their position's dominant set: BoostedProb
+    lifts a dominant token above its softmax probability; a set of one token is the token
+    itself when its probability is at least 0.5 (the only ambiguous case)."""
+    hits = total = 0
+    for r in rows:
+        for t in r["tokens"]:
+            total += 1
+            hits += t["boostedprob"] > t["softmax"] * (1 + 1e-6) or (t["n_dominant"] == 1 and t["softmax"] >= 0.5)
+    return hits / max(total, 1)
+
+
+def add_golds(rows: list[dict]) -> None:
+    from sacrebleu.metrics import BLEU, CHRF
+
+    chrf, bleu = CHRF(), BLEU(effective_order=True)
+    for r in rows:
+        r["chrf"] = chrf.sentence_score(r["candidate"], [r["reference"]]).score / 100
+        r["bleu"] = bleu.sentence_score(r["candidate"], [r["reference"]]).score / 100
+
+
+def selection_scores(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Every score a user could rerank by (higher = picked): each registered method in each
+    aggregation present, ``neg_entropy`` and ``combined``."""
+    keys = [k for m in registry.methods() for k in m.keys(distinct_only=True) if k in rows[0]]
+    out = {k: np.array([float(r[k]) for r in rows]) for k in keys}
+    out["neg_entropy"] = -np.array([float(r["entropy_mean"]) for r in rows])
+    out["combined"] = np.array([float(r["combined_log"]) for r in rows])
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    from sigmoid_head.evaluation.combination import DEFAULTS
+    from sigmoid_head.model import SigmoidHeadModel
+
+    t0 = time.perf_counter()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = SigmoidHeadModel.from_pretrained(args.head, args.model, device="cpu")
+    data, summary = {}, {"head": args.head, "samples": args.samples, "temperature": args.temperature}
+    for split, n, skip in (("dev", args.n_dev, 124), ("test", args.n_test, 0)):
+        path = out / f"candidates_{split}.jsonl"
+        if path.is_file():  # generated once, then reused
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        elif args.candidates_from:  # another head on the same candidates: only scoring reruns
+            rows = rescore(model, Path(args.candidates_from) / path.name)
+            DEFAULTS["score"].apply(rows)
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        else:
+            rows = candidates(model, items(split, n, skip), args.samples, args.temperature, args.seed,
+                              args.max_new_tokens)
+            DEFAULTS["score"].apply(rows)
+            add_golds(rows)
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        summary[f"dominant_share_{split}"] = {
+            o: dominant_share([r for r in rows if r["origin"] == o]) for o in sorted({r["origin"] for r in rows})}
+        data[split] = {"gold": [r["chrf"] for r in rows], "bleu": [r["bleu"] for r in rows],
+                       "groups": [r["item"] for r in rows], "origin": [r["origin"] for r in rows],
+                       "scores": {k: v.tolist() for k, v in selection_scores(rows).items()}}
+        print(f"{split}: {len(rows)} candidates for {n} verses ({(time.perf_counter() - t0) / 60:.1f} min)",
+              flush=True)
+    dev = {m: v for m, v in tables.rerank_table(data["dev"]).items() if m in data["dev"]["scores"]}
+    summary["dev_pick_chrf"] = {m: v["pick"] for m, v in dev.items()}
+    summary["chosen"] = max(dev, key=lambda m: dev[m]["pick"])
+    summary["baseline"] = max((m for m in dev if tables.softmax_side(m)), key=lambda m: dev[m]["pick"])
+    summary["minutes"] = (time.perf_counter() - t0) / 60
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    d = {**data["test"], "name": args.pack or "rerank", "kind": "rerank", "metric": "chrf",
+         "baseline": summary["baseline"], "chosen": summary["chosen"],
+         "baseline_chosen": f"on {args.n_dev} dev verses (dev mean pick chrF "
+                            f"{dev[summary['baseline']]['pick']:.3f}; best on dev: {summary['chosen']} "
+                            f"{dev[summary['chosen']]['pick']:.3f})",
+         "dominant_share": summary["dominant_share_test"], "command": args.command,
+         "n_boot": args.boot, "seed": 0}
+    print(tables.render_rerank(d))
+    if args.pack:
+        print(f"wrote {tables.save(d)}")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--head", required=True, help="the head folder (the demo's: demo-output/head)")
+    p.add_argument("--model", help="base model (default: the head's)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--n-dev", type=int, default=60)
+    p.add_argument("--n-test", type=int, default=60)
+    p.add_argument("--samples", type=int, default=6)
+    p.add_argument("--temperature", type=float, default=0.8)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=int, default=96)
+    p.add_argument("--boot", type=int, default=1000)
+    p.add_argument("--candidates-from", help="an earlier run's OUT: score its candidates with --head "
+                   "instead of generating (the frozen model's outputs do not depend on the head)")
+    p.add_argument("--pack", help="also write docs/results/data/PACK.json.gz (the test split)")
+    p.add_argument("--command", default="", help="the command line, recorded with --pack")
+    run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()
