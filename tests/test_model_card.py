@@ -66,3 +66,17 @@ def test_a_low_rank_head_counts_its_update_only():
     config = HeadConfig(base_model="x/y", vocab_size=1000, hidden_size=64, fingerprint="x", rank=8)
     text = model_card(config, base_params=100_000)
     assert f"{8 * (1000 + 64):,} parameters" in text and "rank-8 update" in text
+
+
+def test_a_base_model_header_claiming_2_62_bytes_leaves_the_count_out(tiny_causal_path, tmp_path):
+    import shutil
+    import struct
+
+    from sigmoid_head.model_card import base_parameter_count
+
+    folder = tmp_path / "base"
+    shutil.copytree(tiny_causal_path, folder)
+    path = folder / "model.safetensors"
+    assert base_parameter_count(str(folder)) > 0
+    path.write_bytes(struct.pack("<Q", 2**62) + path.read_bytes()[8:])
+    assert base_parameter_count(str(folder)) is None

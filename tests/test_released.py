@@ -103,3 +103,43 @@ def test_a_full_checkpoint_or_a_non_finite_head_is_refused(released, tmp_path):
     nan[0, 0] = float("nan")
     with pytest.raises(ReleasedHeadError, match="NaN"):
         SigmoidHeadModel.from_pretrained(save_released(nan, tmp_path / "nan", "x"), base.backbone)
+
+
+@pytest.mark.parametrize("damage", ["huge_header", "cut", "garbage", "int_dtype"])
+def test_an_unreadable_or_integer_released_file_ends_in_one_line(released, damage):
+    import struct
+
+    folder, weight, base = released
+    path = folder / "model.safetensors"
+    data = path.read_bytes()
+    if damage == "huge_header":  # the header claims 2^62 bytes
+        path.write_bytes(struct.pack("<Q", 2**62) + data[8:])
+    elif damage == "cut":
+        path.write_bytes(data[:100])
+    elif damage == "garbage":
+        path.write_bytes(b"garbage")
+    else:
+        save_file({"weight": weight.to(torch.int32)}, str(path))
+    with pytest.raises(ReleasedHeadError) as err:
+        SigmoidHeadModel.from_pretrained(folder, base.backbone)
+    message = str(err.value)
+    assert str(path) in message and "\n" not in message
+    assert ("dtype int32" if damage == "int_dtype" else "not a readable safetensors file") in message
+
+
+@pytest.mark.parametrize(("key", "value", "named"), [
+    ("vocab_size", [1], "vocab_size must be an integer"),
+    ("hidden_size", "32", "hidden_size must be an integer"),
+    ("base_model", 5, "named by a non-empty string"),
+    ("auto_map", "sigmoid", None),  # not an object: still read as data, no crash
+])
+def test_released_config_values_of_the_wrong_type(released, key, value, named):
+    folder, _, base = released
+    config = json.loads((folder / "config.json").read_text())
+    config[key] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    if named is None:
+        assert is_released_head(folder)
+        return
+    with pytest.raises(ReleasedHeadError, match=named):
+        SigmoidHeadModel.from_pretrained(folder, None if key == "base_model" else base.backbone)

@@ -24,6 +24,8 @@ TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confide
 EMBEDDED_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The Hub id of the embedded default model (``smollm2-135m-instruct``)."""
 SPARK = "▁▂▃▄▅▆▇█"
+HEADER_LIMIT = 100 << 20
+"""The largest safetensors header read for a parameter count (safetensors' own limit)."""
 DATA_KEYS = ("train_file", "validation_file", "task", "prompt_template", "use_chat_template",
              "max_length")
 
@@ -42,10 +44,15 @@ def _safetensors_params(folder: Path) -> int | None:
         return None
     total = 0
     for f in files:
-        with f.open("rb") as fh:
-            (n,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(n))
-        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+        try:
+            with f.open("rb") as fh:
+                (n,) = struct.unpack("<Q", fh.read(8))
+                if n > min(HEADER_LIMIT, f.stat().st_size - 8):  # a header claiming 2^62 bytes
+                    return None
+                header = json.loads(fh.read(n))
+            total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, struct.error):
+            return None  # not a readable safetensors header: the card leaves the count out
     return total
 
 

@@ -51,7 +51,7 @@ def is_released_head(directory: str | Path) -> bool:
 def _read_config(directory: Path) -> dict[str, Any]:
     try:
         data = json.loads((directory / RELEASED_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not readable JSON: {err}") from err
     if not isinstance(data, dict):
         raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not a JSON object")
@@ -59,8 +59,10 @@ def _read_config(directory: Path) -> dict[str, Any]:
 
 
 def _looks_like_head(config: dict[str, Any]) -> bool:
-    names = [str(config.get("model_type", ""))] + [str(a) for a in config.get("architectures") or []]
-    names += [str(v) for v in (config.get("auto_map") or {}).values()]
+    archs, auto_map = config.get("architectures") or [], config.get("auto_map") or {}
+    names = [str(config.get("model_type", ""))]
+    names += [str(a) for a in (archs if isinstance(archs, list) else [archs])]
+    names += [str(v) for v in (auto_map.values() if isinstance(auto_map, dict) else [auto_map])]
     return any("sigmoid" in n.lower() for n in names)
 
 
@@ -73,17 +75,26 @@ def read_released_weight(directory: Path) -> torch.Tensor:
     from safetensors import safe_open
 
     path = directory / RELEASED_WEIGHTS
-    with safe_open(str(path), framework="pt") as fh:
-        names = list(fh.keys())
-        if names != [TENSOR_NAME]:
-            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-            raise ReleasedHeadError(
-                f"{path} should hold exactly one tensor {TENSOR_NAME!r} (a released Sigmoid "
-                f"Head) but holds {len(names)}: {shown}. Is this a full model checkpoint?")
-        weight = fh.get_tensor(TENSOR_NAME)
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            names = list(fh.keys())
+            if names != [TENSOR_NAME]:
+                shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+                raise ReleasedHeadError(
+                    f"{path} should hold exactly one tensor {TENSOR_NAME!r} (a released Sigmoid "
+                    f"Head) but holds {len(names)}: {shown}. Is this a full model checkpoint?")
+            weight = fh.get_tensor(TENSOR_NAME)
+    except ReleasedHeadError:
+        raise
+    except Exception as err:  # SafetensorError (a header claiming 2^62 bytes, a cut file), OSError
+        first = next(iter(str(err).splitlines()), "") or type(err).__name__
+        raise ReleasedHeadError(f"{path}: not a readable safetensors file ({first})") from None
     if weight.ndim != 2:
         raise ReleasedHeadError(f"{path}: {TENSOR_NAME!r} has shape {tuple(weight.shape)}, "
                                 "expected (vocabulary, hidden size)")
+    if not weight.is_floating_point():
+        raise ReleasedHeadError(f"{path}: {TENSOR_NAME!r} has dtype "
+                                f"{str(weight.dtype).removeprefix('torch.')}; a head is floating point")
     return weight
 
 
@@ -93,9 +104,13 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
     base_v, base_d = backbone.output_weight().shape
     problems = []
     declared_v, declared_d = _first(config, VOCAB_KEYS), _first(config, HIDDEN_KEYS)
-    if declared_v is not None and int(declared_v) != v:
+    for keys, value in ((VOCAB_KEYS, declared_v), (HIDDEN_KEYS, declared_d)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            key = next(k for k in keys if config.get(k) is not None)
+            raise ReleasedHeadError(f"config.json: {key} must be an integer, got {value!r:.40}")
+    if declared_v is not None and declared_v != v:
         problems.append(f"config.json declares vocabulary {declared_v} but the tensor has {v} rows")
-    if declared_d is not None and int(declared_d) != d:
+    if declared_d is not None and declared_d != d:
         problems.append(f"config.json declares hidden size {declared_d} but the tensor has {d} columns")
     if v != base_v:
         problems.append(f"the head has {v} vocabulary rows but the base model's output layer has {base_v}")
@@ -115,7 +130,11 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
 
 def released_base_model(directory: str | Path) -> str | None:
     """The base model a released head's config.json names, if any."""
-    return _first(_read_config(Path(directory)), BASE_MODEL_KEYS)
+    name = _first(_read_config(Path(directory)), BASE_MODEL_KEYS)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ReleasedHeadError(f"{Path(directory) / RELEASED_CONFIG}: the base model must be "
+                                f"named by a non-empty string, got {name!r:.40}")
+    return name
 
 
 def load_released_files(directory: str | Path, backbone: Backbone, source: str | None = None,
