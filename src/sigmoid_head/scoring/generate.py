@@ -308,23 +308,26 @@ def generate_and_score(
         ``finished``, and the flat scores of :func:`.aggregate.sequence_record`.
     """
     backbone, _ = unpack_model(model)
-    recs, prompts = generation_prompts(model, records, decoding, prompt_template,
-                                       use_chat_template)
+    recs, prompts, cut = generation_prompts(model, records, decoding, prompt_template,
+                                            use_chat_template)
     outputs = generate_outputs(
         model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
         progress=progress,
     )
-    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens) for g in outputs]
+    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens,
+                       truncated=g.input_index in cut) for g in outputs]
 
 
 def generation_prompts(
     model: Any, records: Sequence[dict] | Sequence[str], decoding: DecodingConfig | None,
     prompt_template: str | None, use_chat_template: bool | None,
-) -> tuple[list[dict], list[list[int]]]:
-    """(records as dicts, prompt ids) for generation, each prompt capped so that it and
-    ``max_new_tokens`` fit in the model's positions (shared with streaming)."""
+) -> tuple[list[dict], list[list[int]], set[int]]:
+    """(records as dicts, prompt ids, the indices of the prompts that were cut) for
+    generation, each prompt capped so that it and ``max_new_tokens`` fit in the model's
+    positions (a cut prompt is warned about, naming its file:line; shared with streaming)."""
     backbone, _ = unpack_model(model)
-    recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
+    recs = [{"source": r} if isinstance(r, str) else r.copy() if isinstance(r, dict) else dict(r)
+            for r in records]
     if not recs:
         raise ScoreInputError("nothing to generate from: no inputs")
     limit = backbone.max_positions() if hasattr(backbone, "max_positions") else None
@@ -332,22 +335,27 @@ def generation_prompts(
     if limit is not None and limit - room < 1:
         raise ValueError(f"max_new_tokens={room} leaves no room for a prompt in the model's "
                          f"{limit} positions")
+    cut: set[int] = set()
     prompts = prompt_ids(
         recs,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
         max_length=2048 if limit is None else min(2048, limit - room),
+        cut=cut,
         **render_settings(model, prompt_template, use_chat_template),
     )
-    return recs, prompts
+    return recs, prompts, cut
 
 
-def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool) -> dict[str, Any]:
-    """The output record of one generated output (see :func:`generate_and_score`)."""
+def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool,
+               truncated: bool = False) -> dict[str, Any]:
+    """The output record of one generated output (see :func:`generate_and_score`);
+    ``truncated``: its prompt was cut to fit the model (the row says so)."""
     src = {k: record[k] for k in ("source", "messages") if k in record}
     return {
         **src,
         "candidate": tokenizer.decode(g.output, skip_special_tokens=True),
         "finished": g.finished,
+        **({"truncated": True} if truncated else {}),
         **sequence_record(g.scores, tokenizer, None, with_tokens),
     }
