@@ -26,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import struct
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -262,12 +264,40 @@ def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
             raise ValueError(f"{weights}: token_counts holds negative counts")
 
 
+def canonical_safetensors(data: bytes) -> tuple[bytes, memoryview]:
+    """``data`` (a safetensors file) as (its header written one way, its tensor bytes).
+
+    The header's JSON gets sorted keys, no spaces, and space padding to 8 bytes (the
+    tensor bytes are not copied). safetensors writes its metadata in a random order, so
+    without this the same head saved twice would give other bytes and another
+    ``weights_sha256``, and a re-push would upload it again.
+    """
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text, memoryview(data)[8 + n:]
+
+
+def _write_chunks(path: Path, chunks: tuple[bytes | memoryview, ...]) -> None:
+    """Write ``chunks`` to a fresh ``path`` (never through a planted link) and fsync it."""
+    try:
+        with os.fdopen(io_utils.open_fresh(path), "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as err:
+        path.unlink(missing_ok=True)
+        raise io_utils.write_error(path, err) from err
+
+
 def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead,
                     extra: dict[str, torch.Tensor] | None = None) -> Path:
     """Write a head's config and tensors as one unit (see the module docstring)."""
     from dataclasses import replace
 
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -276,12 +306,8 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
         state[k] = v.detach().contiguous().cpu()
     tmp_weights = directory / (WEIGHTS_NAME + ".tmp")
     tmp_config = directory / (CONFIG_NAME + ".tmp")
-    try:
-        save_file(state, str(tmp_weights), metadata={"format": "pt", "library": "sigmoid-head"})
-        io_utils.fsync_file(tmp_weights)
-    except Exception as err:  # OSError, or safetensors' own error on a full disk
-        tmp_weights.unlink(missing_ok=True)
-        raise io_utils.write_error(tmp_weights, err) from err
+    _write_chunks(tmp_weights, canonical_safetensors(
+        save(state, metadata={"format": "pt", "library": "sigmoid-head"})))
     io_utils.fault_point("head weights written")
     config = replace(config, weights_sha256=file_sha256(tmp_weights))
     io_utils.write_durable(tmp_config, config.to_json())
