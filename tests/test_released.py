@@ -143,3 +143,53 @@ def test_released_config_values_of_the_wrong_type(released, key, value, named):
         return
     with pytest.raises(ReleasedHeadError, match=named):
         SigmoidHeadModel.from_pretrained(folder, None if key == "base_model" else base.backbone)
+
+
+# Issue 26, item 10: a Trainer checkpoint of the authors' training code.
+
+def _trainer_checkpoint(folder, weight, step=40):
+    """What the authors' Trainer writes: model.safetensors with the head's state_dict (one
+    ``weight``), trainer_state.json, and pickles that must never be opened."""
+    folder.mkdir(parents=True)
+    save_file({"weight": weight.contiguous()}, str(folder / "model.safetensors"),
+              metadata={"format": "pt"})
+    (folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": step, "best_metric": 0.25, "log_history": []}))
+    for name in ("training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (folder / name).write_bytes(b"not to be unpickled")
+    return folder
+
+
+def test_a_trainer_checkpoint_loads_when_the_base_model_is_given(released, tmp_path):
+    folder, weight, base = released
+    ckpt = _trainer_checkpoint(tmp_path / "output" / "checkpoint-40", weight)
+    model = SigmoidHeadModel.from_pretrained(ckpt, base.backbone)
+    assert torch.equal(model.head.weight, weight)
+    assert model.config.training["format"] == "sigmoid-confidence Trainer checkpoint"
+    assert model.config.training["trainer_state"]["global_step"] == 40
+    same = SigmoidHeadModel.from_pretrained(folder, base.backbone)
+    assert score_records(model, [{"source": "la casa", "candidate": "the house"}],
+                         progress=False) == score_records(
+        same, [{"source": "la casa", "candidate": "the house"}], progress=False)
+    with pytest.raises(ReleasedHeadError, match="Trainer checkpoint.*names no base model"):
+        SigmoidHeadModel.from_pretrained(ckpt)
+    with pytest.raises(ReleasedHeadError, match="Trainer output folder.*checkpoint-40"):
+        SigmoidHeadModel.from_pretrained(tmp_path / "output", base.backbone)
+
+
+def test_a_trainer_checkpoint_through_the_cli(released, tiny_causal_path, tmp_path, capsys):
+    from sigmoid_head.cli import main as cli_main
+
+    _, weight, _ = released
+    ckpt = _trainer_checkpoint(tmp_path / "checkpoint-7", weight, step=7)
+    src, cand = tmp_path / "s.txt", tmp_path / "t.txt"
+    src.write_text("la casa\n")
+    cand.write_text("the house\n")
+    out = tmp_path / "o.jsonl"
+    assert cli_main(["score", "--head", str(ckpt), "--model", str(tiny_causal_path), "--device",
+                     "cpu", "-s", str(src), "-t", str(cand), "--to-json", str(out),
+                     "--quiet"]) == 0
+    assert "sigmoid" in json.loads(out.read_text())
+    assert cli_main(["score", "--head", str(ckpt), "-s", str(src), "-t", str(cand),
+                     "--quiet"]) == 2
+    assert "names no base model" in capsys.readouterr().err
