@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,7 +351,10 @@ def load_backbone(
     try:
         config = AutoConfig.from_pretrained(path, revision=revision, **cached)
         auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
-        model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype, **cached)
+        with warnings.catch_warnings():  # a refused pickle is reported in one line below
+            warnings.filterwarnings("ignore", message="Detected pickle protocol",
+                                    category=UserWarning)
+            model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype, **cached)
         tokenizer = AutoTokenizer.from_pretrained(path, revision=revision, **cached)
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(_load_problem(path, err, offline=bool(cached))) from err

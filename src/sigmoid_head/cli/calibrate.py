@@ -65,9 +65,10 @@ def _spans(path: str, args: argparse.Namespace, rows: list[dict]) -> list[list[t
         return spans
     out = []
     for k, (lineno, rec) in enumerate(iter_jsonl_lines(path)):
-        spans = rec.get("error_spans", []) if isinstance(rec, dict) else rec
+        spans = rec.get("error_spans") if isinstance(rec, dict) else rec
         if not isinstance(spans, list):
-            raise UsageError(f"{path}:{lineno}: expected a list of [start, end] spans")
+            raise UsageError(f"{path}:{lineno}: expected a list of [start, end] spans (or an "
+                             "object with 'error_spans')")
         if k < len(rows):  # more lines than rows: refused by the count check
             check_span_ranges(spans, len(rows[k].get("candidate") or ""), f"{path}:{lineno}")
         out.append([(int(s), int(e)) for s, e in spans])

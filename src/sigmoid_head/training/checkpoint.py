@@ -18,6 +18,7 @@ import logging
 import math
 import pickle
 import shutil
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -127,8 +128,11 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
             "use another output_dir or pass --no-resume to start over"
         )
     try:
-        saved = torch.load(directory / "state.pt", map_location=head.weight.device,
-                           weights_only=True)  # data only: a planted pickle is refused, never run
+        with warnings.catch_warnings():  # a refused pickle is reported in one line below
+            warnings.filterwarnings("ignore", message="Detected pickle protocol",
+                                    category=UserWarning)
+            saved = torch.load(directory / "state.pt", map_location=head.weight.device,
+                               weights_only=True)  # data only: a planted pickle is refused
         head.load_state_dict(saved["head"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
