@@ -12,6 +12,12 @@ composes uncertainty methods:
   ``MaximumSequenceProbability``, ``Perplexity``, ``MeanTokenEntropy``,
   ``MaximumTokenProbability`` and ``TokenEntropy`` run on the very outputs the head scored
   without a second generation. Under ``CausalLMWithUncertainty`` it also returns ``out``.
+  It generates as polygraph's model would (every field of its GenerationParameters, and
+  the ``min_new_tokens=2`` of its GreedyProbsCalculator) and computes the softmax side
+  from the logits as polygraph records them. Mixed with polygraph's own greedy
+  calculators, one generation serves all: it force-decodes a generation made before it,
+  and after generating it yields polygraph's per-step distributions too, while the
+  statistics it does not compute (:data:`NOT_YIELDED`) refuse to be read.
 * Estimators, loaded by polygraph as a third-party module
   (``FactoryEstimator()("sigmoid_head.integrations.polygraph", cfg)`` calls
   :func:`load_estimator`): :class:`SigmoidHeadSequence` (product, geometric mean or
