@@ -53,3 +53,36 @@ def test_backbone_is_frozen(tiny_causal_path):
 def test_bad_dtype_is_refused(tiny_causal_path):
     with pytest.raises(ValueError, match="unknown dtype"):
         load_backbone(str(tiny_causal_path), dtype="float8")
+
+
+@pytest.mark.parametrize("content", ["evil", "garbage", "cut_zip"])
+def test_a_refused_pickle_weights_file_ends_in_one_line(tiny_causal_path, tmp_path, content):
+    """A base model whose pytorch_model.bin is refused by torch's safe loader (a pickle that
+    would run code, garbage, a cut file): a one-line ValueError, and nothing of it ran."""
+    import io
+    import os
+    import pickle
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_causal_path, folder)
+    (folder / "model.safetensors").unlink()
+    marker = tmp_path / "RAN"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    if content == "evil":
+        data = pickle.dumps(Evil())
+    elif content == "garbage":
+        data = b"garbage"
+    else:
+        buf = io.BytesIO()
+        torch.save({"x": torch.ones(3)}, buf)
+        data = buf.getvalue()[:200]
+    (folder / "pytorch_model.bin").write_bytes(data)
+    with pytest.raises(ValueError) as err:
+        load_backbone(str(folder), device="cpu")
+    assert str(folder) in str(err.value) and "\n" not in str(err.value)
+    assert not marker.exists()

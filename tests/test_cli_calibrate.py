@@ -186,3 +186,22 @@ def test_user_errors(tmp_path: Path, args, message) -> None:
     (tmp_path / "q.txt").write_text("1\n2\n")
     res = run(*args, cwd=tmp_path)
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("bad", [[5, 2], [-1, 3], [0, 10_000], ["a", 1]])
+def test_calibrate_refuses_a_bad_gold_span_and_writes_nothing(calibrated, tmp_path: Path,
+                                                              capsys, bad) -> None:
+    """Issue 26, item 5: a gold span that is not a character range of its candidate is
+    refused naming file:line, and calibrate writes nothing (it used to have written
+    calibration.json and combination.json by then)."""
+    fitted, *_ = calibrated
+    head = tmp_path / "head"
+    shutil.copytree(FIXTURE / "head", head)
+    before = sorted(p.name for p in head.iterdir())
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text("[]\n" + json.dumps([bad]) + "\n[]\n")
+    code = main(["calibrate", "--head", str(head), "--scores", str(fitted.parent / "dev.jsonl"),
+                 "--gold", str(fitted.parent / "gold.txt"), "--gold-spans", str(spans)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{spans}:2: " in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in head.iterdir()) == before

@@ -92,3 +92,37 @@ def test_save_is_atomic(tmp_path, monkeypatch) -> None:
         Calibrator.fit(dev[:50], y_dev[:50]).save(tmp_path)
     assert (tmp_path / "calibration.json").read_bytes() == before
     assert Calibrator.load(tmp_path).platt == old.platt
+
+
+GOOD = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
+        "platt": {"sigmoid": [1.0, 0.5]}, "isotonic": {"sigmoid": [[-5.0, -1.0, 0.0], [0.1, 0.5, 0.9]]},
+        "n": 10, "dev": {}}
+BAD = [  # (field changes, the field and problem the message names)
+    ({"platt": {"sigmoid": [float("nan"), 0]}}, "platt.sigmoid: must be two finite numbers"),
+    ({"platt": {"sigmoid": [float("inf"), 0]}}, "platt.sigmoid: must be two finite numbers"),
+    ({"platt": {"sigmoid": ["1", "0"]}}, "platt.sigmoid: must be two finite numbers"),
+    ({"platt": {"sigmoid": [1, 2, 3]}}, "platt.sigmoid: must be two finite numbers"),
+    ({"isotonic": {"sigmoid": [[0, -5, -1], [0.1, 0.5, 0.9]]}}, "isotonic.sigmoid: xs must be strictly increasing"),
+    ({"isotonic": {"sigmoid": [[-5, float("nan"), 0], [0.1, 0.5, 0.9]]}}, "isotonic.sigmoid: holds a value"),
+    ({"isotonic": {"sigmoid": [[-5, 0], [0.1, 0.5, 0.9]]}}, "isotonic.sigmoid: xs and ys"),
+    ({"isotonic": {"sigmoid": [[], []]}}, "isotonic.sigmoid: xs and ys"),
+    ({"isotonic": {"sigmoid": [[-5, 0], [0.1, 5]]}}, "isotonic.sigmoid: ys must be"),
+    ({"isotonic": {"sigmoid": [[-5, 0], [0.9, 0.1]]}}, "isotonic.sigmoid: ys must be"),
+    ({"isotonic": {}}, "isotonic: holds methods []"),
+    ({"platt": {"zzz": [1, 0]}, "isotonic": {"zzz": [[0], [0.5]]}}, "platt: unknown method 'zzz'"),
+    ({"n": 0}, "n: must be the number of dev items"),
+    ({"n": "10"}, "n: must be the number of dev items"),
+    ({"n": 2.5}, "n: must be the number of dev items"),
+    ({"dev": [1]}, "dev: must be an object"),
+    ({"feature": "prob"}, "feature:"),
+    ({"platt": None}, "missing platt"),
+]
+
+
+@pytest.mark.parametrize(("change", "named"), BAD, ids=[f"{i}-{b[1][:24]}" for i, b in enumerate(BAD)])
+def test_a_bad_calibration_file_is_refused_naming_the_field(change, named) -> None:
+    data = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    with pytest.raises(ValueError) as err:
+        Calibrator.from_dict(data, "H/calibration.json")
+    assert str(err.value).startswith("H/calibration.json: ") and named in str(err.value)
+    assert Calibrator.from_dict(GOOD).predict([{"sigmoid_logprob": -1.0}], "sigmoid", "platt")[0] > 0

@@ -110,3 +110,27 @@ def test_fit_measures_each_setting_as_span_prf_does() -> None:
         ref = span_prf(predict_spans(rows, cfg), gold, texts)
         assert cfg.dev == {"n": 40, **{k: round(float(v), 6) for k, v in ref.items()}}
         assert 0 < cfg.dev["f1"] < 1 and cfg.min_words in m
+
+
+@pytest.mark.parametrize(("data", "named"), [
+    ({"threshold": "0.1"}, "threshold: must be a number in (0, 1]"),
+    ({"threshold": float("nan")}, "threshold: must be a number in (0, 1]"),
+    ({"min_words": 1.5}, "min_words: must be an integer >= 1"),
+    ({"min_words": True}, "min_words: must be an integer >= 1"),
+    ({"method": 3}, "method: 3 is not a registered method"),
+    ({"method": "zzz"}, "method: 'zzz' is not a registered method"),
+    ({"major_below": float("nan")}, "major_below: must be a number in [0, 1]"),
+    ({"major_below": "x"}, "major_below: must be a number in [0, 1]"),
+    ({"dev": "x"}, "dev: must be an object or null"),
+])
+def test_a_bad_error_span_file_is_refused_naming_the_field(data, named) -> None:
+    with pytest.raises(ValueError) as err:
+        SpanConfig.from_dict(data, "H/error_spans.json")
+    assert str(err.value).startswith(f"H/error_spans.json: {named}")
+
+
+@pytest.mark.parametrize("span", [(5, 2), (-1, 3), (0, 99), (2, 2), ("a", 3), (1.5, 3), (True, 2)])
+def test_gold_spans_must_be_character_ranges(span) -> None:
+    rows = [{"candidate": TEXT, "words": _words()}]
+    with pytest.raises(ValueError, match=r"item 1: gold span .* is not a character range"):
+        fit_span_config(rows, [[span]])

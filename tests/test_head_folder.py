@@ -137,3 +137,79 @@ def test_calibrate_push_pull_score_gives_identical_outputs(hub, tmp_path: Path, 
     assert not set(EXTRAS) & set(StandInHub.repos[REPO]["files"])
     assert torch.equal(pulled.head.weight, SigmoidHeadModel.from_pretrained(
         head, pulled.backbone).head.weight)
+
+
+# Issue 26, item 5: every number of a head folder is checked, naming the file and the field.
+
+def _mutated(head_dir, tmp_path, tensors=None, config=None):
+    """A copy of ``head_dir`` with tensors and config fields replaced (weights hash cleared)."""
+    from safetensors.torch import load_file, save_file
+
+    out = tmp_path / "bad-head"
+    shutil.copytree(head_dir, out)
+    state = load_file(str(out / "head.safetensors"))
+    for name, make in (tensors or {}).items():
+        state[name] = make(state["weight"])
+    save_file({k: v.contiguous() for k, v in state.items()}, str(out / "head.safetensors"))
+    data = json.loads((out / "head_config.json").read_text())
+    data.update(config or {}, weights_sha256=None)
+    (out / "head_config.json").write_text(json.dumps(data))
+    return out
+
+
+def _nan_column(w):
+    w = w.clone()
+    w[:, 3] = float("nan")
+    return w
+
+
+def _one_inf(w):
+    w = w.clone()
+    w[7, 1] = float("inf")
+    return w
+
+
+BAD_TENSORS = [  # (tensors, config fields, what the message names)
+    ({"weight": _nan_column}, {}, "weight holds a NaN or infinite value (row 0, column 3)"),
+    ({"weight": _one_inf}, {}, "weight holds a NaN or infinite value (row 7, column 1)"),
+    ({"weight": lambda w: w.to(torch.int32)}, {}, "weight has dtype int32"),
+    ({"weight": lambda w: w > 0}, {}, "weight has dtype bool"),
+    ({"bias": lambda w: torch.zeros(7)}, {"bias": True}, "bias shape (7,)"),
+    ({"bias": lambda w: torch.zeros(w.shape[0], 2)}, {"bias": True}, "bias shape"),
+    ({"bias": lambda w: torch.full((w.shape[0],), float("nan"))}, {"bias": True}, "bias holds a NaN"),
+    ({}, {"bias": True}, "no bias tensor"),
+    ({"token_counts": lambda w: torch.zeros(3)}, {}, "token_counts shape (3,)"),
+    ({"token_counts": lambda w: -torch.ones(w.shape[0])}, {}, "negative counts"),
+]
+BAD_CONFIG = [
+    ({"bias": "no"}, "bias must be true or false"),
+    ({"rank": "0"}, "rank must be an integer >= 0"),
+    ({"rank": True}, "rank must be an integer >= 0"),
+    ({"base_model": 5}, "base_model must be a non-empty string"),
+    ({"fingerprint": [1]}, "fingerprint must be a non-empty string"),
+    ({"is_encoder_decoder": "false"}, "is_encoder_decoder must be true or false"),
+    ({"base_revision": 3}, "base_revision must be a string or null"),
+    ({"library_version": 1.0}, "library_version must be a string"),
+]
+
+
+@pytest.mark.parametrize(("tensors", "config", "named"), BAD_TENSORS,
+                         ids=[c[2].split(" (")[0] for c in BAD_TENSORS])
+def test_bad_weights_are_refused_naming_the_file_and_tensor(head_dir, tmp_path, tensors,
+                                                            config, named):
+    from sigmoid_head.head_io import load_head_files
+
+    folder = _mutated(head_dir, tmp_path, tensors, config)
+    with pytest.raises(ValueError) as err:
+        load_head_files(folder)
+    assert str(folder / "head.safetensors") in str(err.value) and named in str(err.value)
+
+
+@pytest.mark.parametrize(("config", "named"), BAD_CONFIG, ids=[c[1] for c in BAD_CONFIG])
+def test_config_fields_of_the_wrong_type_are_refused(head_dir, tmp_path, config, named):
+    from sigmoid_head.head_io import load_head_files
+
+    folder = _mutated(head_dir, tmp_path, config=config)
+    with pytest.raises(ValueError, match="corrupt head config") as err:
+        load_head_files(folder)
+    assert str(folder / "head_config.json") in str(err.value) and named in str(err.value)

@@ -253,3 +253,43 @@ def test_an_unreachable_hub_gives_one_line_at_once(tmp_path):
 def test_a_missing_local_path_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="neither a local head directory"):
         SigmoidHeadModel.from_pretrained(str(tmp_path / "no" / "such" / "head"))
+
+
+# Issue 26, item 8: push ends in one line when the Hub cannot take it.
+
+@pytest.mark.parametrize("how", ["endpoint_env", "offline_env"])
+def test_push_to_an_unreachable_or_offline_hub_is_one_line_exit_2(trained_head, how, monkeypatch,
+                                                                 capsys):
+    from sigmoid_head.cli import main as cli_main
+
+    _, head_dir = trained_head
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    if how == "endpoint_env":
+        monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    else:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli_main(["push", str(head_dir), REPO, "--license", "mit"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert ("127.0.0.1:9 does not accept" if how == "endpoint_env" else "HF_HUB_OFFLINE") in err
+
+
+def test_push_folder_takes_the_endpoint_as_a_parameter(trained_head):
+    from sigmoid_head.hub import HubUnavailableError, push_folder
+
+    _, head_dir = trained_head
+    with pytest.raises(HubUnavailableError, match=r"^cannot push: http://127.0.0.1:9 does not"):
+        push_folder(head_dir, REPO, endpoint="http://127.0.0.1:9", token="x")
+
+
+def test_the_same_head_saved_twice_has_the_same_bytes(trained_head, tmp_path):
+    """safetensors writes its metadata in a random order: the saved bytes (and so
+    weights_sha256) used to change between saves of one head, and a re-push uploaded again."""
+    shm, _ = trained_head
+    digests = set()
+    for i in range(12):
+        shm.save_pretrained(tmp_path / f"s{i}")
+        digests.add(hashlib.sha256((tmp_path / f"s{i}" / "head.safetensors").read_bytes()).hexdigest())
+    assert len(digests) == 1
+    loaded = SigmoidHeadModel.from_pretrained(tmp_path / "s0", shm.backbone)
+    assert torch.equal(loaded.head.weight, shm.head.weight)

@@ -66,3 +66,50 @@ def test_a_low_rank_head_counts_its_update_only():
     config = HeadConfig(base_model="x/y", vocab_size=1000, hidden_size=64, fingerprint="x", rank=8)
     text = model_card(config, base_params=100_000)
     assert f"{8 * (1000 + 64):,} parameters" in text and "rank-8 update" in text
+
+
+def test_a_base_model_header_claiming_2_62_bytes_leaves_the_count_out(tiny_causal_path, tmp_path):
+    import shutil
+    import struct
+
+    from sigmoid_head.model_card import base_parameter_count
+
+    folder = tmp_path / "base"
+    shutil.copytree(tiny_causal_path, folder)
+    path = folder / "model.safetensors"
+    assert base_parameter_count(str(folder)) > 0
+    path.write_bytes(struct.pack("<Q", 2**62) + path.read_bytes()[8:])
+    assert base_parameter_count(str(folder)) is None
+
+
+def test_the_card_states_a_license_and_no_adapter_relation(tiny_causal_path, tmp_path):
+    """Issue 26, item 8: license from the user, else the base model's where known (the
+    embedded model's; a local checkpoint's README metadata), else none; base_model without
+    base_model_relation: adapter (the fingerprint refuses the base model's fine-tunes)."""
+    import shutil
+
+    from sigmoid_head.model_card import base_license, check_license
+
+    hub_base = HeadConfig(base_model="allenai/OLMo-2-0425-1B-SFT", vocab_size=10, hidden_size=4,
+                          fingerprint="x")
+    text = model_card(hub_base, license="mit")
+    card = ModelCard(text)
+    assert card.data.license == "mit" and card.data.base_model == "allenai/OLMo-2-0425-1B-SFT"
+    assert "base_model_relation" not in text
+    assert ModelCard(model_card(hub_base)).data.license is None
+    assert base_license("smollm2-135m-instruct") == "apache-2.0"
+    local = tmp_path / "base"
+    shutil.copytree(tiny_causal_path, local)
+    assert base_license(str(local)) is None
+    (local / "README.md").write_text("---\nlicense: bsd-3-clause\n---\n# a model\n")
+    assert base_license(str(local)) == "bsd-3-clause"
+    with pytest.raises(ValueError, match="--license"):
+        check_license("mit\nbase_model: evil")
+
+
+def test_push_card_only_takes_license(head_dir, capsys):
+    from sigmoid_head.cli import main as cli_main
+
+    assert cli_main(["push", str(head_dir), REPO, "--card-only", "--license", "Apache-2.0"]) == 0
+    out = capsys.readouterr().out
+    assert ModelCard(out).data.license == "apache-2.0"

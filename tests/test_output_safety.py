@@ -224,3 +224,31 @@ def test_an_overlong_prompt_is_cut_from_the_left_with_a_warning(tiny_tokenizer):
     assert len(ex) == 2 and ex[0].get("truncated") and not ex[1].get("truncated")
     assert len(ex[0]["input_ids"]) <= 32
     assert [t for t in ex[0]["labels"] if t != -100] == [t for t in ex[1]["labels"] if t != -100]
+
+
+@pytest.mark.parametrize("command", ["score", "generate"])
+def test_a_cut_record_is_named_by_file_and_line(command, tiny_causal_path, tmp_path,
+                                                monkeypatch):
+    """Issue 26, item 6: the warning for a cut record names the input's file:line (not its
+    place in a batch), in score and in generate, and its row is flagged, the run goes on."""
+    import json
+    from pathlib import Path
+
+    from sigmoid_head.cli import main as cli_main
+
+    monkeypatch.chdir(tmp_path)
+    long = "the cat sat " * 900 + "END"  # about 3,600 tokens: over the 2,048 of max_length
+    if command == "score":
+        recs = [{"source": "a", "candidate": "b"}] * 2 + [{"source": long, "candidate": "a dog"}]
+        Path("in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+        argv, where = ["--input", "in.jsonl"], "in.jsonl:3"
+    else:
+        Path("src.txt").write_text(f"a\n{long}\nb\n")
+        argv, where = ["-s", "src.txt", "--max-new-tokens", "2"], "src.txt:2"
+    with pytest.warns(UserWarning, match=f"^{where}: the prompt .*cut"):
+        code = cli_main([command, "--quiet", "--model", str(tiny_causal_path), "--device", "cpu",
+                         "--batch-size", "2", *argv, "--to-json", "o.jsonl"])
+    assert code == 0
+    rows = [json.loads(x) for x in Path("o.jsonl").read_text().splitlines()]
+    assert [bool(r.get("truncated")) for r in rows] == [False, False, True][:len(rows)] \
+        if command == "score" else [False, True, False]

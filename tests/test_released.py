@@ -103,3 +103,93 @@ def test_a_full_checkpoint_or_a_non_finite_head_is_refused(released, tmp_path):
     nan[0, 0] = float("nan")
     with pytest.raises(ReleasedHeadError, match="NaN"):
         SigmoidHeadModel.from_pretrained(save_released(nan, tmp_path / "nan", "x"), base.backbone)
+
+
+@pytest.mark.parametrize("damage", ["huge_header", "cut", "garbage", "int_dtype"])
+def test_an_unreadable_or_integer_released_file_ends_in_one_line(released, damage):
+    import struct
+
+    folder, weight, base = released
+    path = folder / "model.safetensors"
+    data = path.read_bytes()
+    if damage == "huge_header":  # the header claims 2^62 bytes
+        path.write_bytes(struct.pack("<Q", 2**62) + data[8:])
+    elif damage == "cut":
+        path.write_bytes(data[:100])
+    elif damage == "garbage":
+        path.write_bytes(b"garbage")
+    else:
+        save_file({"weight": weight.to(torch.int32)}, str(path))
+    with pytest.raises(ReleasedHeadError) as err:
+        SigmoidHeadModel.from_pretrained(folder, base.backbone)
+    message = str(err.value)
+    assert str(path) in message and "\n" not in message
+    assert ("dtype int32" if damage == "int_dtype" else "not a readable safetensors file") in message
+
+
+@pytest.mark.parametrize(("key", "value", "named"), [
+    ("vocab_size", [1], "vocab_size must be an integer"),
+    ("hidden_size", "32", "hidden_size must be an integer"),
+    ("base_model", 5, "named by a non-empty string"),
+    ("auto_map", "sigmoid", None),  # not an object: still read as data, no crash
+])
+def test_released_config_values_of_the_wrong_type(released, key, value, named):
+    folder, _, base = released
+    config = json.loads((folder / "config.json").read_text())
+    config[key] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    if named is None:
+        assert is_released_head(folder)
+        return
+    with pytest.raises(ReleasedHeadError, match=named):
+        SigmoidHeadModel.from_pretrained(folder, None if key == "base_model" else base.backbone)
+
+
+# Issue 26, item 10: a Trainer checkpoint of the authors' training code.
+
+def _trainer_checkpoint(folder, weight, step=40):
+    """What the authors' Trainer writes: model.safetensors with the head's state_dict (one
+    ``weight``), trainer_state.json, and pickles that must never be opened."""
+    folder.mkdir(parents=True)
+    save_file({"weight": weight.contiguous()}, str(folder / "model.safetensors"),
+              metadata={"format": "pt"})
+    (folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": step, "best_metric": 0.25, "log_history": []}))
+    for name in ("training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (folder / name).write_bytes(b"not to be unpickled")
+    return folder
+
+
+def test_a_trainer_checkpoint_loads_when_the_base_model_is_given(released, tmp_path):
+    folder, weight, base = released
+    ckpt = _trainer_checkpoint(tmp_path / "output" / "checkpoint-40", weight)
+    model = SigmoidHeadModel.from_pretrained(ckpt, base.backbone)
+    assert torch.equal(model.head.weight, weight)
+    assert model.config.training["format"] == "sigmoid-confidence Trainer checkpoint"
+    assert model.config.training["trainer_state"]["global_step"] == 40
+    same = SigmoidHeadModel.from_pretrained(folder, base.backbone)
+    assert score_records(model, [{"source": "la casa", "candidate": "the house"}],
+                         progress=False) == score_records(
+        same, [{"source": "la casa", "candidate": "the house"}], progress=False)
+    with pytest.raises(ReleasedHeadError, match="Trainer checkpoint.*names no base model"):
+        SigmoidHeadModel.from_pretrained(ckpt)
+    with pytest.raises(ReleasedHeadError, match="Trainer output folder.*checkpoint-40"):
+        SigmoidHeadModel.from_pretrained(tmp_path / "output", base.backbone)
+
+
+def test_a_trainer_checkpoint_through_the_cli(released, tiny_causal_path, tmp_path, capsys):
+    from sigmoid_head.cli import main as cli_main
+
+    _, weight, _ = released
+    ckpt = _trainer_checkpoint(tmp_path / "checkpoint-7", weight, step=7)
+    src, cand = tmp_path / "s.txt", tmp_path / "t.txt"
+    src.write_text("la casa\n")
+    cand.write_text("the house\n")
+    out = tmp_path / "o.jsonl"
+    assert cli_main(["score", "--head", str(ckpt), "--model", str(tiny_causal_path), "--device",
+                     "cpu", "-s", str(src), "-t", str(cand), "--to-json", str(out),
+                     "--quiet"]) == 0
+    assert "sigmoid" in json.loads(out.read_text())
+    assert cli_main(["score", "--head", str(ckpt), "-s", str(src), "-t", str(cand),
+                     "--quiet"]) == 2
+    assert "names no base model" in capsys.readouterr().err

@@ -53,3 +53,36 @@ def test_a_checkpoint_written_before_the_scale_settings_resumes(train_config, ti
     state.write_text(json.dumps(meta))
     with pytest.raises(ValueError, match=r"different settings \(cache_dtype\)"):
         train(config(max_steps=6))
+
+
+@pytest.mark.parametrize("planted", ["evil_pickle", "garbage", "not_a_state"])
+def test_a_planted_state_pt_ends_in_one_line(train_config, tiny_causal_path, tiny_pairs_jsonl,
+                                             tmp_path, planted):
+    """A checkpoint/state.pt replaced by someone else: refused with a one-line ValueError
+    naming it (never unpickled beyond torch's safe loader), not an UnpicklingError traceback."""
+    import os
+    import pickle
+
+    import torch
+
+    def config(**kw):
+        return train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, eval_every=2, **kw)
+
+    train(config(max_steps=2))
+    state = tmp_path / "checkpoint" / "state.pt"
+    marker = tmp_path / "RAN"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    if planted == "evil_pickle":
+        state.write_bytes(pickle.dumps(Evil()))
+    elif planted == "garbage":
+        state.write_bytes(b"\x80\x02garbage")
+    else:
+        torch.save({"head": {"weight": torch.ones(2)}}, state)
+    with pytest.raises(ValueError) as err:
+        train(config(max_steps=4))
+    assert str(state) in str(err.value) and "--no-resume" in str(err.value)
+    assert "\n" not in str(err.value) and not marker.exists()

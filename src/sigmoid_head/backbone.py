@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,6 +311,17 @@ def _load_problem(path: str, err: Exception, offline: bool = False) -> str:
             f"could not provide it ({first})")
 
 
+def _pickle_problem(path: str, err: Exception) -> str:
+    """One line for a model whose weights file could not be read: torch's safe loader refused
+    a pickle (``pytorch_model.bin``; nothing from it was run), or the file is cut or corrupt."""
+    if isinstance(err, pickle.UnpicklingError):
+        return (f"cannot load model from {path}: its pickle weights file (pytorch_model.bin) holds "
+                "something torch's safe loader refuses (nothing in it was run): it is corrupt, or "
+                "not plain weights; use a safetensors copy of the model")
+    first = next((ln for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+    return f"cannot load model from {path}: its weights file is unreadable ({first})"
+
+
 def load_backbone(
     name_or_path: str | None = None, *, dtype: str | torch.dtype = "auto", device: str | None = None,
     revision: str | None = None,
@@ -338,10 +351,15 @@ def load_backbone(
     try:
         config = AutoConfig.from_pretrained(path, revision=revision, **cached)
         auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
-        model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype, **cached)
+        with warnings.catch_warnings():  # a refused pickle is reported in one line below
+            warnings.filterwarnings("ignore", message="Detected pickle protocol",
+                                    category=UserWarning)
+            model = auto.from_pretrained(path, revision=revision, dtype=torch_dtype, **cached)
         tokenizer = AutoTokenizer.from_pretrained(path, revision=revision, **cached)
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(_load_problem(path, err, offline=bool(cached))) from err
+    except (pickle.UnpicklingError, EOFError, RuntimeError) as err:  # a pickle weights file
+        raise ValueError(_pickle_problem(path, err)) from None
     if model.get_output_embeddings() is None:
         raise ValueError(f"{path} has no output embedding layer to copy a head from")
     name = name_or_path if name_or_path is not None else DEFAULT_MODEL_NAME

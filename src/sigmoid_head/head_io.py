@@ -26,6 +26,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import struct
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -57,6 +60,33 @@ def fingerprint(weight: torch.Tensor) -> str:
     digest = hashlib.sha256(f"{tuple(weight.shape)}".encode())
     digest.update(rows.numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _shown(value: object) -> str:
+    """A short one-line repr of a bad value for an error message."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+CONFIG_FIELD_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "base_model": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+    "vocab_size": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+    "hidden_size": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+    "fingerprint": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
+    "base_revision": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "is_encoder_decoder": (lambda v: isinstance(v, bool), "true or false"),
+    "bias": (lambda v: isinstance(v, bool), "true or false"),
+    "rank": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "training": (lambda v: isinstance(v, dict), "an object"),
+    "library_version": (lambda v: isinstance(v, str), "a string"),
+    "weights_sha256": (lambda v: v is None or isinstance(v, str), "a string or null"),
+}
+"""head_config.json field -> (its check, what it must be): every field read from a file is
+checked, so a wrong type ends in a message naming the file and the field."""
 
 
 @dataclass
@@ -109,11 +139,10 @@ class HeadConfig:
         if required:
             raise ValueError(f"{path}: corrupt head config (missing {', '.join(required)})")
         known = {k: v for k, v in data.items() if k in fields}
-        for key in ("vocab_size", "hidden_size"):
-            if not isinstance(known[key], int) or isinstance(known[key], bool) or known[key] < 1:
-                raise ValueError(f"{path}: corrupt head config ({key} must be a positive integer)")
-        if not isinstance(known.get("training", {}), dict):
-            raise ValueError(f"{path}: corrupt head config (training must be an object)")
+        for key, (ok, what) in CONFIG_FIELD_TYPES.items():
+            if key in known and not ok(known[key]):
+                raise ValueError(f"{path}: corrupt head config ({key} must be {what}, "
+                                 f"got {_shown(known[key])})")
         return cls(**known)
 
     @classmethod
@@ -181,14 +210,86 @@ def load_head_files(directory: str | Path) -> tuple[HeadConfig, dict[str, torch.
         state = load_file(str(weights))
     except Exception as err:  # SafetensorError and friends
         raise ValueError(f"{weights}: corrupt or truncated weights file ({err})") from err
+    check_head_tensors(state, config, weights)
+    return config, state
+
+
+def first_nonfinite(tensor: torch.Tensor, rows: int = 4096) -> tuple[int, ...] | None:
+    """The index of the first NaN or infinite value of ``tensor`` (None when all are finite),
+    checked ``rows`` rows at a time so that no second tensor of its size is made."""
+    flat = tensor.reshape(tensor.shape[0], -1) if tensor.ndim > 1 else tensor.reshape(-1, 1)
+    for start in range(0, flat.shape[0], rows):
+        bad = ~torch.isfinite(flat[start:start + rows])
+        if bool(bad.any()):
+            i, j = (int(x) for x in bad.nonzero()[0])
+            return (start + i, j) if tensor.ndim > 1 else (start + i,)
+    return None
+
+
+def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
+                       weights: str | Path = WEIGHTS_NAME) -> None:
+    """Refuse tensors that cannot make a head: a missing tensor, a shape that differs from
+    the config's sizes, an integer or bool dtype, a NaN or infinite value (every score of the
+    head would be NaN, which is not JSON), a bias that is not one value per token, token
+    counts that are not (V,) finite non-negative numbers.
+
+    Raises:
+        ValueError: naming ``weights``, the tensor and the problem.
+    """
     v, d, r = config.vocab_size, config.hidden_size, config.rank
     expected = {"lora_a": (v, r), "lora_b": (r, d)} if r else {"weight": (v, d)}
+    if config.bias:
+        expected["bias"] = (v,)
+    if "token_counts" in state:
+        expected["token_counts"] = (v,)
     for name, want in expected.items():
         got = state.get(name)
-        if got is None or tuple(got.shape) != want:
-            shape = None if got is None else tuple(got.shape)
-            raise ValueError(f"{weights}: {name} shape {shape} does not match {CONFIG_NAME} {want}")
-    return config, state
+        if got is None:
+            why = " (head_config.json says bias: true)" if name == "bias" else ""
+            raise ValueError(f"{weights}: no {name} tensor{why}")
+        if tuple(got.shape) != want:
+            raise ValueError(f"{weights}: {name} shape {tuple(got.shape)} does not match "
+                             f"{CONFIG_NAME} {want}")
+        counts = name == "token_counts" and got.dtype != torch.bool and not got.is_complex()
+        if not (got.is_floating_point() or counts):
+            raise ValueError(f"{weights}: {name} has dtype {str(got.dtype).removeprefix('torch.')}; "
+                             f"{'token counts are numbers' if name == 'token_counts' else 'a head is floating point'}")
+        if got.is_floating_point():
+            where = first_nonfinite(got)
+            if where is not None:
+                at = ", ".join(f"{k} {i}" for k, i in zip(("row", "column"), where, strict=False))
+                raise ValueError(f"{weights}: {name} holds a NaN or infinite value ({at}); "
+                                 "the head cannot score with it")
+        if name == "token_counts" and bool((got < 0).any()):
+            raise ValueError(f"{weights}: token_counts holds negative counts")
+
+
+def canonical_safetensors(data: bytes) -> tuple[bytes, memoryview]:
+    """``data`` (a safetensors file) as (its header written one way, its tensor bytes).
+
+    The header's JSON gets sorted keys, no spaces, and space padding to 8 bytes (the
+    tensor bytes are not copied). safetensors writes its metadata in a random order, so
+    without this the same head saved twice would give other bytes and another
+    ``weights_sha256``, and a re-push would upload it again.
+    """
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text, memoryview(data)[8 + n:]
+
+
+def _write_chunks(path: Path, chunks: tuple[bytes | memoryview, ...]) -> None:
+    """Write ``chunks`` to a fresh ``path`` (never through a planted link) and fsync it."""
+    try:
+        with os.fdopen(io_utils.open_fresh(path), "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as err:
+        path.unlink(missing_ok=True)
+        raise io_utils.write_error(path, err) from err
 
 
 def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead,
@@ -196,7 +297,7 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
     """Write a head's config and tensors as one unit (see the module docstring)."""
     from dataclasses import replace
 
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -205,12 +306,8 @@ def save_head_files(directory: str | Path, config: HeadConfig, head: SigmoidHead
         state[k] = v.detach().contiguous().cpu()
     tmp_weights = directory / (WEIGHTS_NAME + ".tmp")
     tmp_config = directory / (CONFIG_NAME + ".tmp")
-    try:
-        save_file(state, str(tmp_weights), metadata={"format": "pt", "library": "sigmoid-head"})
-        io_utils.fsync_file(tmp_weights)
-    except Exception as err:  # OSError, or safetensors' own error on a full disk
-        tmp_weights.unlink(missing_ok=True)
-        raise io_utils.write_error(tmp_weights, err) from err
+    _write_chunks(tmp_weights, canonical_safetensors(
+        save(state, metadata={"format": "pt", "library": "sigmoid-head"})))
     io_utils.fault_point("head weights written")
     config = replace(config, weights_sha256=file_sha256(tmp_weights))
     io_utils.write_durable(tmp_config, config.to_json())

@@ -112,10 +112,47 @@ def resolve_head_dir(name_or_path: str | Path, *, revision: str | None = None,
     return download_head(str(name_or_path), revision=revision, token=token)
 
 
+class HubUnavailableError(ValueError):
+    """The Hub cannot take an upload: offline mode, an endpoint that does not answer, or a
+    request it refused (reported in one line)."""
+
+
+def _offline_env() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() \
+        in {"1", "true", "yes", "on"}
+
+
+def _network_error(err: BaseException) -> bool:
+    """Whether ``err`` is a transport error of the Hub client (connection refused, timeout,
+    DNS, TLS: httpx's, requests' or urllib3's exceptions)."""
+    return any(c.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "requests", "urllib3"}
+               for c in type(err).__mro__)
+
+
+def _hub_call(what: str, endpoint: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)`` with the Hub's refusals and network failures as one-line
+    :class:`HubUnavailableError` (``what``: the step, for the message)."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        return call(*args, **kwargs)
+    except HfHubHTTPError as err:
+        first = next((ln for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise HubUnavailableError(f"{what} on {endpoint} was refused: {first}") from None
+    except Exception as err:
+        if not (isinstance(err, OSError) or _network_error(err)):
+            raise
+        first = next((ln for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise HubUnavailableError(f"{what}: cannot reach {endpoint} ({first})") from None
+
+
 def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = None,
                 token: str | bool | None = None, commit_message: str | None = None,
                 evaluation: Any = None, revision: str | None = None,
-                base_params: int | None = None) -> Any:
+                base_params: int | None = None, endpoint: str | None = None,
+                license: str | None = None) -> Any:
     """Upload a saved head directory with a generated model card (one commit).
 
     The head's own files (config, weights and whichever extras the folder holds) are sent
@@ -134,32 +171,51 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
         revision: the branch to commit to (default: main).
         base_params: the base model's parameter count for the card (default: read from
             the base model's safetensors headers when they are at hand, else left out).
+        endpoint: the Hub's address (default: ``HF_ENDPOINT``, else huggingface.co).
+        license: the card's license id (default: the base model's where known,
+            :func:`.model_card.base_license`; else the card has none).
 
     Returns:
         huggingface_hub's ``CommitInfo`` (``.commit_url``, ``.oid``).
-    """
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
-    from .model_card import base_parameter_count, model_card
+    Raises:
+        HubUnavailableError: ``HF_HUB_OFFLINE`` is set, the endpoint does not accept a
+            connection, or the Hub refused a request (checked before anything is sent).
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, constants
+
+    from .model_card import base_license, base_parameter_count, check_license, model_card
 
     head_dir = Path(head_dir)
     config = HeadConfig.load(head_dir)  # refuses a folder that is not a head
     if not (head_dir / WEIGHTS_NAME).is_file():
         raise FileNotFoundError(f"{head_dir} holds {CONFIG_NAME} but no {WEIGHTS_NAME}")
+    license = check_license(license) if license else base_license(config.base_model,
+                                                                  config.base_revision)
+    endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    if _offline_env():
+        raise HubUnavailableError("cannot push: HF_HUB_OFFLINE is set (offline mode); unset it "
+                                  "to upload")
+    if not _reachable(endpoint, 5.0):
+        raise HubUnavailableError(f"cannot push: {endpoint} does not accept a connection (no "
+                                  "network, or a wrong HF_ENDPOINT)")
     if base_params is None:
         base_params = base_parameter_count(config.base_model, config.base_revision)
     extras = [name for name in EXTRA_FILES if (head_dir / name).is_file()]
     card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation,
-                      extras=extras)
-    api = HfApi(token=token)
-    api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+                      extras=extras, license=license)
+    api = HfApi(token=token, endpoint=endpoint)
+    _hub_call(f"creating {repo_id}", endpoint, api.create_repo, repo_id, private=private,
+              exist_ok=True, repo_type="model")
     ops: list[Any] = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
                       for name in (CONFIG_NAME, WEIGHTS_NAME, *extras)]
     ops.append(CommitOperationAdd(path_in_repo=CARD_NAME, path_or_fileobj=card.encode("utf-8")))
     ops += [CommitOperationDelete(path_in_repo=name)
-            for name in _stale_extras(api, repo_id, revision, keep=extras)]
-    return api.create_commit(repo_id=repo_id, operations=ops, repo_type="model", revision=revision,
-                             commit_message=commit_message or "Upload sigmoid head")
+            for name in _hub_call(f"listing {repo_id}", endpoint, _stale_extras, api, repo_id,
+                                  revision, keep=extras)]
+    return _hub_call(f"committing to {repo_id}", endpoint, api.create_commit, repo_id=repo_id,
+                     operations=ops, repo_type="model", revision=revision,
+                     commit_message=commit_message or "Upload sigmoid head")
 
 
 def _stale_extras(api: Any, repo_id: str, revision: str | None, keep: list[str]) -> list[str]:

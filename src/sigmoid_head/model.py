@@ -9,9 +9,17 @@ import torch
 
 from .backbone import Backbone, load_backbone
 from .head import HeadMismatchError, SigmoidHead
+from .head_files import CONFIG_NAME
 from .head_io import HeadConfig, fingerprint, load_head_folder, save_head_folder
 from .hub import resolve_head_dir
-from .released import ReleasedHeadError, is_released_head, load_released_files, released_base_model
+from .released import (
+    ReleasedHeadError,
+    is_released_head,
+    is_trainer_checkpoint,
+    load_released_files,
+    released_base_model,
+    trainer_checkpoints,
+)
 
 
 def check_compatible(config: HeadConfig, backbone: Backbone) -> None:
@@ -113,14 +121,22 @@ class SigmoidHeadModel:
         if is_released_head(directory):  # the paper authors' format: data only, no code
             model = model if model is not None else released_base_model(directory)
             if model is None:
-                raise ReleasedHeadError(f"{head_path}: the released head names no base model; "
-                                        "pass the base model explicitly")
+                what = ("is a Trainer checkpoint of the authors' code (model.safetensors, no "
+                        "config), which" if is_trainer_checkpoint(directory)
+                        else "is a released head that")
+                raise ReleasedHeadError(f"{head_path} {what} names no base model; pass the base "
+                                        "model explicitly (model=..., --model)")
             backbone = model if isinstance(model, Backbone) else load_backbone(
                 model, dtype=dtype, device=device, revision=base_revision)
             config, state = load_released_files(directory, backbone, source=str(head_path))
             extras: dict[str, dict] = {}
             strict = False  # checked against the base model by load_released_files
         else:
+            steps = trainer_checkpoints(directory) if not (directory / CONFIG_NAME).is_file() else []
+            if steps:
+                raise ReleasedHeadError(
+                    f"{head_path} is a Trainer output folder; load one of its checkpoints: "
+                    + ", ".join(str(p) for p in steps[-3:]))
             config, state, extras = load_head_folder(directory)
             if model is None:
                 model = config.base_model

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,11 @@ LIBRARY_NAME = "sigmoid-head"
 TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
 EMBEDDED_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The Hub id of the embedded default model (``smollm2-135m-instruct``)."""
+EMBEDDED_LICENSE = "apache-2.0"
+"""The license of SmolLM2-135M-Instruct, the embedded default model."""
 SPARK = "▁▂▃▄▅▆▇█"
+HEADER_LIMIT = 100 << 20
+"""The largest safetensors header read for a parameter count (safetensors' own limit)."""
 DATA_KEYS = ("train_file", "validation_file", "task", "prompt_template", "use_chat_template",
              "max_length")
 
@@ -42,10 +47,15 @@ def _safetensors_params(folder: Path) -> int | None:
         return None
     total = 0
     for f in files:
-        with f.open("rb") as fh:
-            (n,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(n))
-        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+        try:
+            with f.open("rb") as fh:
+                (n,) = struct.unpack("<Q", fh.read(8))
+                if n > min(HEADER_LIMIT, f.stat().st_size - 8):  # a header claiming 2^62 bytes
+                    return None
+                header = json.loads(fh.read(n))
+            total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, struct.error):
+            return None  # not a readable safetensors header: the card leaves the count out
     return total
 
 
@@ -136,12 +146,78 @@ def evaluation_rows(evaluation: Any) -> list[dict[str, Any]] | str:
     return rows
 
 
-def _metadata(config: HeadConfig) -> list[str]:
+def check_license(license: str) -> str:
+    """A license id for the card's metadata (``apache-2.0``, ``mit``, ``other``, ...): one
+    token of letters, digits, ``.``, ``-`` and ``_``.
+
+    Raises:
+        ValueError: anything else (it would break the card's YAML).
+    """
+    if not isinstance(license, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", license):
+        raise ValueError(f"--license {license!r:.40}: use a license id such as apache-2.0, mit "
+                         "or other (letters, digits, '.', '-', '_')")
+    return license.lower()
+
+
+def _card_license(path: Path) -> str | None:
+    """The ``license`` of a README.md's YAML metadata (read as data), if any."""
+    from huggingface_hub.repocard import metadata_load
+
+    try:
+        value = (metadata_load(path) or {}).get("license")
+        return check_license(value) if value else None
+    except Exception:  # not YAML, not a license id: unknown
+        return None
+
+
+def base_license(base_model: str, revision: str | None = None) -> str | None:
+    """The base model's license id where it is known, else None: the embedded model's
+    (SmolLM2 is Apache 2.0); a local checkpoint's README.md metadata (or ``license`` in its
+    config.json); a Hub model's card metadata, from the Hub cache, or asked of the Hub when
+    it can be reached (errors: None)."""
+    from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
+
+    if base_model in (DEFAULT_MODEL_NAME, EMBEDDED_HUB_ID):
+        return EMBEDDED_LICENSE
+    path = Path(resolve_model_name(base_model)).expanduser()
+    if path.is_dir():
+        if (path / "README.md").is_file():
+            found = _card_license(path / "README.md")
+            if found:
+                return found
+        try:
+            value = json.loads((path / "config.json").read_text(encoding="utf-8")).get("license")
+            return check_license(value) if value else None
+        except Exception:  # no config, not JSON, not an id
+            return None
+    if hub_base_model(base_model) is None:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(base_model, "README.md", revision=revision)
+        if isinstance(cached, str):
+            return _card_license(Path(cached))
+        from .hub import hub_offline
+
+        if hub_offline():
+            return None
+        from huggingface_hub import model_info
+
+        data = getattr(model_info(base_model, revision=revision), "card_data", None)
+        value = getattr(data, "license", None) if data is not None else None
+        return check_license(value) if value else None
+    except Exception:  # offline, gated, no card: unknown
+        return None
+
+
+def _metadata(config: HeadConfig, license: str | None = None) -> list[str]:
     lines = ["---", f"library_name: {LIBRARY_NAME}"]
+    if license:
+        lines.append(f"license: {check_license(license)}")
     base = hub_base_model(config.base_model)
-    if base:
+    if base:  # no base_model_relation: the head fits this base model only (fingerprint)
         lines.append(f"base_model: {base}")
-        lines.append("base_model_relation: adapter")
     lines.append("tags:")
     lines += [f"- {t}" for t in TAGS]
     lines.append("---")
@@ -204,7 +280,8 @@ def _files(extras: Sequence[str]) -> list[str]:
 
 
 def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: int | None = None,
-               evaluation: Any = None, extras: Sequence[str] = ()) -> str:
+               evaluation: Any = None, extras: Sequence[str] = (),
+               license: str | None = None) -> str:
     """The README.md of a head repository.
 
     Args:
@@ -214,13 +291,15 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
         evaluation: optional evaluation table: metric rows (as ``evaluate_scores`` returns),
             ``{method: {metric: value}}``, or a .csv/.json/.md file.
         extras: the extras files uploaded with the head (listed under "Files").
+        license: the card's ``license`` (an id such as ``apache-2.0``; see
+            :func:`base_license` for the base model's); None leaves it out.
 
     Returns:
         The card text: YAML metadata, then markdown.
     """
     config = card_safe(config)  # config strings: one line, no raw tags
     where = repo_id or "path/to/head"
-    lines = _metadata(config) + [
+    lines = _metadata(config, license) + [
         "",
         f"# Sigmoid Head for {config.base_model}",
         "",
@@ -252,6 +331,9 @@ def model_card(config: HeadConfig, *, repo_id: str | None = None, base_params: i
            and config.base_model != EMBEDDED_HUB_ID else ""),
         "",
         *_overhead(config, base_params),
+        "",
+        "The head fits this base model only: loading it onto another model, a fine-tune of "
+        "this one included, is refused when the output matrix differs from the fingerprint.",
         "",
         "## Training",
         "",

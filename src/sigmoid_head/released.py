@@ -12,6 +12,12 @@ its shape equal to the base model's output matrix (V rows, d columns) and to the
 the config declares; every token id of the base tokenizer has a row; finite values.
 ``SigmoidHeadModel.from_pretrained`` recognises the format (:func:`is_released_head`)
 and gives an ordinary model, so ``save_pretrained`` converts it to this library's format.
+
+A checkpoint folder of the authors' training code (Hugging Face Trainer's
+``checkpoint-<step>``) holds the same ``model.safetensors`` (their model's ``state_dict`` is
+the head's) and no ``config.json`` (:func:`is_trainer_checkpoint`): it loads the same way
+once the base model is given; of Trainer's files only ``trainer_state.json`` is read (as
+JSON), its pickles never.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ BASE_MODEL_KEYS = ("base_model", "base_model_name_or_path", "base_model_name", "
 VOCAB_KEYS = ("vocab_size", "out_features")
 HIDDEN_KEYS = ("hidden_size", "in_features")
 FORMAT_NAME = "sigmoid-confidence released head"
+TRAINER_FORMAT_NAME = "sigmoid-confidence Trainer checkpoint"
+TRAINER_STATE = "trainer_state.json"
+"""Trainer's JSON record of a run, beside the weights in each checkpoint folder."""
 
 
 class ReleasedHeadError(HeadMismatchError):
@@ -42,16 +51,50 @@ class ReleasedHeadError(HeadMismatchError):
 
 
 def is_released_head(directory: str | Path) -> bool:
-    """Whether a folder is in the released format (and not in this library's own)."""
+    """Whether a folder is in the released format, or is a Trainer checkpoint of the
+    authors' training code (:func:`is_trainer_checkpoint`), and not in this library's own."""
     d = Path(directory)
-    return (not (d / CONFIG_NAME).is_file() and (d / RELEASED_CONFIG).is_file()
-            and (d / RELEASED_WEIGHTS).is_file() and _looks_like_head(_read_config(d)))
+    if (d / CONFIG_NAME).is_file() or not (d / RELEASED_WEIGHTS).is_file():
+        return False
+    if not (d / RELEASED_CONFIG).is_file():
+        return True  # a Trainer checkpoint (or not a head: load_released_files says which)
+    return _looks_like_head(_read_config(d))
+
+
+def is_trainer_checkpoint(directory: str | Path) -> bool:
+    """Whether a folder is a Trainer checkpoint of the authors' training code: the
+    ``model.safetensors`` their model's ``state_dict`` (the head's ``weight`` only) gives,
+    beside Trainer's own files, and no ``config.json`` (so no base model is named)."""
+    d = Path(directory)
+    return ((d / RELEASED_WEIGHTS).is_file() and not (d / RELEASED_CONFIG).is_file()
+            and not (d / CONFIG_NAME).is_file())
+
+
+def trainer_checkpoints(directory: str | Path) -> list[Path]:
+    """The ``checkpoint-<step>`` folders of a Trainer output folder, by step."""
+    found = [p for p in Path(directory).glob("checkpoint-*")
+             if p.is_dir() and p.name.removeprefix("checkpoint-").isdigit()]
+    return sorted(found, key=lambda p: int(p.name.removeprefix("checkpoint-")))
+
+
+def _trainer_record(directory: Path) -> dict[str, Any]:
+    """What a Trainer checkpoint's ``trainer_state.json`` (JSON, read as data) says of the
+    run: its step and best metric; {} when absent or unreadable. Trainer's pickles
+    (``training_args.bin``, ``optimizer.pt``, ...) are never opened."""
+    try:
+        state = json.loads((directory / TRAINER_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(state, dict):
+        return {}
+    keys = ("global_step", "epoch", "best_metric", "best_model_checkpoint")
+    return {k: state[k] for k in keys if isinstance(state.get(k), int | float | str)}
 
 
 def _read_config(directory: Path) -> dict[str, Any]:
     try:
         data = json.loads((directory / RELEASED_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not readable JSON: {err}") from err
     if not isinstance(data, dict):
         raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not a JSON object")
@@ -59,8 +102,10 @@ def _read_config(directory: Path) -> dict[str, Any]:
 
 
 def _looks_like_head(config: dict[str, Any]) -> bool:
-    names = [str(config.get("model_type", ""))] + [str(a) for a in config.get("architectures") or []]
-    names += [str(v) for v in (config.get("auto_map") or {}).values()]
+    archs, auto_map = config.get("architectures") or [], config.get("auto_map") or {}
+    names = [str(config.get("model_type", ""))]
+    names += [str(a) for a in (archs if isinstance(archs, list) else [archs])]
+    names += [str(v) for v in (auto_map.values() if isinstance(auto_map, dict) else [auto_map])]
     return any("sigmoid" in n.lower() for n in names)
 
 
@@ -73,17 +118,26 @@ def read_released_weight(directory: Path) -> torch.Tensor:
     from safetensors import safe_open
 
     path = directory / RELEASED_WEIGHTS
-    with safe_open(str(path), framework="pt") as fh:
-        names = list(fh.keys())
-        if names != [TENSOR_NAME]:
-            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-            raise ReleasedHeadError(
-                f"{path} should hold exactly one tensor {TENSOR_NAME!r} (a released Sigmoid "
-                f"Head) but holds {len(names)}: {shown}. Is this a full model checkpoint?")
-        weight = fh.get_tensor(TENSOR_NAME)
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            names = list(fh.keys())
+            if names != [TENSOR_NAME]:
+                shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+                raise ReleasedHeadError(
+                    f"{path} should hold exactly one tensor {TENSOR_NAME!r} (a released Sigmoid "
+                    f"Head) but holds {len(names)}: {shown}. Is this a full model checkpoint?")
+            weight = fh.get_tensor(TENSOR_NAME)
+    except ReleasedHeadError:
+        raise
+    except Exception as err:  # SafetensorError (a header claiming 2^62 bytes, a cut file), OSError
+        first = next(iter(str(err).splitlines()), "") or type(err).__name__
+        raise ReleasedHeadError(f"{path}: not a readable safetensors file ({first})") from None
     if weight.ndim != 2:
         raise ReleasedHeadError(f"{path}: {TENSOR_NAME!r} has shape {tuple(weight.shape)}, "
                                 "expected (vocabulary, hidden size)")
+    if not weight.is_floating_point():
+        raise ReleasedHeadError(f"{path}: {TENSOR_NAME!r} has dtype "
+                                f"{str(weight.dtype).removeprefix('torch.')}; a head is floating point")
     return weight
 
 
@@ -93,9 +147,13 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
     base_v, base_d = backbone.output_weight().shape
     problems = []
     declared_v, declared_d = _first(config, VOCAB_KEYS), _first(config, HIDDEN_KEYS)
-    if declared_v is not None and int(declared_v) != v:
+    for keys, value in ((VOCAB_KEYS, declared_v), (HIDDEN_KEYS, declared_d)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            key = next(k for k in keys if config.get(k) is not None)
+            raise ReleasedHeadError(f"config.json: {key} must be an integer, got {value!r:.40}")
+    if declared_v is not None and declared_v != v:
         problems.append(f"config.json declares vocabulary {declared_v} but the tensor has {v} rows")
-    if declared_d is not None and int(declared_d) != d:
+    if declared_d is not None and declared_d != d:
         problems.append(f"config.json declares hidden size {declared_d} but the tensor has {d} columns")
     if v != base_v:
         problems.append(f"the head has {v} vocabulary rows but the base model's output layer has {base_v}")
@@ -114,8 +172,15 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
 
 
 def released_base_model(directory: str | Path) -> str | None:
-    """The base model a released head's config.json names, if any."""
-    return _first(_read_config(Path(directory)), BASE_MODEL_KEYS)
+    """The base model a released head's config.json names, if any (a Trainer checkpoint
+    names none)."""
+    if is_trainer_checkpoint(directory):
+        return None
+    name = _first(_read_config(Path(directory)), BASE_MODEL_KEYS)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ReleasedHeadError(f"{Path(directory) / RELEASED_CONFIG}: the base model must be "
+                                f"named by a non-empty string, got {name!r:.40}")
+    return name
 
 
 def load_released_files(directory: str | Path, backbone: Backbone, source: str | None = None,
@@ -135,19 +200,23 @@ def load_released_files(directory: str | Path, backbone: Backbone, source: str |
         ReleasedHeadError: on any malformed file or mismatch with the base model.
     """
     directory = Path(directory)
-    for name in (RELEASED_CONFIG, RELEASED_WEIGHTS):
+    trainer = is_trainer_checkpoint(directory)
+    for name in (RELEASED_WEIGHTS,) if trainer else (RELEASED_CONFIG, RELEASED_WEIGHTS):
         if not (directory / name).is_file():
             raise ReleasedHeadError(f"{directory} is not a released head: {name} is missing")
-    config = _read_config(directory)
+    config = {} if trainer else _read_config(directory)
     weight = read_released_weight(directory)
     check_released(weight, config, backbone)
+    training: dict[str, Any] = {"imported_from": source or str(directory)}
+    if trainer:
+        training.update(format=TRAINER_FORMAT_NAME, trainer_state=_trainer_record(directory))
+    else:
+        training.update(format=FORMAT_NAME, released_config=config)
     head_config = HeadConfig(
         base_model=backbone.name_or_path, base_revision=backbone.revision,
         vocab_size=weight.shape[0], hidden_size=weight.shape[1],
         fingerprint=fingerprint(backbone.output_weight()),
-        is_encoder_decoder=backbone.is_encoder_decoder, bias=False,
-        training={"imported_from": source or str(directory), "format": FORMAT_NAME,
-                  "released_config": config},
+        is_encoder_decoder=backbone.is_encoder_decoder, bias=False, training=training,
     )
     return head_config, {"weight": weight.float()}
 

@@ -50,9 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _spans(path: str, args: argparse.Namespace, rows: list[dict]) -> list[list[tuple[int, int]]]:
-    from ..data.records import read_jsonl
+    from ..data.records import iter_jsonl_lines
     from ..evaluation.gold_eval import gold_spans
     from ..evaluation.gold_formats import span_format
+    from ..evaluation.spans import check_span_ranges
 
     fmt = args.gold_format or span_format(path)
     if fmt:
@@ -63,22 +64,30 @@ def _spans(path: str, args: argparse.Namespace, rows: list[dict]) -> list[list[t
             raise UsageError(f"item {bad + 1}: the scored candidate differs from the gold text")
         return spans
     out = []
-    for rec in read_jsonl(path):
-        spans = rec.get("error_spans", []) if isinstance(rec, dict) else rec
+    for k, (lineno, rec) in enumerate(iter_jsonl_lines(path)):
+        spans = rec.get("error_spans") if isinstance(rec, dict) else rec
+        if not isinstance(spans, list):
+            raise UsageError(f"{path}:{lineno}: expected a list of [start, end] spans (or an "
+                             "object with 'error_spans')")
+        if k < len(rows):  # more lines than rows: refused by the count check
+            check_span_ranges(spans, len(rows[k].get("candidate") or ""), f"{path}:{lineno}")
         out.append([(int(s), int(e)) for s, e in spans])
     return out
 
 
-def _fit_combination(args: argparse.Namespace, rows: list[dict]) -> None:
+def _fit_combination(args: argparse.Namespace, rows: list[dict]) -> tuple[object, dict]:
     from ..evaluation.combination import fit_combination
     from ..evaluation.readers import read_gold
 
     gold = read_gold(args.quality, args.gold_field) if args.quality else read_gold(args.gold, args.gold_field)
     try:
-        comb, info = fit_combination(rows, gold)
+        return fit_combination(rows, gold)
     except ValueError as e:
         raise UsageError(f"combined score: {e}") from None
-    print(f"combined score saved to {comb.save(args.head)}: {comb.describe()}")
+
+
+def _print_combination(comb: object, info: dict, path: object) -> None:
+    print(f"combined score saved to {path}: {comb.describe()}")  # type: ignore[attr-defined]
     print(f"dev {info['metric']} ({info['n']} items), best weight on the head per baseline:")
     for b, r in info["per_baseline"].items():
         print(f"  {b:<22} weight {r['weight']:.2f}: {r['value']:.4f} (head alone {r['head_alone']:.4f}, "
@@ -94,7 +103,8 @@ def _read_scores(path: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``sigmoid-head calibrate``."""
+    """``sigmoid-head calibrate``: everything is read, checked and fitted first, then the
+    files are written, so a refusal (exit 2) leaves the head folder as it was."""
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config
@@ -104,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "
                          "--gold-spans (error locations)")
+    if args.test_scores and not args.test_gold:
+        raise UsageError("--test-scores needs --test-gold")
     if not (Path(args.head) / "head_config.json").is_file():
         raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
     refuse_overlaps({n: Path(args.head) / n for n in (CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME)},
@@ -111,26 +123,31 @@ def run(args: argparse.Namespace) -> int:
                         "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
                         "test_gold")})
     rows = _read_scores(args.scores)
+    cal = comb = cfg = test_report = None
     if args.gold:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field), methods)
-        print(f"calibration saved to {cal.save(args.head)}")
-        print(format_report(cal.dev, f"dev ({cal.n} items, in-sample): ECE and BCE"))
         if args.test_scores:
-            if not args.test_gold:
-                raise UsageError("--test-scores needs --test-gold")
             test = _read_scores(args.test_scores)
-            report = cal.report(test, read_gold(args.test_gold, args.gold_field))
-            print(format_report(report, f"held out ({len(test)} items): ECE and BCE"))
+            test_report = (cal.report(test, read_gold(args.test_gold, args.gold_field)), len(test))
     if args.gold or args.quality:
-        _fit_combination(args, rows)
+        comb, info = _fit_combination(args, rows)
     if args.gold_spans:
+        if any("words" not in r for r in rows):
+            raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
         gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")
-        if any("words" not in r for r in rows):
-            raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
         cfg = fit_span_config(rows, gold, args.span_method)
+    # every check passed: write
+    if cal is not None:
+        print(f"calibration saved to {cal.save(args.head)}")
+        print(format_report(cal.dev, f"dev ({cal.n} items, in-sample): ECE and BCE"))
+        if test_report is not None:
+            print(format_report(test_report[0], f"held out ({test_report[1]} items): ECE and BCE"))
+    if comb is not None:
+        _print_combination(comb, info, comb.save(args.head))  # type: ignore[attr-defined]
+    if cfg is not None:
         print(f"error spans saved to {cfg.save(args.head)}: {args.span_method} word score "
               f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "
               f"P {cfg.dev['precision']:.3f} R {cfg.dev['recall']:.3f} F1 {cfg.dev['f1']:.3f}")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.records import DataError, iter_jsonl_lines, iter_lines
+from ..data.records import DataError, Located, iter_jsonl_lines, iter_lines
 from . import UsageError
 from .options import add_dataclass_options
 
@@ -187,18 +187,18 @@ class Inputs:
         return self.n
 
     def __iter__(self) -> Iterator[dict]:
-        if self.jsonl:
+        if self.jsonl:  # each record knows its file:line, which warnings about it name
             for lineno, rec in iter_jsonl_lines(self.jsonl, objects=True):
                 problem = record_problem(rec, self.need_candidates)
                 if problem:
                     raise DataError(f"{self.jsonl}:{lineno}: {problem}")
-                yield rec
+                yield Located(rec, self.jsonl, lineno)
         elif self.candidates is None:
-            yield from ({"source": s} for _, s in iter_lines(self.sources))
+            yield from (Located({"source": s}, self.sources, n) for n, s in iter_lines(self.sources))
         else:
-            for (_, s), (_, c) in zip(iter_lines(self.sources), iter_lines(self.candidates),
+            for (n, s), (_, c) in zip(iter_lines(self.sources), iter_lines(self.candidates),
                                       strict=True):
-                yield {"source": s, "candidate": c}
+                yield Located({"source": s, "candidate": c}, self.sources, n)
 
 
 def record_problem(rec: dict, need_candidates: bool) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 DESCRIPTION = (
     "Upload a head directory (head_config.json + head.safetensors) and a README.md model "
@@ -22,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--evaluation",
                    help="evaluation table for the card: results.csv from `evaluate --out-dir`, "
                    "a .json ({method: {metric: value}} or rows) or a .md file")
+    p.add_argument("--license",
+                   help="the card's license id, e.g. apache-2.0, mit, other (default: the base "
+                   "model's where it is known: the embedded model's, a local checkpoint's "
+                   "README.md, the Hub card; else the card has none)")
     p.add_argument("--card-only", action="store_true",
                    help="print the model card and upload nothing")
 
@@ -31,16 +36,21 @@ def run(args: argparse.Namespace) -> int:
 
     from ..head_io import HeadConfig
     from ..hub import push_folder
-    from ..model_card import base_parameter_count, model_card
+    from ..model_card import base_license, base_parameter_count, check_license, model_card
 
+    config = HeadConfig.load(Path(args.head))
+    license = check_license(args.license) if args.license else \
+        base_license(config.base_model, config.base_revision)
     if args.card_only:
-        config = HeadConfig.load(Path(args.head))
         params = base_parameter_count(config.base_model, config.base_revision)
         print(model_card(config, repo_id=args.repo_id, base_params=params,
-                         evaluation=args.evaluation), end="")
-        return 0
-    info = push_folder(args.head, args.repo_id, private=args.private, token=args.token,
-                       revision=args.revision, commit_message=args.commit_message,
-                       evaluation=args.evaluation)
-    print(f"pushed {args.head} to {args.repo_id}: {info.commit_url}")
+                         evaluation=args.evaluation, license=license), end="")
+    else:
+        info = push_folder(args.head, args.repo_id, private=args.private, token=args.token,
+                           revision=args.revision, commit_message=args.commit_message,
+                           evaluation=args.evaluation, license=license)
+        print(f"pushed {args.head} to {args.repo_id}: {info.commit_url}")
+    if license is None:
+        print("note: the base model's license is not known here, so the card states none "
+              "(give --license)", file=sys.stderr)
     return 0

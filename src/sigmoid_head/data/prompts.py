@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .batching import IGNORE_INDEX
+from .records import Located, record_where
 from .tokenize import tokenize_records
 
 
@@ -25,9 +26,9 @@ class ScoreInputError(ValueError):
 def candidate_text(rec: dict, k: int) -> str:
     cand = rec.get("candidate", rec.get("target"))
     if not isinstance(cand, str):
-        raise ScoreInputError(f"record {k + 1}: needs a string 'candidate', has keys {sorted(rec)}")
+        raise ScoreInputError(f"{record_where(rec, k)}: needs a string 'candidate', has keys {sorted(rec)}")
     if not cand.strip():
-        raise ScoreInputError(f"record {k + 1}: the candidate is empty")
+        raise ScoreInputError(f"{record_where(rec, k)}: the candidate is empty")
     return cand
 
 
@@ -38,19 +39,20 @@ def to_data_record(rec: dict, k: int, candidate: str | None = None) -> dict:
     """
     if not isinstance(rec, dict):
         raise ScoreInputError(f"record {k + 1}: expected a dict, got {type(rec).__name__}")
+    where = record_where(rec, k)
     cand = candidate_text(rec, k) if candidate is None else candidate
     if "messages" in rec:
         msgs = rec["messages"]
         if not isinstance(msgs, list) or not msgs:
-            raise ScoreInputError(f"record {k + 1}: 'messages' must be a non-empty list")
+            raise ScoreInputError(f"{where}: 'messages' must be a non-empty list")
         if isinstance(msgs[-1], dict) and msgs[-1].get("role") == "assistant":
             raise ScoreInputError(
-                f"record {k + 1}: 'messages' must not end with an assistant "
+                f"{where}: 'messages' must not end with an assistant "
                 "turn; the candidate is the assistant's answer"
             )
         return {"messages": [*msgs, {"role": "assistant", "content": cand}]}
     if not isinstance(rec.get("source"), str):
-        raise ScoreInputError(f"record {k + 1}: needs a string 'source' or a 'messages' list")
+        raise ScoreInputError(f"{where}: needs a string 'source' or a 'messages' list")
     return {"source": rec["source"], "target": cand}
 
 
@@ -78,8 +80,8 @@ def render_record(
             prompt_template=prompt_template,
             max_length=max_length,
             use_chat_template=use_chat_template,
-            source_name="<inputs>",
-            line_numbers=[k + 1],
+            source_name=rec.file if isinstance(rec, Located) else "<inputs>",
+            line_numbers=[rec.line if isinstance(rec, Located) else k + 1],
         )
     except ScoreInputError:
         raise
@@ -108,17 +110,18 @@ def _cut_prompt_left(rec: dict, k: int, tokenizer: Any, *, max_length: int,
     keep, best = (len(src) if isinstance(src, str) else 0), None
     while keep > 0 and (best is None or best[1].truncated):  # until the candidate fits whole
         keep //= 2
-        ex, stats = render_record({**rec, "source": src[len(src) - keep:]}, k, tokenizer,
-                                  max_length=max_length, **kw)
+        cut = {**rec, "source": src[len(src) - keep:]}
+        ex, stats = render_record(Located(cut, rec.file, rec.line) if isinstance(rec, Located)
+                                  else cut, k, tokenizer, max_length=max_length, **kw)
         if ex:
             best = ex, stats, keep
     if best is not None:
-        warnings.warn(f"record {k + 1}: the prompt was cut from the left to its last "
+        warnings.warn(f"{record_where(rec, k)}: the prompt was cut from the left to its last "
                       f"{best[2]} characters to fit max_length={max_length}", stacklevel=3)
         best[1].truncated = max(int(best[1].truncated), 1)
         return best[0], best[1]
     raise ScoreInputError(
-        f"record {k + 1}: nothing left to score after truncation at max_length={max_length}")
+        f"{record_where(rec, k)}: nothing left to score after truncation at max_length={max_length}")
 
 
 def make_examples(
@@ -142,13 +145,16 @@ def make_examples(
         ex, stats = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
                                   prompt_template=prompt_template,
                                   use_chat_template=use_chat_template, max_length=max_length)
-        if not ex:  # the prompt alone fills max_length: keep its end, warn, go on
+        cut_left = not ex
+        if cut_left:  # the prompt alone fills max_length: keep its end, warn, go on
             ex, stats = _cut_prompt_left(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
                                          prompt_template=prompt_template,
                                          use_chat_template=use_chat_template,
                                          max_length=max_length)
+        if stats.truncated and not cut_left:  # (a cut prompt was warned about already)
+            warnings.warn(f"{record_where(rec, k)}: truncated at max_length={max_length}",
+                          stacklevel=2)
         if stats.truncated:
-            warnings.warn(f"record {k + 1} truncated at max_length={max_length}", stacklevel=2)
             ex[0]["truncated"] = True
         if "messages" in rec:
             ex[0]["labels"] = _last_span_only(ex[0]["labels"])
@@ -164,11 +170,15 @@ def prompt_ids(
     prompt_template: str = "{source}\n",
     use_chat_template: bool = False,
     max_length: int = 2048,
+    cut: set[int] | None = None,
 ) -> list[list[int]]:
     """The ids a model generates from, rendered as :func:`make_examples` renders them.
 
     Args:
         records: ``{"source"}`` or ``{"messages"}`` (ending with a user turn) dicts.
+        cut: when given, receives the index of every record whose prompt was cut to
+            ``max_length`` (each also gets a warning naming it: ``file:line`` for a
+            :class:`~sigmoid_head.data.records.Located` record).
 
     Returns:
         One id list per record: the encoder input (seq2seq) or everything before the
@@ -178,13 +188,19 @@ def prompt_ids(
     out = []
     for k, rec in enumerate(records):
         if isinstance(rec, dict) and "messages" not in rec and not isinstance(rec.get("source"), str):
-            raise ScoreInputError(f"record {k + 1}: needs a string 'source' or 'messages'")
+            raise ScoreInputError(f"{record_where(rec, k)}: needs a string 'source' or 'messages'")
         ex, _ = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
                               prompt_template=prompt_template,
                               use_chat_template=use_chat_template, max_length=10**9, candidate="")
         ids, labels = ex[0]["input_ids"], ex[0]["labels"]
         if not is_encoder_decoder:
             ids = ids[: next(i for i, t in enumerate(labels) if t != IGNORE_INDEX)]
+        if len(ids) > max_length:
+            kept = "first" if is_encoder_decoder else "last"
+            warnings.warn(f"{record_where(rec, k)}: the prompt ({len(ids)} tokens) was cut to "
+                          f"its {kept} {max_length} tokens to fit the model", stacklevel=2)
+            if cut is not None:
+                cut.add(k)
         out.append(ids[-max_length:] if not is_encoder_decoder else ids[:max_length])
     return out
 

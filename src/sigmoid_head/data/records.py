@@ -33,6 +33,27 @@ class DataError(ValueError):
     """A data file or record is malformed or does not fit the model kind."""
 
 
+class Located(dict):
+    """A record that knows where it was read: its ``file`` and 1-based ``line``, named by
+    the warnings and errors about it. Otherwise a plain dict: JSON, equality and resume
+    keys see only its items."""
+
+    __slots__ = ("file", "line")
+
+    def __init__(self, data: Any, file: str | Path, line: int) -> None:
+        super().__init__(data)
+        self.file, self.line = str(file), int(line)
+
+    def copy(self) -> Located:
+        return Located(self, self.file, self.line)
+
+
+def record_where(rec: Any, k: int) -> str:
+    """Where record ``k`` (0-based) came from: ``file:line`` for a :class:`Located` record,
+    else ``record k+1``."""
+    return f"{rec.file}:{rec.line}" if isinstance(rec, Located) else f"record {k + 1}"
+
+
 
 def _open_binary(path: Path) -> Any:
     """``path`` opened for reading bytes (gunzipped on the fly for ``.gz``)."""

@@ -167,13 +167,73 @@ class Calibrator:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path = CALIBRATION_NAME) -> Calibrator:
-        """A calibrator from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
-        try:
-            return cls(platt={k: (float(a), float(b)) for k, (a, b) in data["platt"].items()},
-                       isotonic={k: (list(x), list(y)) for k, (x, y) in data["isotonic"].items()},
-                       n=int(data["n"]), dev=data.get("dev", {}))
-        except (KeyError, TypeError, ValueError) as err:
-            raise ValueError(f"{source}: not a saved calibration ({err!r})") from None
+        """A calibrator from the JSON object :meth:`save` wrote (``source`` names it in errors).
+
+        Every number is checked, so a calibration that would give NaN or wrong probabilities
+        is refused here, naming the file and the field: ``n`` a positive integer; per method
+        (a registered one, the same methods in both), Platt's ``[a, b]`` two finite numbers;
+        the isotonic points ``[xs, ys]`` of equal, non-zero length, finite, ``xs`` strictly
+        increasing and ``ys`` non-decreasing in [0, 1].
+
+        Raises:
+            ValueError: ``"<source>: <field>: <problem>"``.
+        """
+        def bad(field: str, problem: str) -> ValueError:
+            return ValueError(f"{source}: {field}: {problem}")
+
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{source}: not a saved calibration (expected a JSON object)")
+        missing = [k for k in ("platt", "isotonic", "n") if k not in data]
+        if missing:
+            raise ValueError(f"{source}: not a saved calibration (missing {', '.join(missing)})")
+        if data.get("feature", "logprob") != "logprob":
+            raise bad("feature", f"{data['feature']!r:.40} is not 'logprob', the only feature")
+        n = data["n"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise bad("n", f"must be the number of dev items, a positive integer; got {n!r:.40}")
+        platt, isotonic = data["platt"], data["isotonic"]
+        for name, value in (("platt", platt), ("isotonic", isotonic)):
+            if not isinstance(value, Mapping):
+                raise bad(name, "must be an object: method -> parameters")
+            unknown = sorted(str(m) for m in value if m not in registry.METHODS)
+            if unknown:
+                raise bad(name, f"unknown method {unknown[0]!r:.40}; known: "
+                          f"{', '.join(sorted(registry.METHODS))}")
+        if set(platt) != set(isotonic):
+            raise bad("isotonic", f"holds methods {sorted(isotonic)} but platt {sorted(platt)}")
+        dev = data.get("dev", {})
+        if not isinstance(dev, Mapping):
+            raise bad("dev", "must be an object")
+        out = cls(n=n, dev=dict(dev))
+        for m, ab in platt.items():
+            if not (isinstance(ab, list | tuple) and len(ab) == 2 and all(map(_finite, ab))):
+                raise bad(f"platt.{m}", f"must be two finite numbers [a, b]; got {ab!r:.60}")
+            out.platt[m] = (float(ab[0]), float(ab[1]))
+        for m, pts in isotonic.items():
+            out.isotonic[m] = _isotonic_points(pts, lambda p, m=m: bad(f"isotonic.{m}", p))
+        return out
+
+
+def _finite(v: Any) -> bool:
+    """Whether ``v`` is a finite JSON number (not a bool, not a string)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _isotonic_points(pts: Any, bad: Any) -> tuple[list[float], list[float]]:
+    """Checked isotonic points ``[xs, ys]`` (``bad(problem)`` makes the error)."""
+    if not (isinstance(pts, list | tuple) and len(pts) == 2
+            and all(isinstance(v, list | tuple) for v in pts)):
+        raise bad("must be two lists [xs, ys]")
+    xs, ys = pts
+    if not xs or len(xs) != len(ys):
+        raise bad(f"xs and ys must be non-empty and of one length; got {len(xs)} and {len(ys)}")
+    if not all(map(_finite, xs)) or not all(map(_finite, ys)):
+        raise bad("holds a value that is not a finite number")
+    if any(b <= a for a, b in zip(xs, xs[1:], strict=False)):
+        raise bad("xs must be strictly increasing")
+    if any(b < a for a, b in zip(ys, ys[1:], strict=False)) or not 0 <= ys[0] <= ys[-1] <= 1:
+        raise bad("ys must be non-decreasing probabilities in [0, 1]")
+    return [float(x) for x in xs], [float(y) for y in ys]
 
 
 def format_report(report: Mapping[str, Mapping[str, float]], title: str) -> str:

@@ -26,6 +26,8 @@ predicted character is a false positive) count too:
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import methods as registry
 from ..head_files import SPANS_NAME, read_extra
 from ..io_utils import write_atomic
 
@@ -53,8 +56,21 @@ class SpanConfig:
     """How the values were chosen: the dev set's size and span precision/recall/F1."""
 
     def __post_init__(self) -> None:
-        if not 0 < self.threshold <= 1 or self.min_words < 1:
-            raise ValueError("threshold must be in (0, 1] and min_words >= 1")
+        def number(v: Any) -> bool:
+            return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+        if not isinstance(self.method, str) or self.method not in registry.METHODS:
+            raise ValueError(f"method: {self.method!r:.40} is not a registered method "
+                             f"({', '.join(sorted(registry.METHODS))})")
+        if not number(self.threshold) or not 0 < self.threshold <= 1:
+            raise ValueError(f"threshold: must be a number in (0, 1], got {self.threshold!r:.40}")
+        if not isinstance(self.min_words, numbers.Integral) or isinstance(self.min_words, bool) \
+                or self.min_words < 1:
+            raise ValueError(f"min_words: must be an integer >= 1, got {self.min_words!r:.40}")
+        if not number(self.major_below) or not 0 <= self.major_below <= 1:
+            raise ValueError(f"major_below: must be a number in [0, 1], got {self.major_below!r:.40}")
+        if self.dev is not None and not isinstance(self.dev, dict):
+            raise ValueError(f"dev: must be an object or null, got {self.dev!r:.40}")
 
     def describe(self) -> str:
         """The rule in words, e.g. "sigmoid word score < 0.01, spans of >= 1 word"."""
@@ -75,10 +91,12 @@ class SpanConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path = SPANS_NAME) -> SpanConfig:
         """A config from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{source}: not a saved error-span rule (expected a JSON object)")
         try:
             return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{source}: not a saved error-span rule ({err})") from None
+            raise ValueError(f"{source}: {err}") from None
 
 
 def word_offsets(text: str, words: Sequence[str]) -> list[tuple[int, int] | None]:
@@ -224,6 +242,22 @@ def threshold_grid(scores: np.ndarray, n: int = 200, max_share: float = 0.6) -> 
     return mids
 
 
+def check_span_ranges(spans: Sequence[Any], length: int, where: str) -> None:
+    """Refuse gold spans that are not character ranges of a text of ``length`` characters:
+    two integers with ``0 <= start < end <= length``.
+
+    Raises:
+        ValueError: ``"<where>: ..."`` naming the first bad span.
+    """
+    for span in spans:
+        ok = (isinstance(span, list | tuple) and len(span) == 2
+              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in span))
+        if not ok or not 0 <= span[0] < span[1] <= length:
+            raise ValueError(f"{where}: gold span {list(span) if ok else span!r:.40} is not a "
+                             f"character range of the candidate's {length} characters "
+                             "(0 <= start < end <= length)")
+
+
 def fit_span_config(
     rows: Sequence[dict],
     gold: Sequence[Sequence[Span]],
@@ -253,6 +287,8 @@ def fit_span_config(
     """
     if len(rows) != len(gold):
         raise ValueError(f"{len(rows)} scored items but {len(gold)} lists of gold spans")
+    for k, (r, spans) in enumerate(zip(rows, gold, strict=True)):
+        check_span_ranges(spans, len(r["candidate"]), f"item {k + 1}")
     items = [_Candidate(r["candidate"], [float(w[method]) for w in r["words"]],
                         r["words"], g) for r, g in zip(rows, gold, strict=True)]
     scores = np.array([s for c in items for s in c.scores])

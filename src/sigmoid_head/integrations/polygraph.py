@@ -12,6 +12,12 @@ composes uncertainty methods:
   ``MaximumSequenceProbability``, ``Perplexity``, ``MeanTokenEntropy``,
   ``MaximumTokenProbability`` and ``TokenEntropy`` run on the very outputs the head scored
   without a second generation. Under ``CausalLMWithUncertainty`` it also returns ``out``.
+  It generates as polygraph's model would (every field of its GenerationParameters, and
+  the ``min_new_tokens=2`` of its GreedyProbsCalculator) and computes the softmax side
+  from the logits as polygraph records them. Mixed with polygraph's own greedy
+  calculators, one generation serves all: it force-decodes a generation made before it,
+  and after generating it yields polygraph's per-step distributions too, while the
+  statistics it does not compute (:data:`NOT_YIELDED`) refuse to be read.
 * Estimators, loaded by polygraph as a third-party module
   (``FactoryEstimator()("sigmoid_head.integrations.polygraph", cfg)`` calls
   :func:`load_estimator`): :class:`SigmoidHeadSequence` (product, geometric mean or
@@ -33,6 +39,7 @@ own token-level estimators do.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,7 +55,13 @@ from ..cpu_precision import check_cpu_dtype
 from ..dominant import DominantConfig
 from ..head_io import fingerprint
 from ..model import SigmoidHeadModel
-from ..scoring.generate import DecodingConfig, Generated, generate_outputs
+from ..scoring.generate import (
+    DecodingConfig,
+    Generated,
+    _eos_ids,
+    generate_outputs,
+    score_generated,
+)
 from ..scoring.rauq import RauqConfig
 
 STAT_NAMES = {"sigmoid": "sigmoid_head_log_likelihoods", "softmax": "greedy_log_likelihoods",
@@ -72,6 +85,46 @@ GREEDY_STATS = ["input_tokens", "greedy_tokens", "greedy_texts", "greedy_log_lik
 """polygraph's own statistics that the calculator yields from its single pass."""
 
 
+GENERATION_STAT = "sigmoid_head_greedy_tokens"
+"""The output ids the calculator's statistics describe: the estimators here refuse
+statistics whose ``greedy_tokens`` come from another generation."""
+FULL_STATS = ["greedy_log_probs", "greedy_logits", "greedy_tokens_alternatives", "tokenizer"]
+"""polygraph's statistics of the whole distribution at each step that the calculator also
+yields from its one generation (the log-probabilities after the logits processors, as
+polygraph's GreedyProbsCalculator and InferCausalLMCalculator yield them), so that
+polygraph's estimators that read them (BoostedProbSequence, ...) read the same outputs."""
+NOT_YIELDED = ["attention_all", "embeddings_decoder", "embeddings_encoder"]
+"""Statistics of polygraph's greedy calculators that the calculator does not compute: when
+it generated, these hold :class:`OtherGeneration`, which refuses to be read, so that they
+can never be taken from another calculator's (second) generation."""
+N_ALTERNATIVES = 10
+"""Top tokens per step in ``greedy_tokens_alternatives`` (polygraph's default)."""
+
+
+class OtherGeneration:
+    """Stands for a statistic the calculator does not compute: any use of it raises a
+    ValueError saying so (instead of polygraph pairing statistics of two generations)."""
+
+    def __init__(self, stat: str) -> None:
+        self.stat = stat
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise ValueError(
+            f"{self.stat} is not computed by SigmoidHeadCalculator, which generated the outputs "
+            "of this batch, and taking it from another calculator's generation would mix two "
+            "generations. Put SigmoidHeadCalculator after polygraph's GreedyProbsCalculator "
+            "(dependencies: [greedy_tokens]) so that it scores that generation, or use "
+            "SigmoidHeadRAUQ for RAUQ")
+
+    __getitem__ = __iter__ = __len__ = __array__ = _refuse
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"OtherGeneration({self.stat!r})"
+
+
 def aggregations() -> tuple[str, ...]:
     """The aggregations a sequence estimator offers: every distinct one of the registry."""
     return tuple(a.name for a in registry.AGGREGATIONS.values() if a.distinct)
@@ -84,7 +137,21 @@ def _own_stats() -> list[str]:
 
 
 DECODING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "num_beams")
-"""Generation parameters of a polygraph model adapter that are passed on to ``generate``."""
+"""Generation parameters of a polygraph model adapter that are :class:`DecodingConfig` fields."""
+HONOURED_KEYS = (*DECODING_KEYS, "repetition_penalty", "allow_newlines", "stop_strings",
+                 "min_new_tokens", "presence_penalty", "num_return_sequences", "max_new_tokens")
+"""Every field of polygraph's GenerationParameters, each honoured as its WhiteboxModel does:
+``repetition_penalty``; ``allow_newlines=False`` suppresses every token whose text holds a
+newline; ``stop_strings`` stop the generation; ``min_new_tokens`` (2 by default when the
+calculator stands in for polygraph's GreedyProbsCalculator, as that one does);
+``presence_penalty`` is ignored with a warning, as WhiteboxModel ignores it."""
+CONTROLLED_KEYS = ("return_dict_in_generate", "output_scores", "output_logits",
+                   "output_attentions", "output_hidden_states", "max_length", "streamer",
+                   "pad_token_id", "logits_processor")
+"""``generate`` arguments the calculator sets itself (any other keyword argument given to
+``CausalLMWithUncertainty.generate`` is passed on to ``generate``)."""
+GREEDY_MIN_NEW_TOKENS = 2
+"""polygraph's GreedyProbsCalculator generates at least 2 tokens."""
 
 
 class SigmoidHeadCalculator(StatCalculator):
@@ -109,7 +176,7 @@ class SigmoidHeadCalculator(StatCalculator):
 
     @staticmethod
     def meta_info() -> tuple[list[str], list[str]]:
-        return [*GREEDY_STATS, *_own_stats()], []
+        return [*GREEDY_STATS, *_own_stats(), GENERATION_STAT, *FULL_STATS], []
 
     def __str__(self) -> str:
         return "SigmoidHeadCalculator"
@@ -129,42 +196,127 @@ class SigmoidHeadCalculator(StatCalculator):
                                  "(its output matrix differs from the one the head was trained on)")
         return self.model
 
-    def _decoding(self, model: Any, max_new_tokens: int, extra: dict[str, Any]) -> DecodingConfig:
+    def _newline_ids(self, tokenizer: Any) -> list[int]:
+        """Every token id whose text holds a newline (cached per tokenizer)."""
+        cache = getattr(self, "_newlines", None)
+        if cache is None or cache[0] is not tokenizer:
+            ids = [t for t in range(len(tokenizer)) if "\n" in tokenizer.decode([t])]
+            self._newlines = cache = (tokenizer, ids)
+        return cache[1]
+
+    def _decoding(self, model: Any, max_new_tokens: int, extra: dict[str, Any],
+                  stands_in: bool) -> DecodingConfig:
+        """The polygraph model's generation settings as a :class:`DecodingConfig`, every one
+        honoured (:data:`HONOURED_KEYS`); ``extra`` (the keyword arguments of
+        ``CausalLMWithUncertainty.generate``) overrides them, and the calculator's own
+        ``decoding`` overrides both. ``stands_in``: polygraph's own greedy calculator would
+        have generated (its ``min_new_tokens`` applies)."""
         params = getattr(model, "generation_parameters", None) or {}
-        params = params if isinstance(params, dict) else vars(params)
-        kw = {k: params[k] for k in DECODING_KEYS if params.get(k) is not None}
-        kw.update({k: extra[k] for k in DECODING_KEYS if k in extra})
-        kw.update(self.decoding)
+        params = dict(params) if isinstance(params, dict) else dict(vars(params))
+        given = {**params, **{k: v for k, v in extra.items() if v is not None}}
+        kw = {k: given[k] for k in DECODING_KEYS if given.get(k) is not None}
+        gen: dict[str, Any] = {}
+        penalty = given.get("repetition_penalty")
+        if penalty is not None and float(penalty) != 1.0:
+            gen["repetition_penalty"] = float(penalty)
+        if given.get("allow_newlines") is False:
+            gen["suppress_tokens"] = self._newline_ids(model.tokenizer)
+        stops = given.get("stop_strings")
+        if stops:
+            from transformers import StoppingCriteriaList, StopStringCriteria
+
+            stops = [stops] if isinstance(stops, str) else list(stops)
+            gen["stopping_criteria"] = StoppingCriteriaList(
+                [StopStringCriteria(tokenizer=model.tokenizer, stop_strings=stops)])
+        least = given.get("min_new_tokens", GREEDY_MIN_NEW_TOKENS if stands_in else None)
+        if least:
+            gen["min_new_tokens"] = int(least)
+        if given.get("presence_penalty"):
+            warnings.warn(f"presence_penalty={given['presence_penalty']} is ignored, as "
+                          "polygraph's WhiteboxModel ignores it", stacklevel=3)
+        if given.get("num_return_sequences") not in (None, 1):
+            raise ValueError("SigmoidHeadCalculator gives one output per input: "
+                             "num_return_sequences must be 1")
+        gen.update({k: v for k, v in extra.items()
+                    if k not in HONOURED_KEYS and k not in CONTROLLED_KEYS and v is not None})
+        own = dict(self.decoding)
+        kw.update({k: v for k, v in own.items() if k != "extra"})
+        gen.update(own.get("extra") or {})
         if not kw.get("do_sample"):
             for k in ("temperature", "top_p", "top_k"):
                 kw.pop(k, None)
-        return DecodingConfig(max_new_tokens=max_new_tokens, **kw)
+        return DecodingConfig(max_new_tokens=max_new_tokens, extra=gen, **kw)
 
     def __call__(self, dependencies: dict[str, Any], texts: list[str], model: Any,
                  max_new_tokens: int = 100, **kwargs: Any) -> dict[str, Any]:
-        """Generate for one batch and score it.
+        """Generate for one batch and score it, or, when another calculator generated for
+        this batch already (``greedy_tokens`` in ``dependencies``), score that generation
+        by force-decoding it: every statistic then describes one generation.
 
         Prompts come from ``dependencies["model_inputs"]`` (``CausalLMWithUncertainty``)
         or from ``model.tokenize(texts)`` (polygraph's ``UEManager`` / benchmark runner).
+        The generation follows every setting of the polygraph model (:data:`HONOURED_KEYS`),
+        and the softmax-side values are computed from the logits as polygraph records them
+        (after the logits processors: repetition penalty, ``min_new_tokens``, suppressed
+        newlines; before temperature, top-k and top-p).
 
         Returns:
             Per output: ``greedy_tokens`` (list of ids, cut after the first EOS, EOS
             included), ``greedy_texts``, ``greedy_log_likelihoods`` (softmax log p per
             token), ``entropy`` (nats per token), ``sigmoid_head_log_likelihoods``,
             ``sigmoid_head_boostedprob_log_likelihoods``, with ``rauq`` also
-            ``sigmoid_head_rauq_log_confidences``; ``input_tokens``; ``out``.
+            ``sigmoid_head_rauq_log_confidences``; ``input_tokens``; ``out``;
+            :data:`GENERATION_STAT`; and, when it generated, :data:`FULL_STATS`
+            (:data:`NOT_YIELDED` refuse to be read).
         """
         shm = self._head_model(model.model, model.tokenizer)
         inputs = dependencies.get("model_inputs")
+        stands_in = inputs is None
         if inputs is None:
             inputs = dict(model.tokenize(texts))
         extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
         prompts = _prompts(inputs["input_ids"], inputs.get("attention_mask"),
                            model.tokenizer.pad_token_id)
-        decoding = self._decoding(model, max_new_tokens or 100, extra)
+        theirs = dependencies.get("greedy_tokens")
+        if theirs is not None and GENERATION_STAT not in dependencies:
+            if len(theirs) != len(prompts):
+                raise ValueError(f"greedy_tokens holds {len(theirs)} outputs for "
+                                 f"{len(prompts)} inputs")
+            eos = _eos_ids(shm.backbone, DecodingConfig())
+            outs = [Generated(i, list(p), [int(t) for t in toks],
+                              len(toks) > 0 and int(toks[-1]) in eos)
+                    for i, (p, toks) in enumerate(zip(prompts, theirs, strict=True))]
+            score_generated(shm, outs, batch_size=max(1, len(outs)), dominant=self.dominant,
+                            rauq=self.rauq)
+            return _stats(outs, prompts, model.tokenizer)
+        decoding = self._decoding(model, max_new_tokens or 100, extra, stands_in)
         outs = generate_outputs(shm, prompts, decoding, batch_size=max(1, len(prompts)),
-                                dominant=self.dominant, rauq=self.rauq, progress=False)
-        return _stats(outs, prompts, model.tokenizer)
+                                dominant=self.dominant, rauq=self.rauq, progress=False,
+                                processed_logits=True, keep_logits=True)
+        stats = _stats(outs, prompts, model.tokenizer)
+        stats.update(_full_stats(outs, model.tokenizer))
+        return stats
+
+
+def _full_stats(outs: list[Generated], tokenizer: Any) -> dict[str, Any]:
+    """:data:`FULL_STATS` (and :data:`NOT_YIELDED` as :class:`OtherGeneration`) of outputs
+    generated with ``keep_logits``."""
+    if any(g.logits is None for g in outs):  # force-decoded (beam search): not at hand
+        return {k: OtherGeneration(k) for k in (*FULL_STATS[:-1], *NOT_YIELDED)}
+    log_probs, logits, alternatives = [], [], []
+    for g in outs:
+        lg = g.logits.float()
+        lp = torch.log_softmax(lg, -1)
+        log_probs.append(lp.numpy())
+        logits.append(lg.numpy())
+        k = min(N_ALTERNATIVES, lp.shape[-1])
+        top = lp.topk(k, -1)
+        alternatives.append([
+            sorted(zip(idx.tolist(), val.tolist(), strict=True), key=lambda a, t=t: a[0] != t)
+            for idx, val, t in zip(top.indices, top.values, g.output, strict=True)])
+    return {"greedy_log_probs": log_probs, "greedy_logits": logits,
+            "greedy_tokens_alternatives": alternatives, "tokenizer": tokenizer,
+            **{k: OtherGeneration(k) for k in NOT_YIELDED}}
 
 
 def _prompts(input_ids: Any, mask: Any, pad_id: int | None) -> list[list[int]]:
@@ -201,6 +353,7 @@ def _stats(outs: list[Generated], prompts: list[list[int]], tokenizer: Any) -> d
         row = p + g.output
         seqs[i, width - len(row):] = torch.tensor(row)
     stats["out"] = GenerateDecoderOnlyOutput(sequences=seqs)
+    stats[GENERATION_STAT] = [list(g.output) for g in outs]
     return stats
 
 
@@ -256,10 +409,23 @@ def _check_method(method: str) -> None:
         raise ValueError(f"unknown method {method!r}; use one of {sorted(registry.METHODS)}")
 
 
+def _one_generation(stats: dict[str, Any]) -> None:
+    """Refuse statistics whose ``greedy_tokens`` are not the outputs the calculator scored
+    (a calculator that ran after it generated again and replaced them)."""
+    ours, greedy = stats.get(GENERATION_STAT), stats.get("greedy_tokens")
+    if ours is not None and greedy is not None and \
+            [list(map(int, t)) for t in greedy] != [list(map(int, t)) for t in ours]:
+        raise ValueError("the statistics come from two generations: greedy_tokens are not the "
+                         "outputs SigmoidHeadCalculator scored (another calculator generated "
+                         "again after it); let one calculator generate: put "
+                         "SigmoidHeadCalculator last, so that it scores that generation")
+
+
 def _read(stats: dict[str, Any], method: str) -> list[np.ndarray]:
     if method == "rauq" and RAUQ_STAT not in stats:
         raise KeyError(f"no {RAUQ_STAT}: give SigmoidHeadCalculator rauq=RauqConfig() "
                        "(benchmark config: cfg: {rauq: true})")
+    _one_generation(stats)
     return stats[stat_name(method)]
 
 
@@ -287,7 +453,12 @@ class SigmoidHeadMeanEntropy(Estimator):
         return "SigmoidHeadMeanEntropy"
 
     def __call__(self, stats: dict[str, Any]) -> np.ndarray:
+        _one_generation(stats)
         return np.array([float(np.mean(e)) for e in stats[ENTROPY_STAT]])
+
+
+LEVELS = ("sequence", "token")
+ESTIMATOR_KEYS = ("level", "method", "aggregation")
 
 
 def load_estimator(config: Any) -> Estimator:
@@ -298,15 +469,33 @@ def load_estimator(config: Any) -> Estimator:
     or ``rauq``, or ``entropy`` for the mean entropy), ``aggregation`` (``product``
     default, ``mean_log`` (``geo_mean`` accepted), ``min``;
     ``rauq`` without one is :class:`SigmoidHeadRAUQ`, polygraph's RAUQ value).
+
+    Raises:
+        ValueError: an option it cannot honour, instead of quietly computing another
+            estimator: an unknown key, a level other than sequence or token (``claim``),
+            an aggregation at token level, entropy at token level or with an aggregation
+            (it is the sequence mean).
     """
     cfg = dict(config or {})
-    method = cfg.get("method", "sigmoid")
+    unknown = sorted(set(cfg) - set(ESTIMATOR_KEYS))
+    if unknown:
+        raise ValueError(f"unknown estimator option(s) {unknown}; the options are "
+                         f"{list(ESTIMATOR_KEYS)}")
+    method, level = cfg.get("method", "sigmoid"), cfg.get("level", "sequence")
+    if level not in LEVELS:
+        raise ValueError(f"level {level!r}: the Sigmoid Head estimators are {' or '.join(LEVELS)} "
+                         "level (no claim level)")
     if method == "entropy":
+        if level != "sequence" or "aggregation" in cfg:
+            raise ValueError("method entropy is the mean entropy of a sequence's tokens: "
+                             "level sequence, no aggregation")
         return SigmoidHeadMeanEntropy()
-    if method == "rauq" and cfg.get("level", "sequence") == "sequence" and "aggregation" not in cfg:
-        return SigmoidHeadRAUQ()
-    if cfg.get("level", "sequence") == "token":
+    if level == "token":
+        if "aggregation" in cfg:
+            raise ValueError("a token-level estimator takes no aggregation")
         return SigmoidHeadToken(method)
+    if method == "rauq" and "aggregation" not in cfg:
+        return SigmoidHeadRAUQ()
     return SigmoidHeadSequence(method, cfg.get("aggregation", "product"))
 
 

@@ -45,7 +45,8 @@ FIELDS: tuple[Field, ...] = (
     Field("dominant_mean", NEITHER, "[0, 200]", "mean size of the dominant token set"),
     Field("n_tokens", NEITHER, "[1, inf)", "scored tokens, special tokens included"),
     Field("finished, truncated", NEITHER, "true/false", "generation ended with EOS / "
-          "only part of the candidate was scored"),
+          "the prompt or the candidate was cut to fit the model (a warning names the input's "
+          "file:line)"),
     Field("tokens[].<m>", HIGHER_BETTER, "[0, 1]", "probability of the token (--with-tokens)"),
     Field("tokens[].entropy", HIGHER_WORSE, "[0, ln |V|]", "softmax entropy at the token, nats"),
     Field("tokens[].n_dominant", NEITHER, "[0, 200]", "dominant-set size at the token"),

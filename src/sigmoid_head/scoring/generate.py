@@ -6,7 +6,9 @@ sampling no second forward pass is run: a forward pre-hook on the LM's output la
 records the LM head's input at the last position of every step, ``(B, d)`` per step,
 from which the sigmoid rows of the chosen tokens are gathered, while the softmax,
 BoostedProb, entropy and dominant sets come from the step's *raw* logits
-(``output_logits=True``, before temperature, top-p or any other processor). With ``rauq``
+(``output_logits=True``, before temperature, top-p or any other processor; with
+``processed_logits``, after the logits processors and before temperature and top-k/top-p,
+as LM-Polygraph records them: :class:`ProcessedScores`). With ``rauq``
 the steps also run with eager attention and RAUQ reads each step's attention weights.
 
 Beam search reorders hypotheses between steps, so its outputs are scored by
@@ -90,6 +92,8 @@ class Generated:
         output: the generated ids, cut after the first EOS (inclusive).
         finished: whether it ended with an EOS.
         scores: its token scores (T = len(output)).
+        logits: (T, V) the logits its softmax-side scores were computed from, when asked
+            for (``generate_outputs(keep_logits=True)``; float32, CPU).
     """
 
     input_index: int
@@ -97,9 +101,35 @@ class Generated:
     output: list[int]
     finished: bool
     scores: TokenScores | None = None
+    logits: torch.Tensor | None = None
 
 
 # ----------------------------------------------------------------------------- generation
+
+
+class ProcessedScores:
+    """A logits processor that records every step's scores as the generation's logits
+    processors left them (repetition penalty, ``min_new_tokens``, suppressed tokens), before
+    temperature, top-k and top-p, which ``generate`` applies after every processor it is
+    given. Infinite scores become the row's largest / smallest finite one and NaN becomes
+    0 (as LM-Polygraph's WhiteboxModel records them); the scores it records are the ones
+    it passes on, so the generation is the one LM-Polygraph's own model would make."""
+
+    def __init__(self) -> None:
+        self.steps: list[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        if not bool(torch.isfinite(scores).all()):
+            finite = torch.isfinite(scores)
+            inf = torch.tensor(float("inf"), dtype=scores.dtype, device=scores.device)
+            high = torch.where(finite, scores, -inf).amax(-1, keepdim=True)
+            low = torch.where(finite, scores, inf).amin(-1, keepdim=True)
+            high = torch.where(torch.isfinite(high), high, torch.zeros_like(high))
+            low = torch.where(torch.isfinite(low), low, torch.zeros_like(low))
+            scores = torch.where(torch.isposinf(scores), high, scores)
+            scores = torch.nan_to_num(torch.where(torch.isneginf(scores), low, scores), nan=0.0)
+        self.steps.append(scores.detach())
+        return scores
 
 
 @contextlib.contextmanager
@@ -132,18 +162,27 @@ def _generate_batch(
     cfg: DecodingConfig,
     dominant: DominantConfig | None,
     rauq: RauqConfig | None = None,
-) -> tuple[torch.Tensor, list[TokenScores] | None]:
+    processed: bool = False,
+) -> tuple[torch.Tensor, list[TokenScores] | None, torch.Tensor | None]:
     """Generate for one batch of prompts.
 
     Returns:
-        The generated ids (R, S), R = len(prompts) * num_return_sequences, and their
-        generation-time scores (None when they must be force-decoded: beam search).
+        The generated ids (R, S), R = len(prompts) * num_return_sequences, their
+        generation-time scores and the (R, S, V) logits they came from (both None when
+        they must be force-decoded: beam search).
     """
+    from transformers import LogitsProcessorList
+
     seq2seq = backbone.is_encoder_decoder
     pid = pad_id(backbone.tokenizer)
     ids, mask = pad_with_mask(prompts, pid, "right" if seq2seq else "left")
     use_rauq = rauq is not None and cfg.num_beams == 1  # beam search: force-decoded later
     capture = capture_self_attention(backbone.model, rauq) if use_rauq else contextlib.nullcontext()
+    kwargs = cfg.generate_kwargs()
+    recorder = ProcessedScores() if processed else None
+    if recorder is not None:
+        kwargs["logits_processor"] = LogitsProcessorList([*kwargs.get("logits_processor", []),
+                                                          recorder])
     with capture_last_hidden(backbone.model) as steps, capture as attn:
         out = backbone.model.generate(
             input_ids=ids.to(backbone.device),
@@ -151,14 +190,16 @@ def _generate_batch(
             pad_token_id=pid,
             output_logits=True,
             return_dict_in_generate=True,
-            **cfg.generate_kwargs(),
+            **kwargs,
         )
     gen = out.sequences[:, 1:] if seq2seq else out.sequences[:, ids.shape[1] :]  # (R, S)
+    step_logits = recorder.steps if recorder is not None else out.logits
     n_steps = len(out.logits)
-    if cfg.num_beams > 1 or len(steps) != n_steps or gen.shape[1] != n_steps:
-        return gen, None
+    if cfg.num_beams > 1 or len(steps) != n_steps or gen.shape[1] != n_steps \
+            or len(step_logits) != n_steps:
+        return gen, None, None
     hidden = torch.stack(steps, 1)  # (R, S, d)
-    logits = torch.stack(out.logits, 1)  # (R, S, V)
+    logits = torch.stack(step_logits, 1)  # (R, S, V)
     rows = torch.arange(gen.shape[0], device=gen.device).repeat_interleave(n_steps)
     values = position_scores(
         backbone, head, hidden.flatten(0, 1), gen.flatten(), logits.flatten(0, 1), dominant
@@ -166,12 +207,12 @@ def _generate_batch(
     if attn is not None:
         weights = attn.per_step()  # (R, S, L, H): step s predicts gen[:, s]
         if weights is None or weights.shape[1] != n_steps:
-            return gen, None  # force-decoded instead
+            return gen, None, None  # force-decoded instead
         lengths = _lengths(gen, _eos_ids(backbone, cfg))
         log_c, _ = rauq_log_confidence(values["softmax_log"].view(gen.shape), weights, lengths,
                                        rauq.weight)
         values["rauq_log"] = log_c.flatten()
-    return gen, split_rows(values, gen.flatten(), rows, gen.shape[0])
+    return gen, split_rows(values, gen.flatten(), rows, gen.shape[0]), logits
 
 
 def _lengths(gen: torch.Tensor, eos: set[int]) -> torch.Tensor:
@@ -227,6 +268,8 @@ def generate_outputs(
     dominant: DominantConfig | None = None,
     rauq: RauqConfig | None = None,
     progress: bool = True,
+    processed_logits: bool = False,
+    keep_logits: bool = False,
 ) -> list[Generated]:
     """Generate from prompt ids and score every output token.
 
@@ -239,6 +282,12 @@ def generate_outputs(
         rauq: also RAUQ (causal LMs): from the attention weights of the generation steps,
             or of the force-decoding pass after beam search.
         progress: show a progress bar.
+        processed_logits: compute the softmax-side scores (softmax, BoostedProb, entropy,
+            RAUQ) from each step's logits as the generation's logits processors left them
+            (:class:`ProcessedScores`: repetition penalty, ``min_new_tokens``, suppressed
+            tokens), as LM-Polygraph does, instead of the model's raw logits.
+        keep_logits: keep each output's (T, V) logits in :attr:`Generated.logits` (None
+            for outputs that were force-decoded: beam search).
 
     Returns:
         ``len(prompts) * num_return_sequences`` outputs, grouped by input in input order.
@@ -259,14 +308,17 @@ def generate_outputs(
             disable=not progress,
             dynamic_ncols=True,
         ):
-            gen, scores = _generate_batch(
-                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant, rauq
+            gen, scores, logits = _generate_batch(
+                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant, rauq,
+                processed_logits,
             )
             for r, row in enumerate(gen.tolist()):
                 i = idx[r // cfg.num_return_sequences]
                 out, finished = _cut(row, eos)
                 ts = scores[r].trimmed(len(out)) if scores is not None else None
-                results.append(Generated(i, list(prompts[i]), out, finished, ts))
+                kept = logits[r, : len(out)].float().cpu() if keep_logits and logits is not None \
+                    else None
+                results.append(Generated(i, list(prompts[i]), out, finished, ts, kept))
     results.sort(key=lambda g: g.input_index)  # stable: keeps sample order within an input
     todo = [g for g in results if g.scores is None]
     if todo:
@@ -308,23 +360,26 @@ def generate_and_score(
         ``finished``, and the flat scores of :func:`.aggregate.sequence_record`.
     """
     backbone, _ = unpack_model(model)
-    recs, prompts = generation_prompts(model, records, decoding, prompt_template,
-                                       use_chat_template)
+    recs, prompts, cut = generation_prompts(model, records, decoding, prompt_template,
+                                            use_chat_template)
     outputs = generate_outputs(
         model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
         progress=progress,
     )
-    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens) for g in outputs]
+    return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens,
+                       truncated=g.input_index in cut) for g in outputs]
 
 
 def generation_prompts(
     model: Any, records: Sequence[dict] | Sequence[str], decoding: DecodingConfig | None,
     prompt_template: str | None, use_chat_template: bool | None,
-) -> tuple[list[dict], list[list[int]]]:
-    """(records as dicts, prompt ids) for generation, each prompt capped so that it and
-    ``max_new_tokens`` fit in the model's positions (shared with streaming)."""
+) -> tuple[list[dict], list[list[int]], set[int]]:
+    """(records as dicts, prompt ids, the indices of the prompts that were cut) for
+    generation, each prompt capped so that it and ``max_new_tokens`` fit in the model's
+    positions (a cut prompt is warned about, naming its file:line; shared with streaming)."""
     backbone, _ = unpack_model(model)
-    recs = [{"source": r} if isinstance(r, str) else dict(r) for r in records]
+    recs = [{"source": r} if isinstance(r, str) else r.copy() if isinstance(r, dict) else dict(r)
+            for r in records]
     if not recs:
         raise ScoreInputError("nothing to generate from: no inputs")
     limit = backbone.max_positions() if hasattr(backbone, "max_positions") else None
@@ -332,22 +387,27 @@ def generation_prompts(
     if limit is not None and limit - room < 1:
         raise ValueError(f"max_new_tokens={room} leaves no room for a prompt in the model's "
                          f"{limit} positions")
+    cut: set[int] = set()
     prompts = prompt_ids(
         recs,
         backbone.tokenizer,
         is_encoder_decoder=backbone.is_encoder_decoder,
         max_length=2048 if limit is None else min(2048, limit - room),
+        cut=cut,
         **render_settings(model, prompt_template, use_chat_template),
     )
-    return recs, prompts
+    return recs, prompts, cut
 
 
-def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool) -> dict[str, Any]:
-    """The output record of one generated output (see :func:`generate_and_score`)."""
+def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool,
+               truncated: bool = False) -> dict[str, Any]:
+    """The output record of one generated output (see :func:`generate_and_score`);
+    ``truncated``: its prompt was cut to fit the model (the row says so)."""
     src = {k: record[k] for k in ("source", "messages") if k in record}
     return {
         **src,
         "candidate": tokenizer.decode(g.output, skip_special_tokens=True),
         "finished": g.finished,
+        **({"truncated": True} if truncated else {}),
         **sequence_record(g.scores, tokenizer, None, with_tokens),
     }

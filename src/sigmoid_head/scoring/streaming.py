@@ -176,7 +176,7 @@ def _token_scores(row: _Row) -> TokenScores:
 @torch.no_grad()
 def _stream_one(model: Any, prompt: list[int], index: int, record: dict, cfg: DecodingConfig,
                 dominant: DominantConfig | None, with_tokens: bool, emit: Any,
-                stop: threading.Event) -> None:
+                stop: threading.Event, truncated: bool = False) -> None:
     """Generate for one prompt, emitting TokenEvents, then one OutputEvent per output."""
     backbone, head = unpack_model(model)
     streamer = _ScoreStreamer(backbone, head, dominant, _eos_ids(backbone, cfg), index, emit, stop)
@@ -187,7 +187,8 @@ def _stream_one(model: Any, prompt: list[int], index: int, record: dict, cfg: De
                                 **cfg.generate_kwargs())
     for r, row in enumerate(streamer.rows):
         g = Generated(index, list(prompt), row.ids, row.done, _token_scores(row))
-        emit(OutputEvent(index, r, g, output_row(g, record, backbone.tokenizer, with_tokens)))
+        emit(OutputEvent(index, r, g, output_row(g, record, backbone.tokenizer, with_tokens,
+                                                 truncated=truncated)))
 
 
 def stream_generate(
@@ -220,7 +221,8 @@ def stream_generate(
     if cfg.num_beams > 1:
         raise ScoreInputError("streaming needs greedy decoding or sampling (num_beams=1)")
     backbone, _ = unpack_model(model)
-    recs, prompts = generation_prompts(model, records, cfg, prompt_template, use_chat_template)
+    recs, prompts, cut = generation_prompts(model, records, cfg, prompt_template,
+                                            use_chat_template)
     events: queue.Queue = queue.Queue()
     stop, done = threading.Event(), object()
 
@@ -231,7 +233,7 @@ def stream_generate(
                 torch.manual_seed(cfg.seed)
                 for i, (p, rec) in enumerate(zip(prompts, recs, strict=True)):
                     _stream_one(model, list(p), i, rec, cfg, dominant, with_tokens,
-                                events.put, stop)
+                                events.put, stop, truncated=i in cut)
         except _Cancelled:
             pass
         except BaseException as err:  # handed to the consumer's thread

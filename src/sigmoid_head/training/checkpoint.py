@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import pickle
 import shutil
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -112,6 +114,10 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
     except (OSError, ValueError) as err:
         raise ValueError(f"{directory / STATE_NAME}: unreadable checkpoint ({err}); pass "
                          "--no-resume to start over") from err
+    if not (isinstance(meta, dict) and isinstance(meta.get("key"), dict)
+            and isinstance(meta.get("state"), dict)):
+        raise ValueError(f"{directory / STATE_NAME}: not a checkpoint record (expected an object "
+                         "with 'key' and 'state'); pass --no-resume to start over")
     key = json.loads(json.dumps(config.resume_key(), default=str))
     # a setting added after the checkpoint was written counts as having had its default value
     defaults = json.loads(json.dumps(TrainConfig.defaults(), default=str))
@@ -121,10 +127,22 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
             f"{directory} was written with different settings ({', '.join(changed)}); "
             "use another output_dir or pass --no-resume to start over"
         )
-    saved = torch.load(directory / "state.pt", map_location=head.weight.device, weights_only=True)
-    head.load_state_dict(saved["head"])
-    optimizer.load_state_dict(saved["optimizer"])
-    scheduler.load_state_dict(saved["scheduler"])
-    state = TrainState(**meta["state"])
+    try:
+        with warnings.catch_warnings():  # a refused pickle is reported in one line below
+            warnings.filterwarnings("ignore", message="Detected pickle protocol",
+                                    category=UserWarning)
+            saved = torch.load(directory / "state.pt", map_location=head.weight.device,
+                               weights_only=True)  # data only: a planted pickle is refused
+        head.load_state_dict(saved["head"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        state = TrainState(**meta["state"])
+    except (pickle.UnpicklingError, EOFError, RuntimeError, KeyError, TypeError, ValueError,
+            AttributeError, IndexError) as err:
+        what = ("holds something torch's safe loader refuses (nothing in it was run)"
+                if isinstance(err, pickle.UnpicklingError) else
+                f"is unreadable ({next(iter(str(err).splitlines()), '') or type(err).__name__})")
+        raise ValueError(f"{directory / 'state.pt'} {what}; pass --no-resume to start over, "
+                         "or use another output_dir") from None
     state.best_val = float(state.best_val)
     return state
