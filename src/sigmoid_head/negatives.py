@@ -30,6 +30,11 @@ sampler.
 
 A mixture such as ``"token_freq+softmax"`` draws ``k // parts`` from each part (the
 first parts take the remainder); later parts also exclude what earlier parts drew.
+
+``uniform_negative_share`` s mixes a uniform distribution over the whole vocabulary into
+every part, ``q' = s / V + (1 - s) q`` (:meth:`NegativeSampler.mix`): the remedy for rows
+that the part itself never draws (token_freq never draws a token that is not a training
+target, so its row keeps the LM head's values and the sigmoid reads it as valid).
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ class SamplerConfig:
     """The "token_freq" sampler draws proportionally to count ** power."""
     freq_smoothing: float = 0.0
     """Added to every token's count before the power (0 = the paper: unseen tokens are never drawn)."""
+    uniform_negative_share: float = 0.0
+    """Share of each sampler's draws taken uniformly over the whole vocabulary instead (0 = the paper). With token_freq, tokens that never occur as training targets are otherwise never negatives and keep the LM head's rows, which the sigmoid reads as valid; 0.1 trains them (recommended, see docs/results.md)."""
 
     def __post_init__(self) -> None:
         for name in self.parts():
@@ -84,6 +91,8 @@ class SamplerConfig:
             raise ValueError(f"avoid_when must be one of {AVOID_WHEN}, got {self.avoid_when!r}")
         if self.freq_smoothing < 0 or self.freq_power < 0:
             raise ValueError("freq_power and freq_smoothing must be >= 0")
+        if not 0 <= self.uniform_negative_share < 1:
+            raise ValueError("uniform_negative_share must be in [0, 1)")
 
     def parts(self) -> list[str]:
         """The sampler names of the (possibly mixed) strategy."""
@@ -256,6 +265,24 @@ class NegativeSampler:
                 raise ValueError("token counts are all zero: no training targets were counted")
             self.freq_cdf = torch.cumsum(w, 0)
 
+    def mix(self, draw: DrawFn) -> DrawFn:
+        """``draw`` mixed with a uniform draw over the vocabulary (``uniform_negative_share``).
+
+        One uniform per candidate still makes one exact inverse-CDF draw from the mixture
+        ``s * uniform + (1 - s) * q``: ``u < s`` picks id ``floor(u / s * V)``, otherwise
+        ``draw`` gets ``(u - s) / (1 - s)``. With s = 0 ``draw`` itself is returned.
+        """
+        s, v = self.config.uniform_negative_share, self.vocab_size
+        if s <= 0:
+            return draw
+
+        def mixed(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
+            uniform = (u * (v / s)).long().clamp_(max=v - 1)  # (r, m), used where u < s
+            own = draw(rows, ((u - s) / (1 - s)).clamp_(min=0.0))  # (r, m), used where u >= s
+            return torch.where(u < s, uniform, own)
+
+        return mixed
+
     def split(self) -> list[tuple[str, int]]:
         """(sampler name, how many negatives it draws) per part of the mixture."""
         parts, k = self.config.parts(), self.config.num_negatives
@@ -310,7 +337,8 @@ class Sampler:
     """One registered sampler (an entry of :data:`SAMPLERS`)."""
 
     draw: SamplerDraw
-    """Draws k distinct allowed ids per position."""
+    """Draws k distinct allowed ids per position (passing its candidate generator through
+    :meth:`NegativeSampler.mix`, so that ``uniform_negative_share`` applies to it)."""
     description: str
     """What it draws from (one line)."""
     needs_counts: bool = False
@@ -330,7 +358,7 @@ def _draw_token_freq(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: to
                      logits: torch.Tensor | None) -> torch.Tensor:
     """Inverse-CDF draws from the shared (V,) count weights."""
     cdf = s.freq_cdf_on(excluded.device)
-    return draw_distinct(cdf_draw(cdf), excluded, k, s.vocab_size, gen)
+    return draw_distinct(s.mix(cdf_draw(cdf)), excluded, k, s.vocab_size, gen)
 
 
 def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
@@ -352,7 +380,7 @@ def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch
         w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
         # excluded ids get no mass (padding -1 points at the target, excluded anyway)
         w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
-        out.append(draw_distinct(two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
+        out.append(draw_distinct(s.mix(two_level_draw(w, fixed)), ex, k, s.vocab_size, gen,
                                  uniforms=u[:, start : start + chunk], fixed_shape=fixed))
     return torch.cat(out, 0) if len(out) != 1 else out[0]
 
