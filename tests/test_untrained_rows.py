@@ -4,7 +4,8 @@ token_freq sampling draws a negative only among training targets, so the row of 
 that never is one keeps the LM head's initial values; where the LM head rates such a
 token as plausible (SmolLM2 rates Hebrew letters after Hebrew letters highly) the sigmoid
 reads text made of them as valid. ``uniform_negative_share`` mixes a uniform draw over the
-whole vocabulary into the negatives, so those rows are trained too.
+whole vocabulary into the negatives, so those rows are trained too; ``untrained_prior``
+gives them a constant low probability in every context.
 
 The setup: the tiny causal LM, with every head row first shifted along the mean hidden
 state so that the untrained head rates every token as likely valid (sigmoid ~0.9), as a
@@ -26,6 +27,7 @@ from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.training.loop import train
 
 SHARE = 0.5
+PRIOR = 0.05
 
 
 def _head_rating_every_token_valid(path, tokenizer, pairs) -> SigmoidHeadModel:
@@ -67,11 +69,13 @@ def runs(train_config, tiny_causal_path, tiny_tokenizer, tiny_pairs_jsonl, pairs
     """(initial head, paper's head, remedied head) trained on the same data and seed."""
     shift_on = pairs_maker(20, seed=9)
     out = {"initial": _head_rating_every_token_valid(tiny_causal_path, tiny_tokenizer, shift_on)}
-    for name, share in (("paper", 0.0), ("remedy", SHARE)):
-        cfg = train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path_factory.mktemp(name),
-                           epochs=16, uniform_negative_share=share)
+    for name, kw in (("paper", {}), ("uniform", {"uniform_negative_share": SHARE}),
+                     ("prior", {"untrained_prior": PRIOR})):
+        out_dir = tmp_path_factory.mktemp(name)
+        cfg = train_config(tiny_causal_path, tiny_pairs_jsonl, out_dir, epochs=16, **kw)
         out[name] = train(cfg, model=_head_rating_every_token_valid(tiny_causal_path, tiny_tokenizer,
                                                                     shift_on))
+        out[name].out_dir = out_dir
     return out
 
 
@@ -91,23 +95,49 @@ def test_paper_setting_leaves_untrained_rows_reading_gibberish_as_valid(runs, ti
     assert junk > 0.75 and junk > ref + 0.2, (ref, junk)  # the failure: gibberish above references
 
 
-def test_uniform_negative_share_gives_gibberish_of_untrained_tokens_low_scores(runs, tiny_tokenizer,
-                                                                               pairs_maker):
-    remedy = runs["remedy"]
-    untrained = _untrained_ids(remedy)
+@pytest.mark.parametrize("remedy", ["uniform", "prior"])
+def test_each_remedy_gives_gibberish_of_untrained_tokens_low_scores(runs, remedy, tiny_tokenizer,
+                                                                   pairs_maker):
+    model = runs[remedy]
+    untrained = _untrained_ids(model)
     assert untrained == _untrained_ids(runs["paper"])
-    ref, junk = _mean_probs(remedy, tiny_tokenizer, pairs_maker(30, seed=5), untrained)
+    ref, junk = _mean_probs(model, tiny_tokenizer, pairs_maker(30, seed=5), untrained)
     assert junk < 0.45 and junk < ref - 0.15, (ref, junk)  # the fix: gibberish below references
 
 
-def test_the_share_is_recorded_in_the_saved_training_config(train_config, tiny_causal_path,
+def test_the_prior_is_a_constant_probability_saved_with_the_head(runs, tiny_tokenizer, pairs_maker):
+    model = runs["prior"]
+    untrained = _untrained_ids(model)
+    ref, junk = _mean_probs(model, tiny_tokenizer, pairs_maker(30, seed=5), untrained)
+    assert junk == pytest.approx(PRIOR, rel=1e-5)  # the same in every context
+    assert model.config.bias and not runs["paper"].config.bias
+    loaded = SigmoidHeadModel.from_pretrained(model.out_dir, model.backbone)
+    assert loaded.config.bias and loaded.config.training["untrained_prior"] == PRIOR
+    assert torch.equal(loaded.head.weight, model.head.weight)
+    assert torch.equal(loaded.head.bias, model.head.bias)
+    seen = [i for i, c in enumerate(model.token_counts.tolist()) if c > 0]
+    assert bool((loaded.head.weight[seen] != 0).any(1).all())  # trained rows kept their weights
+
+
+def test_the_prior_needs_a_full_head(train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    with pytest.raises(ValueError, match="full head"):
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=1, head_rank=2,
+                           untrained_prior=0.1))
+    with pytest.raises(ValueError, match="untrained_prior"):
+        train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, untrained_prior=1.0)
+
+
+def test_the_settings_are_recorded_in_the_saved_training_config(train_config, tiny_causal_path,
                                                             tiny_pairs_jsonl, tmp_path):
     from sigmoid_head.training.config import TrainConfig
 
     train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=2,
-                       uniform_negative_share=0.1))
+                       uniform_negative_share=0.1, untrained_prior=0.2))
     record = json.loads((tmp_path / "head_config.json").read_text())["training"]
-    assert record["uniform_negative_share"] == 0.1
-    assert TrainConfig.from_dict(record).sampler.uniform_negative_share == 0.1
-    old = {k: v for k, v in record.items() if k != "uniform_negative_share"}  # a head saved before
-    assert TrainConfig.from_dict(old).sampler.uniform_negative_share == 0.0
+    assert record["uniform_negative_share"] == 0.1 and record["untrained_prior"] == 0.2
+    sampler = TrainConfig.from_dict(record).sampler
+    assert (sampler.uniform_negative_share, sampler.untrained_prior) == (0.1, 0.2)
+    old = {k: v for k, v in record.items()  # a head saved before these settings existed
+           if k not in ("uniform_negative_share", "untrained_prior")}
+    sampler = TrainConfig.from_dict(old).sampler
+    assert (sampler.uniform_negative_share, sampler.untrained_prior) == (0.0, 0.0)
