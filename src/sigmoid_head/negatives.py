@@ -87,7 +87,7 @@ class SamplerConfig:
     uniform_negative_share: float = 0.0
     """Share of each sampler's draws taken uniformly over the whole vocabulary instead (0 = the paper): the rows of tokens that never occur as training targets, which token_freq never draws, are then trained as negatives in the training data's contexts (docs/results.md: too little on its own against text in another script; see untrained_prior)."""
     untrained_prior: float = 0.0
-    """Give every token that never occurs as a training target this constant head probability in every context (its row zeroed, its bias logit(p); the head gets a bias) before training (0 = off, the paper: such rows keep the LM head's values, and the sigmoid reads text made of them, e.g. another script, as valid). Recommended: 0.05 (chosen on dev, docs/results.md)."""
+    """Give every token that never occurs as a training target this constant head probability in every context (its row zeroed, its bias logit(p); the head gets a bias) before training (0 = off, the paper: such rows keep the LM head's values, and the sigmoid reads text made of them, e.g. another script, as valid). Recommended: 0.01 (chosen on dev, docs/results.md)."""
 
     def __post_init__(self) -> None:
         for name in self.parts():
