@@ -89,3 +89,20 @@ def test_generate_with_rauq(head_dir, texts, tmp_path) -> None:
         per_token = [t["rauq"] for t in r["tokens"]]
         assert len(per_token) == r["n_tokens"] and all(0 < c <= 1 for c in per_token)
         assert r["rauq_mean_log"] == pytest.approx(float(np.mean(np.log(per_token))), rel=1e-6)
+
+
+def test_generate_guided_by_the_head(head_dir, tiny_causal_path, texts, tmp_path, capsys) -> None:
+    gen = tmp_path / "gen.jsonl"
+    common = ["generate", "-s", str(texts[0]), "--head", str(head_dir), "--max-new-tokens", "6",
+              "--do-sample", "--temperature", "3", "--with-tokens", "--quiet", "--device", "cpu"]
+    assert cli_main([*common, "--to-json", str(tmp_path / "free.jsonl")]) == 0
+    free = [t["sigmoid"] for r in _rows(tmp_path / "free.jsonl") for t in r["tokens"]]
+    assert min(free) < 0.55  # sampling hot, the head would reject some tokens
+    assert cli_main([*common, "--head-weight", "2", "--head-mask-below", "0.55",
+                     "--to-json", str(gen)]) == 0
+    tokens = [t["sigmoid"] for r in _rows(gen) for t in r["tokens"]]
+    assert tokens and min(tokens) >= 0.55  # none of them chosen
+    code = cli_main(["generate", "-s", str(texts[0]), "--model", str(tiny_causal_path),
+                     "--head-weight", "2", "--to-json", str(tmp_path / "no_head.jsonl"), "--quiet",
+                     "--device", "cpu"])
+    assert code == 2 and "needs a Sigmoid Head" in capsys.readouterr().err

@@ -192,3 +192,36 @@ def test_a_sampler_registered_in_the_table_is_used_by_name(monkeypatch):
         NegativeSampler(cfg, V)(targets, torch.Generator().manual_seed(1), dom)
     with pytest.raises(ValueError, match="unknown negative sampler 'lowest'"):
         SamplerConfig("lowest")
+
+
+@pytest.mark.parametrize("strategy", ["token_freq", "softmax"])
+@pytest.mark.parametrize("fixed_shape", [False, True])
+def test_uniform_share_mixes_the_whole_vocabulary_in(strategy, fixed_shape, monkeypatch):
+    """uniform_negative_share s draws from s / V + (1 - s) q, so tokens that the strategy never
+    draws (count 0 for token_freq) are negatives too; s = 0 leaves the draws untouched."""
+    from sigmoid_head import negatives
+
+    monkeypatch.setattr(negatives, "fixed_shapes", lambda device: fixed_shape)
+    n, v, s = 30000, 60, 0.3
+    counts = torch.zeros(v, dtype=torch.float64)
+    counts[40:] = torch.arange(1, 21, dtype=torch.float64)  # ids 0-39 never occur as targets
+    logits = torch.full((1, v), -30.0)
+    logits[0, 40:] = torch.linspace(0, 2, 20)  # the softmax gives ids 0-39 ~no mass either
+    logits = logits.repeat(n, 1)
+    targets = torch.full((n,), 59)
+    q = counts if strategy == "token_freq" else torch.softmax(logits[0].double() / 2.0, -1)
+    q = q / q.sum()
+    expected = s / v + (1 - s) * q
+    expected[59] = 0.0  # the reference
+    cfg = SamplerConfig(strategy, num_negatives=1, avoid_dominant=False, uniform_negative_share=s)
+    neg = NegativeSampler(cfg, v, counts)(targets, torch.Generator().manual_seed(0), None, logits)
+    observed = torch.bincount(neg[:, 0], minlength=v).double()
+    assert _chi2_ok(observed, expected)
+    assert observed[:40].sum() / n == pytest.approx(s * 40 / 59, abs=0.02)  # untrained ids drawn
+    plain = SamplerConfig(strategy, num_negatives=1, avoid_dominant=False)
+    off = SamplerConfig(strategy, num_negatives=1, avoid_dominant=False, uniform_negative_share=0.0)
+    a = NegativeSampler(plain, v, counts)(targets[:500], torch.Generator().manual_seed(1), None, logits[:500])
+    b = NegativeSampler(off, v, counts)(targets[:500], torch.Generator().manual_seed(1), None, logits[:500])
+    assert torch.equal(a, b) and not bool((a < 40).any())  # the paper's draws, bit for bit
+    with pytest.raises(ValueError, match="uniform_negative_share"):
+        SamplerConfig(uniform_negative_share=1.0)

@@ -30,17 +30,30 @@ sampler.
 
 A mixture such as ``"token_freq+softmax"`` draws ``k // parts`` from each part (the
 first parts take the remainder); later parts also exclude what earlier parts drew.
+
+token_freq never draws a token that is not a training target, so its row keeps the LM
+head's values, and the sigmoid reads text made of such tokens (another script, say) as
+valid. Two remedies: ``uniform_negative_share`` s mixes a uniform distribution over the
+whole vocabulary into every part, ``q' = s / V + (1 - s) q`` (:meth:`NegativeSampler.mix`),
+so those rows are trained as negatives in the training data's contexts;
+``untrained_prior`` p gives them the constant probability p in every context
+(:func:`apply_untrained_prior`, before training).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
 from .inverse_cdf import DrawFn, cdf_draw, two_level_draw
 from .profiles import fixed_shapes, slice_rows
+
+if TYPE_CHECKING:
+    from .model import SigmoidHeadModel
 
 ROUNDS = 8
 """Rounds of draws from the sampler's own distribution."""
@@ -71,6 +84,10 @@ class SamplerConfig:
     """The "token_freq" sampler draws proportionally to count ** power."""
     freq_smoothing: float = 0.0
     """Added to every token's count before the power (0 = the paper: unseen tokens are never drawn)."""
+    uniform_negative_share: float = 0.0
+    """Share of each sampler's draws taken uniformly over the whole vocabulary instead (0 = the paper): the rows of tokens that never occur as training targets, which token_freq never draws, are then trained as negatives in the training data's contexts (docs/results.md: too little on its own against text in another script; see untrained_prior)."""
+    untrained_prior: float = 0.0
+    """Give every token that never occurs as a training target this constant head probability in every context (its row zeroed, its bias logit(p); the head gets a bias) before training (0 = off, the paper: such rows keep the LM head's values, and the sigmoid reads text made of them, e.g. another script, as valid). Recommended: 0.01 (chosen on dev, docs/results.md)."""
 
     def __post_init__(self) -> None:
         for name in self.parts():
@@ -84,6 +101,10 @@ class SamplerConfig:
             raise ValueError(f"avoid_when must be one of {AVOID_WHEN}, got {self.avoid_when!r}")
         if self.freq_smoothing < 0 or self.freq_power < 0:
             raise ValueError("freq_power and freq_smoothing must be >= 0")
+        if not 0 <= self.uniform_negative_share < 1:
+            raise ValueError("uniform_negative_share must be in [0, 1)")
+        if not 0 <= self.untrained_prior < 1:
+            raise ValueError("untrained_prior must be in [0, 1) (0 = off)")
 
     def parts(self) -> list[str]:
         """The sampler names of the (possibly mixed) strategy."""
@@ -114,6 +135,42 @@ def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.
     if flat.numel() and int(flat.max()) >= vocab_size:
         raise ValueError(f"label id {int(flat.max())} is outside the vocabulary ({vocab_size})")
     return torch.bincount(flat, minlength=vocab_size).to(torch.float64)
+
+
+def apply_untrained_prior(model: SigmoidHeadModel, prior: float) -> int:
+    """Set the head rows of tokens that never occur as training targets to a constant prior.
+
+    Row ``v`` with ``model.token_counts[v] == 0`` gets weight 0 and bias ``logit(prior)``,
+    so ``sigmoid(W_qe[v] . h + b[v]) = prior`` whatever the context: the head has no
+    evidence about such a token, and token_freq sampling never trains its row. A head
+    without a bias gets one (zeros elsewhere, trained like the rest; ``model.config.bias``
+    is set), so the prior is saved and loaded with the head.
+
+    Args:
+        model: a SigmoidHeadModel with a full-rank head and ``token_counts`` set.
+        prior: p in (0, 1).
+
+    Returns:
+        How many rows were set.
+    """
+    head, counts = model.head, model.token_counts
+    if counts is None:
+        raise ValueError("untrained_prior needs the training data's token counts")
+    if head.rank:
+        raise ValueError("untrained_prior needs a full head (head_rank 0): a low-rank head "
+                         "cannot hold a row of its own")
+    if not 0 < prior < 1:
+        raise ValueError(f"untrained_prior must be in (0, 1), got {prior}")
+    weight = head.weight
+    if head.bias is None:
+        head.bias = torch.nn.Parameter(torch.zeros(weight.shape[0], 1, dtype=weight.dtype,
+                                                   device=weight.device))
+        model.config = replace(model.config, bias=True)
+    rows = (counts == 0).to(weight.device)  # (V,)
+    with torch.no_grad():
+        weight[rows] = 0.0
+        head.bias[rows] = math.log(prior / (1 - prior))
+    return int(rows.sum())
 
 
 def avoided_ids(dominant_ids: torch.Tensor, targets: torch.Tensor, when: str) -> torch.Tensor:
@@ -256,6 +313,24 @@ class NegativeSampler:
                 raise ValueError("token counts are all zero: no training targets were counted")
             self.freq_cdf = torch.cumsum(w, 0)
 
+    def mix(self, draw: DrawFn) -> DrawFn:
+        """``draw`` mixed with a uniform draw over the vocabulary (``uniform_negative_share``).
+
+        One uniform per candidate still makes one exact inverse-CDF draw from the mixture
+        ``s * uniform + (1 - s) * q``: ``u < s`` picks id ``floor(u / s * V)``, otherwise
+        ``draw`` gets ``(u - s) / (1 - s)``. With s = 0 ``draw`` itself is returned.
+        """
+        s, v = self.config.uniform_negative_share, self.vocab_size
+        if s <= 0:
+            return draw
+
+        def mixed(rows: torch.Tensor | None, u: torch.Tensor) -> torch.Tensor:
+            uniform = (u * (v / s)).long().clamp_(max=v - 1)  # (r, m), used where u < s
+            own = draw(rows, ((u - s) / (1 - s)).clamp_(min=0.0))  # (r, m), used where u >= s
+            return torch.where(u < s, uniform, own)
+
+        return mixed
+
     def split(self) -> list[tuple[str, int]]:
         """(sampler name, how many negatives it draws) per part of the mixture."""
         parts, k = self.config.parts(), self.config.num_negatives
@@ -310,7 +385,8 @@ class Sampler:
     """One registered sampler (an entry of :data:`SAMPLERS`)."""
 
     draw: SamplerDraw
-    """Draws k distinct allowed ids per position."""
+    """Draws k distinct allowed ids per position (passing its candidate generator through
+    :meth:`NegativeSampler.mix`, so that ``uniform_negative_share`` applies to it)."""
     description: str
     """What it draws from (one line)."""
     needs_counts: bool = False
@@ -330,7 +406,7 @@ def _draw_token_freq(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: to
                      logits: torch.Tensor | None) -> torch.Tensor:
     """Inverse-CDF draws from the shared (V,) count weights."""
     cdf = s.freq_cdf_on(excluded.device)
-    return draw_distinct(cdf_draw(cdf), excluded, k, s.vocab_size, gen)
+    return draw_distinct(s.mix(cdf_draw(cdf)), excluded, k, s.vocab_size, gen)
 
 
 def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch.Generator,
@@ -352,7 +428,7 @@ def _draw_softmax(s: NegativeSampler, excluded: torch.Tensor, k: int, gen: torch
         w = z.sub(z.amax(-1, keepdim=True)).div_(t).exp_()  # (R, V) unnormalised q
         # excluded ids get no mass (padding -1 points at the target, excluded anyway)
         w.scatter_(1, torch.where(ex >= 0, ex, ex[:, :1]), 0.0)
-        out.append(draw_distinct(two_level_draw(w, fixed), ex, k, s.vocab_size, gen,
+        out.append(draw_distinct(s.mix(two_level_draw(w, fixed)), ex, k, s.vocab_size, gen,
                                  uniforms=u[:, start : start + chunk], fixed_shape=fixed))
     return torch.cat(out, 0) if len(out) != 1 else out[0]
 

@@ -15,7 +15,8 @@ import sys
 from . import UsageError, common
 
 DESCRIPTION = "Generate with the original model and score it."
-DECODING = ("num_beams", "do_sample", "temperature", "top_p", "max_new_tokens", "seed")
+DECODING = ("num_beams", "do_sample", "temperature", "top_p", "max_new_tokens", "seed",
+            "head_weight", "head_mask_below")
 """The DecodingConfig fields that are options."""
 
 

@@ -11,6 +11,10 @@ BoostedProb, entropy and dominant sets come from the step's *raw* logits
 as LM-Polygraph records them: :class:`ProcessedScores`). With ``rauq``
 the steps also run with eager attention and RAUQ reads each step's attention weights.
 
+``head_weight`` / ``head_mask_below`` guide the decoding with the head
+(:mod:`.guidance`: its log-probabilities mixed into the next-token scores, or tokens it
+rejects masked); the scores written are still the LM's and the head's own.
+
 Beam search reorders hypotheses between steps, so its outputs are scored by
 force-decoding the returned sequences instead (one extra forward pass); the scores
 are the same up to floating-point noise.
@@ -35,6 +39,7 @@ from ..data.prompts import ScoreInputError, prompt_ids, render_settings
 from ..dominant import DominantConfig
 from .aggregate import sequence_record
 from .force_decode import length_batches, score_examples
+from .guidance import head_guidance
 from .rauq import RauqConfig, capture_self_attention, rauq_log_confidence
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
@@ -59,6 +64,10 @@ class DecodingConfig:
     """Outputs per input."""
     seed: int = 0
     """Seed of sampling (the global torch RNG state is restored afterwards)."""
+    head_weight: float = 0.0
+    """Head-guided decoding: add this weight times the Sigmoid Head's log-probability of each token to the next-token scores (0 = off: the original model decodes alone, as in the paper). The output's scores stay the LM's and the head's own."""
+    head_mask_below: float = 0.0
+    """Head-guided decoding: never choose a token whose head probability is below this (the head's most probable allowed token of a step is always kept; 0 = off)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further keyword arguments for ``generate`` (e.g. ``eos_token_id``)."""
 
@@ -69,6 +78,13 @@ class DecodingConfig:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
         if self.num_return_sequences > max(self.num_beams, 1) and not self.do_sample:
             raise ValueError("num_return_sequences > num_beams needs do_sample=True")
+        if self.head_weight < 0 or not 0 <= self.head_mask_below < 1:
+            raise ValueError("head_weight must be >= 0 and head_mask_below in [0, 1)")
+
+    def guidance(self, backbone: Backbone, head: Any) -> contextlib.AbstractContextManager[dict]:
+        """The ``generate`` keyword arguments of head-guided decoding, hooked while entered
+        (``{}`` when off; see :mod:`.guidance`)."""
+        return head_guidance(backbone, head, self.head_weight, self.head_mask_below)
 
     def generate_kwargs(self) -> dict[str, Any]:
         kw = {
@@ -180,10 +196,14 @@ def _generate_batch(
     capture = capture_self_attention(backbone.model, rauq) if use_rauq else contextlib.nullcontext()
     kwargs = cfg.generate_kwargs()
     recorder = ProcessedScores() if processed else None
-    if recorder is not None:
-        kwargs["logits_processor"] = LogitsProcessorList([*kwargs.get("logits_processor", []),
-                                                          recorder])
-    with capture_last_hidden(backbone.model) as steps, capture as attn:
+    with capture_last_hidden(backbone.model) as steps, capture as attn, \
+            cfg.guidance(backbone, head) as guided:
+        # the recorder reads the scores before the head's guidance: the scores written are
+        # the LM's own, as LM-Polygraph records them
+        processors = [*kwargs.pop("logits_processor", []), *([recorder] if recorder is not None else []),
+                      *guided.get("logits_processor", [])]
+        if processors:
+            kwargs["logits_processor"] = LogitsProcessorList(processors)
         out = backbone.model.generate(
             input_ids=ids.to(backbone.device),
             attention_mask=mask.to(backbone.device),

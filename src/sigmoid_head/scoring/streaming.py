@@ -181,10 +181,10 @@ def _stream_one(model: Any, prompt: list[int], index: int, record: dict, cfg: De
     backbone, head = unpack_model(model)
     streamer = _ScoreStreamer(backbone, head, dominant, _eos_ids(backbone, cfg), index, emit, stop)
     ids = torch.tensor([prompt], device=backbone.device)
-    with on_head_call(backbone.model, streamer.capture):
+    with on_head_call(backbone.model, streamer.capture), cfg.guidance(backbone, head) as guided:
         backbone.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
                                 pad_token_id=pad_id(backbone.tokenizer), streamer=streamer,
-                                **cfg.generate_kwargs())
+                                **cfg.generate_kwargs(), **guided)
     for r, row in enumerate(streamer.rows):
         g = Generated(index, list(prompt), row.ids, row.done, _token_scores(row))
         emit(OutputEvent(index, r, g, output_row(g, record, backbone.tokenizer, with_tokens,

@@ -36,7 +36,7 @@ from ..data import datasets_io
 from ..data.batching import Collator, pad_id
 from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
-from ..negatives import NegativeSampler, count_target_tokens
+from ..negatives import NegativeSampler, apply_untrained_prior, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -252,6 +252,8 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     else:
         model.token_counts = count_target_tokens([e["labels"] for e in train_ex],
                                                  model.config.vocab_size)
+    if config.untrained_prior:  # before the optimizer is made: the head may get a bias
+        apply_untrained_prior(model, config.untrained_prior)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
 
