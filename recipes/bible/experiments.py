@@ -81,6 +81,10 @@ EXTENDED = {
     # first reported (trained then with a mean per position, before the loss matched theirs)
     "token_freq+avoid+rank_loss": {"rank_loss_weight": 1.0, "rank_margin": 1.0},
     "token_freq+avoid+rank_loss_m0": {"rank_loss_weight": 1.0, "rank_margin": 0.0},
+    # rows of tokens that are never training targets start at a constant head probability 0.01
+    # (its value chosen on dev verses in recipes/bible/untrained_rows.py): text made of them, e.g.
+    # a sample that drifted into another script, is no longer read as valid
+    "token_freq+avoid+untrained_prior": {"untrained_prior": 0.01},
     # the LM head frozen plus a trainable rank-16 update: r * (V + d) parameters instead of V * d
     "token_freq+avoid+low_rank16": {"head_rank": 16},
     # avoid the dominant tokens only where the reference is one of them: elsewhere the model's

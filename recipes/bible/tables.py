@@ -165,15 +165,18 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def softmax_side(method: str) -> bool:
-    """A score that does not use the head (a baseline for the head's comparisons)."""
-    return not method.startswith(("sigmoid", "combined"))
+    """A score that does not use the head (a baseline for the head's comparisons); another
+    head's scores are named ``LABEL:<score>``."""
+    return ":" not in method and not method.startswith(("sigmoid", "combined"))
 
 
 def rerank_table(d: dict) -> dict[str, dict]:
     """Per selection score: the chrF of its pick in every source (``per_source``), their mean
     (``pick``), and the mean per-source Kendall tau with chrF (``tau``) and with BLEU
     (``tau_bleu``); plus the rows ``greedy``, ``random`` (a source's mean candidate) and
-    ``oracle`` (its best candidate). Ties pick the first candidate (greedy comes first)."""
+    ``oracle`` (its best candidate), and one row per output decoded another way (``decoded``:
+    name -> its chrF per source, e.g. head-guided decoding). Ties pick the first candidate
+    (greedy comes first)."""
     groups, gold = np.asarray(d["groups"]), np.asarray(d["gold"], dtype=float)
     bleu = np.asarray(d.get("bleu", d["gold"]), dtype=float)
     members = [np.flatnonzero(groups == g) for g in np.unique(groups)]
@@ -191,6 +194,12 @@ def rerank_table(d: dict) -> dict[str, dict]:
         picks = np.array([f(idx) for idx in members])
         out[name] = {"per_source": picks, "pick": float(picks.mean()), "tau": float("nan"),
                      "tau_bleu": float("nan")}
+    for name, chrf in d.get("decoded", {}).items():
+        picks = np.asarray(chrf, dtype=float)
+        if picks.size != len(members):
+            raise ValueError(f"decoded {name!r}: {picks.size} values for {len(members)} sources")
+        out[name] = {"per_source": picks, "pick": float(picks.mean()), "tau": float("nan"),
+                     "tau_bleu": float("nan")}
     return out
 
 
@@ -206,25 +215,31 @@ def render_rerank(d: dict) -> str:
     kw = {"n": d["n_boot"], "seed": d["seed"]}
     zeros = np.zeros(rows[base]["per_source"].size)
     methods = [m for m in d["scores"] if m != base]
+    decoded = list(d.get("decoded", {}))
     tests = {m: paired_bootstrap(_mean, rows[m]["per_source"], rows[base]["per_source"], zeros, **kw)
-             for m in [*methods, "greedy"]}
-    family = f"every other score and greedy decoding vs {canonical(base)} ({len(tests)} comparisons)"
+             for m in [*methods, *decoded, "greedy"]}
+    what = "every other score, the other decodings and greedy decoding" if decoded else \
+        "every other score and greedy decoding"
+    family = f"{what} vs {canonical(base)} ({len(tests)} comparisons)"
     add_holm(tests, family)
     lines = [f"| pick by | chrF of the pick [95% CI, verses] | Kendall tau, chrF | Kendall tau, BLEU | "
              f"vs {canonical(base)}: delta [95% CI] | p |", "|---|---|---|---|---|---|"]
-    for m in [base, *methods, "greedy", "random", "oracle"]:
+    for m in [base, *methods, *decoded, "greedy", "random", "oracle"]:
         r, t = rows[m], tests.get(m)
         ci = bootstrap_ci(_mean, r["per_source"], zeros, **kw)
         vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
               if t else ("(baseline) | " if m == base else "| "))
         taus = " | ".join("" if np.isnan(r[k]) else f"{r[k]:.3f}" for k in ("tau", "tau_bleu"))
-        name = m if m in ("greedy", "random", "oracle") else canonical(m)
+        label, _, key = m.rpartition(":")  # another head's score: LABEL:<score>
+        name = m if m in ("greedy", "random", "oracle", *decoded) else (
+            f"{label}: {canonical(key)}" if label else canonical(key))
         lines.append(f"| {name} | {r['pick']:.3f} {_ci(ci)} | {taus} | {vs} |")
     share = ", ".join(f"{k} {v:.1%}" for k, v in d.get("dominant_share", {}).items())
     n_src = len(np.unique(d["groups"]))
     lines += ["", f"{len(d['gold'])} candidates for {n_src} source verses; {d['n_boot']} resamples "
               f"(seed {d['seed']}) of verses; p two-sided; Holm family: {family}; baseline "
               f"`{canonical(base)}` chosen {d['baseline_chosen']}. Share of dominant tokens: {share}. "
+              + (f"{d['notes'][0].upper()}{d['notes'][1:]}. " if d.get("notes") else "") +
               f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
               "`python recipes/bible/tables.py --write`."]
     return "\n".join(lines) + "\n"
@@ -237,6 +252,22 @@ VIEWS = {"": render, "/metrics": render_metrics}
 def _block(name: str) -> re.Pattern[str]:
     return re.compile(rf"(<!-- table:{re.escape(name)} -->\n)(.*?)(<!-- /table:{re.escape(name)} -->)",
                       re.DOTALL)
+
+
+def render_untrained_rows(rows: list[dict]) -> str:
+    """recipes/bible/untrained_rows.py's tables, from its per-candidate rows."""
+    import untrained_rows
+
+    return untrained_rows.tables(rows) + "\n"
+
+
+ROW_VIEWS = {"untrained_rows": render_untrained_rows}
+"""A recipe's per-item rows (``<name>.jsonl.gz``, one JSON object per line) -> its tables."""
+
+
+def load_rows(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
 
 
 def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Path, tuple[str, str]]:
@@ -260,6 +291,17 @@ def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Pat
             found = found or bool(hits)
         if not found:
             raise SystemExit(f"{path.name}: no <!-- table:{d['name']} --> block in the docs")
+    for path in sorted(data_dir.glob("*.jsonl.gz")):
+        name = path.name.removesuffix(".jsonl.gz")
+        if name not in ROW_VIEWS:
+            raise SystemExit(f"{path.name}: no view of such rows in tables.py (ROW_VIEWS)")
+        block = _block(name)
+        hits = [p for p, t in new.items() if block.search(t)]
+        if not hits:
+            raise SystemExit(f"{path.name}: no <!-- table:{name} --> block in the docs")
+        table = ROW_VIEWS[name](load_rows(path))
+        for p in hits:
+            new[p] = block.sub(lambda m, t=table: m.group(1) + t + m.group(3), new[p])
     return {p: (texts[p], new[p]) for p in texts if "<!-- table:" in texts[p]}
 
 

@@ -125,3 +125,39 @@ def test_the_rerank_table_picks_per_source_and_tests_over_sources() -> None:
     table = tables.render_rerank(d)
     assert "| bad | 0.150 " in table and "vs good" in table and "Holm family" in table
     assert "6 candidates for 2 source verses" in table
+
+
+def test_rerank_rows_of_another_head_and_of_another_decoding() -> None:
+    gold = [0.5, 0.9, 0.1, 0.4, 0.2, 0.6]
+    d = {"name": "rr", "kind": "rerank", "gold": gold, "bleu": gold, "groups": [0, 0, 0, 1, 1, 1],
+         "origin": ["greedy", "s", "s"] * 2, "baseline": "softmax", "baseline_chosen": "in a test",
+         "command": "test", "n_boot": 200, "seed": 0, "notes": "guided decoding took 1.10x",
+         "scores": {"softmax": [1, 0, 2, 1, 2, 0], "prior 0.01:sigmoid_geomean": [1, 2, 0, 1, 0, 2]},
+         "decoded": {"guided (paper, w=1)": [0.7, 0.3]}}
+    assert tables.softmax_side("softmax") and not tables.softmax_side("prior 0.01:softmax")
+    rows = tables.rerank_table(d)
+    assert rows["guided (paper, w=1)"]["pick"] == pytest.approx(0.5)
+    assert rows["prior 0.01:sigmoid_geomean"]["pick"] == pytest.approx((0.9 + 0.6) / 2)
+    table = tables.render_rerank(d)
+    assert "| prior 0.01: sigmoid_mean_log | 0.750 " in table  # the other head's score, renamed
+    assert "| guided (paper, w=1) | 0.500 " in table and "the other decodings" in table
+    assert "(2 comparisons)" not in table and "(3 comparisons)" in table  # both rows and greedy
+    assert "Guided decoding took 1.10x." in table
+    with pytest.raises(ValueError, match="3 values for 2 sources"):
+        tables.rerank_table(d | {"decoded": {"g": [0.1, 0.2, 0.3]}})
+
+
+def test_a_recipes_rows_file_is_rendered_into_its_block(tmp_path: Path, monkeypatch) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [{"x": 1.0}, {"x": 3.0}]
+    with gzip.open(data / "toyrows.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    monkeypatch.setitem(tables.ROW_VIEWS, "toyrows", lambda rs: f"mean {np.mean([r['x'] for r in rs]):.1f}\n")
+    doc = tmp_path / "r.md"
+    doc.write_text("<!-- table:toyrows -->\nold\n<!-- /table:toyrows -->\n")
+    (now, made), = tables.regenerate(data, (doc,)).values()
+    assert made == "<!-- table:toyrows -->\nmean 2.0\n<!-- /table:toyrows -->\n"
+    (data / "other.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
+    with pytest.raises(SystemExit, match="no view of such rows"):
+        tables.regenerate(data, (doc,))
