@@ -23,7 +23,9 @@ Every interval resamples source verses (a verse's references, corrupted candidat
 words stay together). Nothing here chooses a setting, so nothing is tuned on the test
 books. Output:
 ``OUT/suite.json``, ``OUT/suite.md``, and per candidate ``OUT/candidates.json`` with
-``OUT/sequence_scores.npz`` (every method's sequence score, for paired tests).
+``OUT/sequence_scores.npz`` (every method's sequence score, for paired tests) and
+``OUT/word_scores.npz`` (every method's word log-scores ``score:<method>``, the BAD labels
+``bad`` and each word's candidate ``owner``).
 """
 
 from __future__ import annotations
@@ -142,6 +144,9 @@ def run(args: argparse.Namespace) -> dict:
         report["roc_auc"][m]["all"] = bootstrap_ci(roc_auc, v, is_ref.astype(float), n=args.boot, groups=verse)
     word_scores, bad, owner, skipped = word_labels(backbone.tokenizer, tokens, cands)
     report["word_level"] = {"words": int(bad.size), "bad_words": int(bad.sum()), "skipped_candidates": skipped}
+    # per word, for paired tests and tables from committed data (recipes/bible/tables.py --pack words)
+    np.savez_compressed(out / "word_scores.npz", **{f"score:{m}": v for m, v in word_scores.items()},
+                        bad=bad, owner=owner)
     kind_of = np.array([cands[i]["kind"] for i in owner]) if owner.size else np.array([])
     word_verse = verse[owner] if owner.size else np.array([])
     for m, v in word_scores.items():

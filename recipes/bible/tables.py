@@ -103,7 +103,19 @@ def from_self(folder: Path, split: str = "test", gold: str = "chrf") -> dict:
             "scores": scores}
 
 
-PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self}
+def from_words(folder: Path, threshold: float = 0.5) -> dict:
+    """Word-level error detection of an ``eval_other_suite.py`` output folder: every method's
+    word log-scores (6 significant digits), the BAD labels and each word's source verse."""
+    words = np.load(folder / "word_scores.npz")
+    cands = json.loads((folder / "candidates.json").read_text(encoding="utf-8"))
+    return {"kind": "words", "metric": "word", "threshold": threshold,
+            "gold": words["bad"].astype(int).tolist(),
+            "groups": [int(cands[i]["item"]) for i in words["owner"]],
+            "scores": {k.removeprefix("score:"): [float(f"{x:.6g}") for x in words[k]]
+                       for k in words.files if k.startswith("score:") and k != "score:neg_entropy"}}
+
+
+PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self, "words": from_words}
 """Output kinds ``--pack`` reads: name -> reader of the output folder."""
 
 
@@ -245,8 +257,51 @@ def render_rerank(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_words(d: dict) -> str:
+    """Word-level error detection (kind ``words``): each method's MCC and F1-BAD (a word is
+    BAD when its probability is below the threshold), ROC-AUC and AP, with intervals over
+    source verses; paired bootstrap over verses of ROC-AUC and AP against the baseline."""
+    from sigmoid_head.evaluation.bootstrap import clustered_ci
+    from sigmoid_head.evaluation.metrics import roc_auc
+    from sigmoid_head.evaluation.span_metrics import average_precision, word_metrics
+
+    bad, groups, base, thr = (np.asarray(d["gold"], dtype=float), np.asarray(d["groups"]), d["baseline"],
+                              d["threshold"])
+    kw = {"n": d["n_boot"], "seed": d["seed"], "groups": groups}
+    scores = {m: np.asarray(v, dtype=float) for m, v in d["scores"].items()}
+    others = [m for m in scores if m != base]
+    tests = {}
+    for name, fn in (("ROC-AUC", roc_auc), ("AP", average_precision)):
+        for m in others:
+            tests[(m, name)] = paired_bootstrap(fn, -scores[m], -scores[base], bad, **kw)
+    family = f"ROC-AUC and AP of every other method vs {canonical(base)} ({len(tests)} comparisons)"
+    add_holm(tests, family)
+    lines = [f"| method (word = product of its tokens) | MCC | F1-BAD | ROC-AUC | AP | "
+             f"ROC-AUC vs {canonical(base)} [95% CI], p | AP vs {canonical(base)} [95% CI], p |",
+             "|---|---|---|---|---|---|---|"]
+    for m in [base, *others]:
+        prob = np.exp(scores[m])
+        ci = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], thr), groups, d["n_boot"],
+                          seed=d["seed"])
+        cells = [f"{ci[k][0]:.3f} [{ci[k][1]:.3f}, {ci[k][2]:.3f}]" for k in ("mcc", "f1_bad", "roc_auc", "ap")]
+        vs = ["(baseline)", ""] if m == base else [
+            f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t, family=False)}"
+            for t in (tests[(m, "ROC-AUC")], tests[(m, "AP")])]
+        lines.append(f"| {canonical(m)} | " + " | ".join(cells + vs) + " |")
+    lines += ["", f"{bad.size} words ({int(bad.sum())} BAD) of {len(np.unique(groups))} source verses; "
+              f"MCC and F1-BAD at word probability < {thr:g}; {d['n_boot']} resamples (seed {d['seed']}) "
+              f"of verses; p two-sided; Holm family: {family}; baseline chosen {d['baseline_chosen']}. "
+              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
+              "`python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
 VIEWS = {"": render, "/metrics": render_metrics}
 """Block name suffix -> how that block shows a data file."""
+
+
+KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}}
+"""A data file's ``kind`` -> its views (others: :data:`VIEWS`)."""
 
 
 def _block(name: str) -> re.Pattern[str]:
@@ -281,7 +336,7 @@ def regenerate(data_dir: Path = DATA, docs: tuple[Path, ...] = DOCS) -> dict[Pat
     for path in sorted(data_dir.glob("*.json.gz")):
         d = load(path)
         found = False
-        views = {"": render_rerank} if d.get("kind") == "rerank" else VIEWS
+        views = KIND_VIEWS.get(d.get("kind", ""), VIEWS)
         for suffix, view in views.items():
             block = _block(d["name"] + suffix)
             hits = [p for p, t in new.items() if block.search(t)]
@@ -317,12 +372,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chosen", default="in advance", help="--pack: where the baseline was chosen")
     p.add_argument("--command", default="", help="--pack: the command that made DIR")
     p.add_argument("--boot", type=int, default=1000, help="--pack: bootstrap resamples")
+    p.add_argument("--methods", help="--pack: keep only these comma-separated methods (and the baseline)")
     args = p.parse_args(argv)
     if args.pack:
         kind, folder = args.pack
         d = PACKERS[kind](Path(folder)) | {"name": args.name, "baseline": args.baseline,
                                            "baseline_chosen": args.chosen, "command": args.command,
                                            "n_boot": args.boot, "seed": 0}
+        if args.methods:
+            keep = {args.baseline, *args.methods.split(",")}
+            unknown = sorted(keep - set(d["scores"]))
+            if unknown:
+                raise SystemExit(f"--methods {unknown}: not in {sorted(d['scores'])}")
+            d["scores"] = {m: v for m, v in d["scores"].items() if m in keep}
         if args.baseline not in d["scores"]:
             raise SystemExit(f"--baseline {args.baseline!r} is not one of {sorted(d['scores'])}")
         print(f"wrote {save(d)}; put <!-- table:{args.name} --> <!-- /table:{args.name} --> in a doc, then --write")

@@ -161,3 +161,27 @@ def test_a_recipes_rows_file_is_rendered_into_its_block(tmp_path: Path, monkeypa
     (data / "other.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
     with pytest.raises(SystemExit, match="no view of such rows"):
         tables.regenerate(data, (doc,))
+
+
+def test_the_words_table_packs_a_suite_and_tests_over_verses(tmp_path: Path) -> None:
+    from sigmoid_head.evaluation.span_metrics import word_metrics
+
+    rng = np.random.default_rng(0)
+    n_words = 300
+    owner = rng.integers(0, 30, n_words)  # 30 candidates, 3 per verse
+    bad = (rng.random(n_words) < 0.3).astype(float)
+    good = np.log(np.clip(0.8 - 0.6 * bad + 0.1 * rng.random(n_words), 1e-6, 1))  # separates
+    noise = np.log(rng.random(n_words))  # does not
+    np.savez_compressed(tmp_path / "word_scores.npz", **{"score:softmax": noise, "score:sigmoid:h": good,
+                                                         "score:neg_entropy": noise}, bad=bad, owner=owner)
+    (tmp_path / "candidates.json").write_text(json.dumps([{"item": i // 3} for i in range(30)]))
+    d = tables.from_words(tmp_path) | {"name": "w", "baseline": "softmax", "baseline_chosen": "in a test",
+                                       "command": "test", "n_boot": 100, "seed": 0}
+    assert set(d["scores"]) == {"softmax", "sigmoid:h"} and d["groups"] == [int(o) // 3 for o in owner]
+    table = tables.render_words(d)
+    row = next(line for line in table.splitlines() if line.startswith("| sigmoid:h |"))
+    exact = word_metrics(np.exp(good), bad, 0.5)
+    assert row.split(" | ")[1].startswith(f"{exact['mcc']:.3f} [")
+    assert row.split(" | ")[3].startswith(f"{exact['roc_auc']:.3f} [")
+    assert "Holm family: ROC-AUC and AP of every other method vs softmax (2 comparisons)" in table
+    assert "p < 0.01 (two-sided)" in row and "of 10 source verses" in table  # 100 resamples
