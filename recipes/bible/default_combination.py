@@ -20,6 +20,15 @@ are chosen here, on the dev books only, and then measured on the test books:
   settings) count equally.
 
 Nothing is chosen on the test books.
+
+With ``--packed`` the inputs are the per-item data committed under
+``docs/results/data/`` (``recipes/bible/tables.py --pack``) instead of run folders, so the
+report is rebuilt from the repository alone:
+
+    python recipes/bible/default_combination.py --packed --other mt_suite_dev mt_suite_test \
+        --self mt:mt_eval_self --out docs/results/default_combination.md
+
+(``--self SETTING:NAME`` reads the packs ``NAME_dev`` and ``NAME_test``.)
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from sigmoid_head.evaluation.metrics import pearson, roc_auc
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_self_study import aggregate, eval_items  # noqa: E402
 from qe_report import gold_self  # noqa: E402
+from tables import DATA, load  # noqa: E402
 
 GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 BASELINES = {"softmax_min": "softmax@min", "softmax_mean_log": "softmax@mean",
@@ -83,14 +93,27 @@ def measure(test: dict[str, np.ndarray], gold: np.ndarray, choice: dict, metric,
     return out
 
 
-def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[str, Path]] = ()) -> dict:
+def packed(name: str, data_dir: Path | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
+    """A committed table's data (``docs/results/data/NAME.json.gz``): scores, gold, groups."""
+    d = load((data_dir or DATA) / f"{name}.json.gz")
+    return ({m: np.asarray(v, dtype=float) for m, v in d["scores"].items()},
+            np.asarray(d["gold"], dtype=float), np.asarray(d["groups"]))
+
+
+def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[str, Path]] = (),
+               from_data: bool = False) -> dict:
     """Chosen on ``dev_dir``, measured on ``test_dir`` and on each of ``checks`` (test-only
-    suites of other models or settings: the same choice applied unchanged)."""
+    suites of other models or settings: the same choice applied unchanged). ``from_data``:
+    the folders are names of committed tables' data instead (:func:`packed`)."""
     def load(d: Path) -> tuple[dict, np.ndarray]:
+        if from_data:
+            return packed(str(d))[:2]
         cands = json.loads((d / "candidates.json").read_text())
         return dict(np.load(d / "sequence_scores.npz")), np.array([c["label"] for c in cands], dtype=float)
 
     def verses(d: Path) -> np.ndarray:
+        if from_data:
+            return packed(str(d))[2]
         return np.array([c["item"] for c in json.loads((d / "candidates.json").read_text())])
 
     choice = choose([load(dev_dir)], roc_auc)
@@ -99,8 +122,10 @@ def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[st
     return {"choice": choice, "test": test if checks else test[""]}
 
 
-def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int) -> dict:
+def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int, from_data: bool = False) -> dict:
     def load(setting: str, d: Path, split: str) -> tuple[dict, np.ndarray]:
+        if from_data:  # the packs NAME_dev / NAME_test
+            return packed(f"{d}_{split}")[:2]
         hyps = json.loads((d / f"{split}_hyps.json").read_text())
         items = eval_items(setting, data, split)[: len(hyps)]
         gold = np.asarray(gold_self(hyps, [t["refs"] for t in items])["chrf"], dtype=float)
@@ -161,15 +186,18 @@ def main() -> None:
                    help="eval_self_study.py outputs, e.g. mt:runs/mt_study")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "bible"))
     p.add_argument("--boot", type=int, default=1000)
+    p.add_argument("--packed", action="store_true",
+                   help="--other/--self name committed table data (docs/results/data) instead of run folders")
     p.add_argument("--out", required=True, help="markdown report (a .json beside it)")
     args = p.parse_args()
     report: dict = {}
     if args.other:
         checks = [(c.split(":", 1)[0], Path(c.split(":", 1)[1])) for c in args.other_check]
-        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot, checks)
+        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot, checks,
+                                          args.packed)
     if args.studies:
         studies = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.studies]
-        report["eval_self"] = eval_self(studies, Path(args.data), args.boot)
+        report["eval_self"] = eval_self(studies, Path(args.data), args.boot, args.packed)
     if not report:
         raise SystemExit("give --other and/or --self")
     out = Path(args.out)

@@ -372,11 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chosen", default="in advance", help="--pack: where the baseline was chosen")
     p.add_argument("--command", default="", help="--pack: the command that made DIR")
     p.add_argument("--boot", type=int, default=1000, help="--pack: bootstrap resamples")
+    p.add_argument("--split", default="test", help="--pack self: the study's split (dev or test)")
     p.add_argument("--methods", help="--pack: keep only these comma-separated methods (and the baseline)")
     args = p.parse_args(argv)
     if args.pack:
         kind, folder = args.pack
-        d = PACKERS[kind](Path(folder)) | {"name": args.name, "baseline": args.baseline,
+        d = PACKERS[kind](Path(folder), **({"split": args.split} if kind == "self" else {})) | {"name": args.name, "baseline": args.baseline,
                                            "baseline_chosen": args.chosen, "command": args.command,
                                            "n_boot": args.boot, "seed": 0}
         if args.methods:

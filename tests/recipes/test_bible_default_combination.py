@@ -50,3 +50,18 @@ def test_checks_apply_the_dev_choice_unchanged(tmp_path: Path) -> None:
     assert set(r["test"]) == {"", "llm"}
     assert r["choice"] == dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50)["choice"]
     assert "Test books (llm)" in dc.markdown({"eval_other": r})
+
+
+def test_committed_data_give_the_same_report_as_the_run_folders(tmp_path: Path, monkeypatch) -> None:
+    import tables
+
+    _suite(tmp_path / "dev", 0)
+    _suite(tmp_path / "test", 1)
+    data = tmp_path / "data"
+    for split in ("dev", "test"):
+        tables.save(tables.from_suite(tmp_path / split) | {"name": f"toy_{split}"}, data)
+    monkeypatch.setattr(dc, "DATA", data)
+    from_runs = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50)
+    from_data = dc.eval_other(Path("toy_dev"), Path("toy_test"), n_boot=50, from_data=True)
+    assert dc.markdown({"eval_other": from_data}) == dc.markdown({"eval_other": from_runs})
+    assert from_data["choice"]["weight"] == pytest.approx(0.75, abs=0.1)
