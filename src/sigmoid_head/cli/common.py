@@ -107,7 +107,7 @@ def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
     add_dataclass_options(p.add_argument_group("scoring and output"), CorpusConfig, only=run,
                           parsers=PARSERS)
     add_dataclass_options(p.add_argument_group("extra baselines"), CorpusConfig,
-                          skip=(*RUN_FIELDS, *(("mc_samples",) if command == "score" else ())),
+                          skip=(*RUN_FIELDS, *(("mc_samples",) if command in ("score", "rerank") else ())),
                           parsers=PARSERS)
 
 

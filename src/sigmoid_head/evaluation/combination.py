@@ -135,6 +135,9 @@ class Combination:
 DEFAULTS = {
     "score": Combination(0.75, "softmax_min", "dev books, Bible MT, Eval Other error suite (ROC-AUC)"),
     "generate": Combination(0.0, "softmax_mean_log", "dev books, Bible MT and LLM, Eval Self (Pearson with chrF)"),
+    # reranking picks by "combined" with score's mix: the best selection score on the dev
+    # verses of the MT and LLM reranking studies (mean pick chrF; docs/results.md)
+    "rerank": Combination(0.75, "softmax_min", "dev books, Bible MT and LLM, best-of-7 reranking (pick chrF)"),
 }
 """The default per command; see the module docstring for the evidence."""
 
@@ -151,7 +154,7 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
     Returns:
         (the :class:`~sigmoid_head.evaluation.calibration.Calibrator` or None, the
         :class:`~sigmoid_head.evaluation.spans.SpanConfig` or None, the fitted
-        :class:`Combination`, else ``command``'s default: "score" or "generate").
+        :class:`Combination`, else ``command``'s default: "score", "generate" or "rerank").
 
     Raises:
         ValueError: a malformed extra, named as ``source/<file>``.

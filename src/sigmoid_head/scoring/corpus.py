@@ -110,7 +110,7 @@ class Explanations:
     def load(cls, model: Any, command: str, head_dir: str | Path | None = None) -> Explanations:
         """The extras the loaded head carries (``SigmoidHeadModel.extras``, read once by
         ``from_pretrained``, local or Hub head alike; a bare backbone has none).
-        ``command`` ("score" or "generate") picks the default combination; ``head_dir``
+        ``command`` ("score", "generate" or "rerank") picks the default combination; ``head_dir``
         only names the head in errors.
 
         Raises:
@@ -154,7 +154,7 @@ class CorpusResult:
 
 def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explanations,
          batch: Callable[[list[dict]], list[dict]], *, batch_size: int, window: int,
-         settings: dict) -> CorpusResult:
+         settings: dict, rows_per_input: int = 1) -> CorpusResult:
     """Score, explain and write; the page; the result."""
     from .token_scores import unpack_model
 
@@ -165,7 +165,8 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
 
     kept: list[dict] = []
     means = run_streamed(inputs, score_batch, to_json=config.to_json, settings=settings,
-                         batch_size=batch_size, window=window, progress=not config.quiet,
+                         batch_size=batch_size, window=window, rows_per_input=rows_per_input,
+                         progress=not config.quiet,
                          on_rows=None if config.to_json else kept.extend)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
