@@ -17,6 +17,7 @@ import dataclasses
 import importlib
 import pkgutil
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,18 @@ import sigmoid_head
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"),
                *(ROOT / "recipes").rglob("README*.md")])
-TOP = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+def _tracked_top() -> set[str]:
+    """Top-level names git tracks (a machine's run outputs, ``runs/`` or ``data/``, are
+    not); every top-level name where git is missing."""
+    try:
+        files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+    return {f.split("/")[0] for f in files} or {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+
+
+TOP = _tracked_top()
 TICKED = re.compile(r"`([^`\n]+)`")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 MODULES = sorted(m.name.removeprefix("sigmoid_head.") for m in
