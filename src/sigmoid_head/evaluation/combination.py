@@ -138,6 +138,11 @@ DEFAULTS = {
 }
 """The default per command; see the module docstring for the evidence."""
 
+RERANK_SELECT = "softmax_mean_log"
+"""The default score by which ``sigmoid-head rerank`` picks one of a source's candidates:
+the softmax's geo-mean, chosen on dev for best-of-N reranking (docs/results.md: on the LLM
+setting, 50 dev verses, it gave the highest mean chrF of the picks, 0.384)."""
+
 
 def for_command(command: str, head_dir: str | Path | None) -> Combination:
     """The head folder's fitted combination, else the command's default."""
