@@ -76,7 +76,13 @@ def test_describe_lists_the_row_and_score_fields(capsys) -> None:
     assert "| `entropy_mean` | higher = worse |" in out
 
 
-def test_bad_options_are_refused_in_one_line(src, tmp_path, capsys) -> None:
+def test_bad_options_are_refused_in_one_line(src, tmp_path, capsys, monkeypatch) -> None:
+    from sigmoid_head.cli import common
+
+    def no_model(self):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(common.ModelOptions, "load", no_model)  # every refusal comes first
     out = tmp_path / "o.jsonl"
     assert cli_main(_args(src, out, "--select", "softmax@median")) == 2
     err = capsys.readouterr().err
@@ -131,6 +137,14 @@ def test_a_killed_run_resumes_without_duplicates(src, tmp_path, monkeypatch, cap
     assert "continuing after 3 rows" in printed and "5 new outputs" in printed
     assert [r["source"] for r in _rows(out)] == SOURCES  # each source once, in order
     assert out.read_bytes() == full.read_bytes()  # the window of row 4 drawn again, the same
+    other = tmp_path / "other.jsonl"
+    monkeypatch.setattr(io_utils, "fault_point", point)
+    written.clear()
+    with pytest.raises(Killed):
+        cli_main(_args(src, other))
+    # other candidates cannot continue that run
+    assert cli_main(_args(src, other, "--temperature", "1.5")) == 2
+    assert "holds results of another run" in capsys.readouterr().err
 
 
 def test_two_processes_write_what_one_process_writes(src, full, tmp_path) -> None:

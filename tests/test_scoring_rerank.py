@@ -114,6 +114,13 @@ def test_samples_are_seeded(model, rows) -> None:
     assert [t[1:] for t in texts] != [t[1:] for t in other_texts]
 
 
+def test_each_batch_draws_from_its_own_stream() -> None:
+    a, b = [{"source": "la casa"}], [{"source": "una mujer"}]
+    assert rerank.batch_seed(0, a) == rerank.batch_seed(0, [{"source": "la casa"}])
+    assert len({rerank.batch_seed(0, a), rerank.batch_seed(0, b), rerank.batch_seed(1, a)}) == 3
+    assert 0 <= rerank.batch_seed(0, a) < 2**63
+
+
 def test_samples_only_and_beam_search(model) -> None:
     only = _rows(model, RerankConfig(samples=2, greedy=False, max_new_tokens=4))
     assert all([c["origin"] for c in r["candidates"]] == ["sample"] * 2 for r in only)
