@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     model = common.ModelOptions(args.head, args.model, args.dtype, args.device).load()
     result = rerank_corpus(model, inputs, config, corpus, head_dir=args.head)
     if result.n:
-        print(f"{result.n} sources reranked, {config.samples} samples"
+        print(f"{result.n} sources reranked, {config.samples} sample"
+              f"{'' if config.samples == 1 else 's'}"
               f"{' + ' + ('greedy' if config.num_beams == 1 else 'beam') if config.greedy else ''}"
               f" each; picked by {config.select}, mean over the picks "
               f"{result.means.get('picked_score', float('nan')):.4f}; written to {corpus.to_json}")
