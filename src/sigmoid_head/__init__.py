@@ -8,7 +8,9 @@ light):
 * training: :class:`TrainConfig`, :func:`train`;
 * scoring: :func:`score_corpus` / :func:`generate_corpus` with :class:`CorpusConfig` (what
   ``sigmoid-head score`` / ``generate`` do: baselines, combined score, calibration, spans,
-  streamed resumable output), :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
+  streamed resumable output), :func:`rerank_corpus` with :class:`RerankConfig` (what
+  ``sigmoid-head rerank`` does: best-of-N candidates per source, scored, one picked),
+  :func:`score_records` (Eval Other), :func:`generate_and_score` (Eval Self),
   :func:`stream_generate` (Eval Self, each token's scores as it is generated),
   :class:`DecodingConfig`;
 * evaluation: :func:`evaluate_scores`;
@@ -52,6 +54,8 @@ _EXPORTS = {
     "score_corpus": "scoring.corpus",
     "generate_corpus": "scoring.corpus",
     "CorpusConfig": "scoring.corpus",
+    "rerank_corpus": "scoring.rerank",
+    "RerankConfig": "scoring.rerank",
     "generate_and_score": "scoring.generate",
     "DecodingConfig": "scoring.generate",
     "stream_generate": "scoring.streaming",
@@ -65,6 +69,7 @@ __all__ = [
     "CorpusConfig",
     "DecodingConfig",
     "HeadConfig",
+    "RerankConfig",
     "SigmoidHead",
     "SigmoidHeadModel",
     "TrainConfig",
@@ -74,6 +79,7 @@ __all__ = [
     "generate_and_score",
     "generate_corpus",
     "load_backbone",
+    "rerank_corpus",
     "score_corpus",
     "score_records",
     "stream_generate",
@@ -90,6 +96,7 @@ if TYPE_CHECKING:
     from .scoring.corpus import CorpusConfig, generate_corpus, score_corpus
     from .scoring.force_decode import score_records
     from .scoring.generate import DecodingConfig, generate_and_score
+    from .scoring.rerank import RerankConfig, rerank_corpus
     from .scoring.streaming import stream_generate
     from .training.config import TrainConfig
     from .training.loop import train

@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "train": "train a Sigmoid Head on a frozen model",
     "score": "Eval Other: score given outputs (force-decoding)",
     "generate": "Eval Self: generate, then score the outputs",
-    "rerank": "best-of-N: draw candidates per source, score them, pick one",
+    "rerank": "best-of-N: draw several outputs per source, score them, pick one",
     "evaluate": "correlate QE scores with gold quality",
     "calibrate": "fit calibrated probabilities and error-span settings on a dev set",
     "demo": "train a head on SmolLM2 and compare it with softmax and BoostedProb",

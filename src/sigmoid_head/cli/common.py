@@ -127,7 +127,7 @@ def corpus_config(args: argparse.Namespace) -> Any:
     from ..output_safety import refuse_overlaps
     from ..scoring.corpus import CorpusConfig, config_from
 
-    refuse_overlaps({"--to-json": args.to_json, "--html": args.html},
+    refuse_overlaps({"--to-json": args.to_json, "--html": getattr(args, "html", None)},
                     {f"--{k}": getattr(args, k, None) for k in ("input", "sources", "candidates")},
                     {"--head": args.head, "--model": args.model})
     config = config_from(vars(args), CorpusConfig)

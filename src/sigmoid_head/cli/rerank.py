@@ -1,9 +1,9 @@
-"""``sigmoid-head rerank``: best-of-N reranking: draw candidates per source, score, pick.
+"""``sigmoid-head rerank``: best-of-N reranking of the model's own candidates.
 
-Parses the options (generated from :class:`sigmoid_head.scoring.rerank.RerankConfig`,
-:class:`sigmoid_head.scoring.corpus.CorpusConfig`, the shared fields of
-:class:`sigmoid_head.scoring.generate.DecodingConfig` and :class:`.common.ModelOptions`) and
-calls :func:`sigmoid_head.scoring.rerank.rerank_corpus`.
+Parses the options (generated from :class:`sigmoid_head.scoring.rerank.RerankConfig`, the
+batching and output fields of :class:`sigmoid_head.scoring.corpus.CorpusConfig` and
+:class:`.common.ModelOptions`) and calls :func:`sigmoid_head.scoring.rerank.rerank_corpus`:
+streamed, resumable ``-o``, data-parallel under ``accelerate launch`` / ``torchrun``.
 """
 
 from __future__ import annotations
@@ -12,50 +12,65 @@ import argparse
 
 from . import UsageError, common
 
-DESCRIPTION = ("Best-of-N reranking: draw the greedy output and sampled candidates per source, "
-               "score them all, and pick one per source.")
-DECODING = ("num_beams", "max_new_tokens", "seed", "head_weight", "head_mask_below")
-"""The DecodingConfig fields that are options (the sampling ones are RerankConfig's)."""
+DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples), score them "
+               "all and pick one by a score (default: the softmax's geo-mean, chosen on dev).")
+OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
+"""The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
+``--batch-size`` counts sources here)."""
+PARSERS = {**common.PARSERS, "samples": common.NONNEG_INT}
+"""Setting -> the argparse type that checks it."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..scoring.generate import DecodingConfig
+    from ..scoring.corpus import CorpusConfig
     from ..scoring.rerank import RerankConfig
     from .options import add_dataclass_options
 
     p.add_argument("-s", "--sources", help="sources, one per line")
-    p.add_argument("--input", help=".jsonl with {source} or {messages}")
+    p.add_argument("--input", help=".jsonl with {source} or {messages} (a target is kept)")
+    p.add_argument("-o", "--to-json", dest="to_json", metavar="OUT.jsonl",
+                   help="required: write one JSON row per source, its candidates with their "
+                   "scores and the pick, as they are done (resumed when rerun after an "
+                   "interruption)")
+    p.add_argument("--describe", action="store_true",
+                   help="print every output field with its direction and range, then exit")
+    add_dataclass_options(p.add_argument_group("model"), common.ModelOptions)
     add_dataclass_options(p.add_argument_group("candidates and selection"), RerankConfig,
-                          parsers=common.PARSERS)
-    common.add_corpus_args(p, "rerank")
-    add_dataclass_options(p.add_argument_group("decoding"), DecodingConfig, only=DECODING,
-                          parsers=common.PARSERS)
+                          parsers=PARSERS)
+    g = p.add_argument_group("scoring and output")
+    g.add_argument("--batch-size", type=common.POSITIVE_INT, default=CorpusConfig.batch_size,
+                   metavar="BATCH_SIZE", help="Sources per batch: each generate call runs "
+                   "batch-size x samples sequences, and the samples' seeds depend on the "
+                   f"batches. (default: {CorpusConfig.batch_size})")
+    add_dataclass_options(g, CorpusConfig, only=OUTPUT, parsers=PARSERS)
 
 
 def run(args: argparse.Namespace) -> int:
-    """``sigmoid-head rerank``: every candidate to ``--to-json`` (or the picks printed)."""
-    if args.describe:
-        return common.describe_fields()
+    """``sigmoid-head rerank``."""
+    from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
     from ..scoring.corpus import config_from
     from ..scoring.corpus_output import join_processes
-    from ..scoring.generate import DecodingConfig
-    from ..scoring.rerank import RerankConfig, check_select, rerank_corpus
+    from ..scoring.rerank import RerankConfig, check_select, describe, rerank_corpus, selectable
 
-    config = common.corpus_config(args)
-    try:
-        rerank = config_from(vars(args), RerankConfig)
-        check_select(rerank.select)
-        decoding = config_from(vars(args), DecodingConfig)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    if args.describe:
+        print(describe(), end="")
+        return 0
+    if not args.to_json:
+        raise UsageError("give -o OUT.jsonl: the candidates and the picks are written there")
+    config = config_from(vars(args), RerankConfig)  # a bad --select stops here, listed
+    if not args.head:  # what a bare model cannot score, before it is loaded
+        if config.select == RERANK_SELECT:
+            config.select = RERANK_SELECT_NO_HEAD  # the default without a head
+        check_select(config.select, selectable(head=False))
+    corpus = common.corpus_config(args)
     inputs = common.Inputs(args, need_candidates=False)
     _, args.device = join_processes(args.device)
     model = common.ModelOptions(args.head, args.model, args.dtype, args.device).load()
-    result = rerank_corpus(model, inputs, config, rerank, decoding, head_dir=args.head)
-    common.print_result(result)
-    if result.rows is not None:
-        for r in result.rows:
-            if r["picked"]:
-                print(f"[{r['source_index']}] {r['origin']} ({r['picked_by']} {r[r['picked_by']]:.3f}): "
-                      f"{r['candidate']}")
+    result = rerank_corpus(model, inputs, config, corpus, head_dir=args.head)
+    if result.n:
+        print(f"{result.n} sources reranked, {config.samples} sample"
+              f"{'' if config.samples == 1 else 's'}"
+              f"{' + ' + ('greedy' if config.num_beams == 1 else 'beam') if config.greedy else ''}"
+              f" each; picked by {config.select}, mean over the picks "
+              f"{result.means.get('picked_score', float('nan')):.4f}; written to {corpus.to_json}")
     return 0

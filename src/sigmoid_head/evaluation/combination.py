@@ -141,6 +141,15 @@ DEFAULTS = {
 }
 """The default per command; see the module docstring for the evidence."""
 
+RERANK_SELECT = "combined"
+"""The default score by which ``sigmoid-head rerank`` picks one of a source's candidates:
+the combined score with ``DEFAULTS["rerank"]`` (or the head folder's fitted combination),
+the best selection score on the dev verses of the MT and LLM reranking studies (mean pick
+chrF 0.414 over the two; docs/results.md, "Best-of-N reranking")."""
+RERANK_SELECT_NO_HEAD = "softmax_min"
+"""The default without a head: the best score that does not read the head on the same dev
+verses (0.409; BoostedProb's minimum, 0.410, reads the same dominant sets)."""
+
 
 def for_command(command: str, head_dir: str | Path | None) -> Combination:
     """The head folder's fitted combination, else the command's default."""

@@ -1,209 +1,301 @@
-"""Best-of-N reranking: what ``sigmoid-head rerank`` does, as library calls.
+"""Best-of-N reranking: draw several candidates per source, score them all, pick one.
 
-For every source the model draws N candidates: its greedy output (beam search with
-``num_beams`` > 1) and ``samples`` outputs sampled at ``temperature`` (nucleus ``top_p``).
-Every candidate is scored during its own generation (no second pass; the same scores as
-``generate``), the head folder's combined score, calibration and error spans are added, and
-the candidate with the highest ``select`` score is picked. One row per candidate is
-written, in source order, each with its ``origin`` (``greedy``, ``beam`` or
-``sample:<i>``), the source's index ``source_index``, ``picked`` (true for the pick) and
-``picked_by`` (the selection score): the output is a ``score``/``generate`` file whose
-picks are one filter away (``picked`` rows).
+For every source (or chat) the frozen model writes its greedy output (beam search with
+``num_beams`` > 1; left out with ``greedy=False``) and ``samples`` outputs sampled at
+``temperature`` (``top_p``). Each candidate is scored by the pass that generated it (no
+second forward pass; beam search is force-decoded, see :mod:`.generate`): every registered
+method in every aggregation, ``entropy_mean``, and the head folder's combined score and
+calibrated probabilities, as ``sigmoid-head generate`` writes them. The candidate with the
+best ``select`` score is the pick: the highest, or the lowest for a score where higher =
+worse (``entropy_mean``; the directions are :mod:`.fields`'), the first one on a tie.
 
-Sampling is seeded per batch of sources (from ``DecodingConfig.seed`` and the batch's
-sources), so a resumed or data-parallel run draws the same candidates as one uninterrupted
-run with the same ``batch_size``.
-
-The default selection score, ``combined`` (``score``'s combination of the head geo-mean
-and the softmax minimum, or the head folder's fitted one), was chosen on the dev verses of
-the MT and LLM settings of ``recipes/bible/rerank_study.py``; on their test verses it was
-neither better nor worse than the best softmax-side score (docs/results.md, "Best-of-N
-reranking").
+Sampling is seeded per batch: a batch of sources draws from its own stream, seeded by
+``seed`` and the batch's inputs. The batches do not depend on the number of processes or
+on a resume (:mod:`.distributed`), so the same settings (``batch_size`` included) draw the
+same candidates in one process or many, and after an interruption. Output is
+:func:`.corpus_output.run_streamed`'s, as for ``score`` and ``generate``: streamed,
+resumable, data-parallel under ``accelerate launch`` / ``torchrun``, one row per source
+(:data:`ROW_FIELDS`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-import zlib
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings, add_baselines
+from .. import methods as registry
+from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
+from . import fields
+from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings
 
-DEFAULT_SELECT = "combined"
-"""The selection score chosen on dev for reranking (module docstring)."""
-LOWER_IS_BETTER = frozenset({"entropy_mean"})
-"""Selection scores where the lowest value wins."""
+RERANK_WINDOW_BATCHES = 4
+"""Batches per window (the unit written to disk): each batch generates 1 + ``samples``
+outputs per source, so a window is smaller than ``generate``'s and an interruption loses
+less."""
+AT_AGGREGATIONS = {"prod": "product", "product": "product", "mean": "mean_log",
+                   "mean_log": "mean_log", "geo_mean": "mean_log", "min": "min",
+                   "logprob": "logprob"}
+"""``method@aggregation`` spellings of a selection score (``softmax@mean``, as the results
+tables name them) -> the aggregation."""
+CALIBRATION_KINDS = ("platt", "isotonic")
+"""The calibrated probabilities a head folder's calibration adds (``<method>_<kind>``)."""
+KEEP = ("source", "messages", "target")
+"""Input fields copied into a row (a ``target`` is kept as a reference for the picks)."""
+ROW_FIELDS: tuple[fields.Field, ...] = (
+    fields.Field("source / messages", fields.NEITHER, "text", "the input (and its target, when it has one)"),
+    fields.Field("picked", fields.NEITHER, "text", "the picked candidate's text"),
+    fields.Field("pick", fields.NEITHER, "[0, candidates)", "the picked candidate's index"),
+    fields.Field("select", fields.NEITHER, "a score name", "the score that picked it"),
+    fields.Field("picked_score", fields.NEITHER, "the score's", "the pick's value of that score"),
+    fields.Field("truncated", fields.NEITHER, "true", "the prompt was cut to fit the model"),
+    fields.Field("candidates[].candidate", fields.NEITHER, "text", "a candidate"),
+    fields.Field("candidates[].origin", fields.NEITHER, "greedy/beam/sample", "how it was drawn"),
+    fields.Field("candidates[].sample", fields.NEITHER, "[0, samples)",
+                 "which sample (sampled candidates only)"),
+    fields.Field("candidates[].<score>", fields.NEITHER, "see below",
+                 "every score of a generate row (finished, n_tokens and the table below)"),
+)
+"""The fields of a rerank row, in order (``sigmoid-head rerank --describe``)."""
 
 
 @dataclass
 class RerankConfig:
-    """How candidates are drawn and picked (``sigmoid-head rerank``)."""
+    """Which candidates are drawn per source, and which score picks one (``rerank``)."""
 
     samples: int = 6
-    """Sampled candidates per source (0: the greedy or beam output only)."""
+    """Sampled candidates per source."""
     temperature: float = 0.8
-    """Sampling temperature of the sampled candidates."""
+    """Sampling temperature of the samples."""
     top_p: float = 1.0
-    """Nucleus sampling: sample among the smallest set of tokens whose probability reaches this."""
+    """Nucleus sampling mass of the samples (1 = off)."""
     greedy: bool = True
-    """Also the greedy output (beam search with --num-beams > 1) as the first candidate."""
-    select: str = DEFAULT_SELECT
-    """The score that picks a source's candidate: any sequence score of the output (sigmoid-head
-    rerank --describe), the highest wins (entropy_mean: the lowest); default chosen on dev for
-    reranking (docs/results.md)."""
+    """Also the greedy output as a candidate (beam search's best with --num-beams > 1)."""
+    num_beams: int = 1
+    """Beam size of the non-sampled candidate (1 = greedy)."""
+    max_new_tokens: int = 128
+    """Most tokens generated per candidate (the EOS included)."""
+    seed: int = 0
+    """Seed of the samples: each batch of sources draws from its own stream, seeded by this
+    and the batch's inputs, so the same command (the same --batch-size) draws the same
+    candidates with any number of processes and after a resume."""
+    select: str = RERANK_SELECT
+    """The score that picks a candidate: any score of a generate row (its highest value; the
+    lowest for entropy_mean, where higher = worse), also spelt method@aggregation
+    (softmax@mean = softmax_mean_log). The preset, combined (the softmax minimum without a
+    head), was chosen on dev for reranking (docs/results.md, "Best-of-N reranking")."""
 
     def __post_init__(self) -> None:
-        if self.samples < 0 or (self.samples == 0 and not self.greedy):
-            raise ValueError("samples must be >= 0, and > 0 without the greedy candidate")
-        if not self.temperature > 0 or not 0 < self.top_p <= 1:
+        if self.samples < 0 or self.num_beams < 1 or self.max_new_tokens < 1:
+            raise ValueError("samples must be >= 0, num_beams and max_new_tokens >= 1")
+        if not self.greedy and not self.samples:
+            raise ValueError("no candidates: give samples >= 1, or keep the greedy candidate")
+        if self.temperature <= 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
+        self.select = check_select(self.select, selectable())
 
-    def per_source(self) -> int:
-        """Candidates per source."""
-        return int(self.greedy) + self.samples
+    def decodings(self, batch_seed: int) -> list[tuple[str, Any]]:
+        """(origin, DecodingConfig) of each kind of candidate, in candidate order."""
+        from .generate import DecodingConfig
 
-
-def selection_keys() -> list[str]:
-    """Every score ``select`` may name: each registered method in each aggregation, the
-    combined score and the mean entropy."""
-    from .. import methods as registry
-
-    return [*(k for m in registry.methods() for k in m.keys(distinct_only=True)),
-            "combined", "combined_log", "entropy_mean"]
-
-
-def check_select(select: str) -> None:
-    """Raises ValueError naming the choices when ``select`` is no selection score."""
-    keys = selection_keys()
-    if select not in keys:
-        raise ValueError(f"unknown selection score {select!r}; choose from {', '.join(keys)}")
+        out = []
+        if self.greedy:
+            out.append(("greedy" if self.num_beams == 1 else "beam",
+                        DecodingConfig(max_new_tokens=self.max_new_tokens, num_beams=self.num_beams)))
+        if self.samples:
+            out.append(("sample", DecodingConfig(
+                max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
+                top_p=self.top_p, num_return_sequences=self.samples, seed=batch_seed)))
+        return out
 
 
-def pick(rows: list[dict], select: str) -> int:
-    """Index of the row ``select`` prefers (the highest; the lowest for mean entropy); the
-    first on ties, NaN never picked unless every value is NaN.
+# ----------------------------------------------------------------------------- the selection
+
+
+def select_key(name: str) -> str:
+    """The row key of a selection score: ``name`` itself, ``method@aggregation``
+    (``softmax@mean`` -> ``softmax_mean_log``, ``entropy@mean`` -> ``entropy_mean``), or an
+    old aggregation name upgraded (``softmax_geomean``)."""
+    name = name.strip()
+    if "@" not in name:
+        return registry.canonical(name)
+    method, _, agg = name.partition("@")
+    if method == "entropy" and agg == "mean":
+        return "entropy_mean"
+    if method in registry.METHODS and agg in AT_AGGREGATIONS:
+        return registry.AGGREGATIONS[AT_AGGREGATIONS[agg]].key(method)
+    return name
+
+
+def selectable(head: bool = True, calibrated: Iterable[str] | None = None) -> list[str]:
+    """The scores a candidate can be picked by: every aggregation of each registered method
+    (those reading the head only with a head; not RAUQ, whose attention weights rerank does
+    not capture), ``entropy_mean``, with a head the combined score and the calibrated
+    probabilities of the ``calibrated`` methods (None: of any method, as a head folder's
+    calibration may hold)."""
+    names = [k for m in registry.methods() if m.reads != "attention" and (head or m.reads != "head")
+             for k in m.keys(distinct_only=False)]
+    names.append("entropy_mean")
+    if head:
+        names += ["combined", "combined_log"]
+        cal = [m.name for m in registry.methods() if m.reads != "attention"] \
+            if calibrated is None else list(calibrated)
+        names += [f"{m}_{kind}" for m in cal for kind in CALIBRATION_KINDS]
+    return names
+
+
+def check_select(name: str, choices: Sequence[str]) -> str:
+    """The row key of ``name`` (:func:`select_key`) when it is one of ``choices``.
 
     Raises:
-        KeyError: a row without ``select``.
+        ValueError: it is not, with the choices listed (and, for a score that exists but
+            not for this model, what it needs).
     """
-    sign = -1.0 if select in LOWER_IS_BETTER else 1.0
-    values = [sign * float(r[select]) for r in rows]
-    values = [-math.inf if math.isnan(v) else v for v in values]
-    return max(range(len(values)), key=lambda i: (values[i], -i))
+    key = select_key(name)
+    if key not in choices:
+        needs = (" of this model's candidates (the head's scores and the combined score need "
+                 "a head, the calibrated ones a calibration saved with it)"
+                 if key in selectable() else "")
+        raise ValueError(f"select {name!r} is not a score{needs}; choose one of: "
+                         + ", ".join(choices))
+    return key
 
 
-def batch_seed(seed: int, part: list[dict]) -> int:
-    """The sampling seed of one batch: the run's seed and the batch's sources, so a batch
-    draws the same candidates in any process and after any interruption."""
-    return (seed * 1_000_003 + zlib.crc32(repr([sorted(r.items()) for r in part]).encode())) % 2**31
+def higher_is_better(key: str) -> bool:
+    """Whether a higher value of score ``key`` is better (:data:`.fields.FIELDS`' direction)."""
+    field = fields.field_for(key)
+    if field is None or field.direction == fields.NEITHER:
+        raise ValueError(f"{key!r} is not a score with a direction")
+    return field.direction == fields.HIGHER_BETTER
 
 
-def rerank_records(model: Any, records: list[dict], rerank: RerankConfig | None = None,
-                   decoding: Any = None, *, prompt_template: str | None = None,
-                   use_chat_template: bool | None = None, batch_size: int = 8,
-                   with_tokens: bool = False, rauq: Any = None,
-                   explain: Explanations | None = None) -> list[dict]:
-    """Draw, score and pick the candidates of ``records`` (``{source}`` / ``{messages}``).
+def pick(values: Sequence[float], higher_better: bool) -> int:
+    """Index of the best value: the highest (the lowest unless ``higher_better``), the first
+    on a tie; a NaN is never picked unless every value is NaN (then the first)."""
+    best: int | None = None
+    for i, v in enumerate(values):
+        if math.isnan(v):
+            continue
+        if best is None or (v > values[best] if higher_better else v < values[best]):
+            best = i
+    return 0 if best is None else best
 
-    Args:
-        model: a SigmoidHeadModel (or a Backbone: softmax-side scores only).
-        records: the sources.
-        rerank: how many candidates and which score picks (default :class:`RerankConfig`).
-        decoding: the greedy/beam and shared settings (``max_new_tokens``, ``num_beams``,
-            ``seed``, head guidance); its sampling fields are ``rerank``'s.
-        explain: what the head folder adds (default: the model's extras for ``rerank``).
+
+def batch_seed(seed: int, records: Sequence[dict]) -> int:
+    """The sampling seed of one batch: from ``seed`` and the batch's inputs (63 bits)."""
+    text = json.dumps([seed, list(records)], sort_keys=True, ensure_ascii=False, default=str)
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8],
+                          "big") >> 1
+
+
+# ----------------------------------------------------------------------------- the candidates
+
+
+def candidates(model: Any, records: Sequence[dict], config: RerankConfig, *,
+               prompt_template: str | None = None, use_chat_template: bool | None = None,
+               batch_size: int = 16, with_tokens: bool = False) -> tuple[list[list[dict]], set[int]]:
+    """Draw and score the candidates of a batch of records (one ``generate`` call per kind
+    of candidate over the whole batch, ``batch_size`` inputs at a time).
 
     Returns:
-        ``rerank.per_source()`` rows per record, in record order (module docstring).
+        Per record its candidates (greedy or beam first, then the samples in order), each
+        ``{candidate, origin, [sample], finished, <scores>}``; and the indices of the
+        records whose prompt was cut to fit the model.
     """
-    from .generate import DecodingConfig, generate_and_score
+    from .generate import generate_outputs, generation_prompts, output_row
+    from .token_scores import unpack_model
 
-    rerank = rerank or RerankConfig()
-    check_select(rerank.select)
-    decoding = decoding or DecodingConfig()
-    explain = explain if explain is not None else Explanations.load(model, "rerank")
-    kw = {"prompt_template": prompt_template, "use_chat_template": use_chat_template,
-          "batch_size": batch_size, "with_tokens": with_tokens, "rauq": rauq, "progress": False}
+    backbone, _ = unpack_model(model)
+    decodings = config.decodings(batch_seed(config.seed, records))
+    _, prompts, cut = generation_prompts(model, records, decodings[0][1], prompt_template,
+                                         use_chat_template)
     groups: list[list[dict]] = [[] for _ in records]
-    if rerank.greedy:
-        first = replace(decoding, do_sample=False, num_return_sequences=1)
-        origin = "beam" if decoding.num_beams > 1 else "greedy"
-        for i, row in enumerate(generate_and_score(model, records, first, **kw)):
-            groups[i].append({**row, "origin": origin})
-    if rerank.samples:
-        sampled = replace(decoding, do_sample=True, num_beams=1, temperature=rerank.temperature,
-                          top_p=rerank.top_p, num_return_sequences=rerank.samples,
-                          seed=batch_seed(decoding.seed, records))
-        rows = generate_and_score(model, records, sampled, **kw)
-        for j, row in enumerate(rows):
-            groups[j // rerank.samples].append({**row, "origin": f"sample:{j % rerank.samples}"})
-    out = []
-    for group in groups:
-        if explain.combination is not None:
-            explain.combination.apply(group)
-        best = pick(group, rerank.select)
-        out += [{**r, "picked": k == best, "picked_by": rerank.select} for k, r in enumerate(group)]
-    return out
+    for origin, decoding in decodings:
+        for g in generate_outputs(model, prompts, decoding, batch_size=batch_size, progress=False):
+            row = output_row(g, {}, backbone.tokenizer, with_tokens)
+            group = groups[g.input_index]
+            sample = {"sample": sum(c["origin"] == "sample" for c in group)} if origin == "sample" else {}
+            group.append({"candidate": row.pop("candidate"), "origin": origin, **sample, **row})
+    return groups, cut
 
 
-INDEX = "\0source_index"
-"""The key under which :class:`_Numbered` carries a record's position (never an input key)."""
+def reranked_row(record: dict, cands: list[dict], key: str, truncated: bool = False) -> dict:
+    """The output row of one source: its candidates and the pick under score ``key``."""
+    missing = [i for i, c in enumerate(cands) if key not in c]
+    if missing:
+        raise ValueError(f"candidate {missing[0]} has no {key!r} score")
+    values = [float(c[key]) for c in cands]
+    k = pick(values, higher_is_better(key))
+    return {**{f: record[f] for f in KEEP if f in record},
+            **({"truncated": True} if truncated else {}),
+            "picked": cands[k]["candidate"], "pick": k, "select": key,
+            "picked_score": values[k], "candidates": cands}
 
 
-class _Numbered:
-    """The inputs, each record with its position in the stream under :data:`INDEX`."""
-
-    def __init__(self, inputs: Any) -> None:
-        self.inputs = inputs
-
-    def __len__(self) -> int:
-        return len(self.inputs)
-
-    def __iter__(self) -> Any:
-        for i, rec in enumerate(self.inputs):
-            yield {**rec, INDEX: i}
-
-
-def rerank_corpus(model: Any, inputs: Any, config: CorpusConfig | None = None,
-                  rerank: RerankConfig | None = None, decoding: Any = None, *,
+def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
+                  corpus: CorpusConfig | None = None, *,
                   head_dir: str | Path | None = None) -> CorpusResult:
-    """Best-of-N reranking on a corpus, as ``sigmoid-head rerank`` does it: streamed to
-    ``config.to_json`` (resumed when rerun after an interruption), data-parallel under
-    ``accelerate launch`` / ``torchrun``, an HTML page of every candidate with ``config.html``.
+    """Best-of-N reranking of a corpus, as ``sigmoid-head rerank`` does it: for every
+    ``{source}`` / ``{messages}`` input, draw the candidates of ``config``, score them, pick
+    one.
 
     Args:
-        model: a SigmoidHeadModel, or a Backbone for the softmax-side scores only.
+        model: a SigmoidHeadModel, or a Backbone for the baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
-        config: scoring and output settings (default :class:`~.corpus.CorpusConfig`).
-        rerank: candidates and selection (default :class:`RerankConfig`).
-        decoding: a :class:`~.generate.DecodingConfig` (its sampling fields are ``rerank``'s).
-        head_dir: where the head came from, recorded in the run's settings.
+        config: the candidates and the selection score (default: :class:`RerankConfig`'s).
+        corpus: batching, prompts and output (``batch_size``, ``prompt_template``, ``chat``,
+            ``with_tokens``: per-token scores in every candidate, ``to_json``: streamed and
+            resumable, ``quiet``); the extra baselines, ``html`` and ``max_tokens`` are not
+            offered here.
+        head_dir: where the head came from, recorded in the run's settings (its calibration,
+            error spans and fitted combination come with ``model.extras``; without a fitted
+            one, ``combined`` is ``generate``'s default).
 
     Returns:
-        The count of candidate rows, their means, and the rows unless written to a file.
-    """
-    from .generate import DecodingConfig
+        The count, the means of the rows' numbers (``picked_score``), and the rows (one per
+        input, :data:`ROW_FIELDS`) unless written to ``corpus.to_json``.
 
-    config, rerank, decoding = config or CorpusConfig(), rerank or RerankConfig(), decoding or DecodingConfig()
-    check_select(rerank.select)
-    explain, rauq = Explanations.load(model, "rerank", head_dir), config.rauq_config()
-    with_tokens = config.keep_tokens() or explain.spans is not None
-    per = rerank.per_source()
+    Raises:
+        ValueError: an option rerank does not offer, or a ``select`` score this model's
+            candidates do not have (the choices listed), before anything is generated.
+    """
+    from .token_scores import unpack_model
+
+    config, corpus = config or RerankConfig(), corpus or CorpusConfig()
+    offered = {"html": corpus.html, "max_tokens": corpus.max_tokens, "rauq": corpus.rauq,
+               "self_judge": corpus.self_judge, "comet_model": corpus.comet_model,
+               "mc_samples": corpus.mc_samples}
+    refused = [k for k, v in offered.items() if v]
+    if refused:
+        raise ValueError(f"rerank does not offer {', '.join(refused)}")
+    explain = Explanations.load(model, "rerank", head_dir)
+    head = unpack_model(model)[1] is not None
+    calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []
+    select = config.select if head or config.select != RERANK_SELECT else RERANK_SELECT_NO_HEAD
+    key = check_select(select, selectable(head, calibrated))
+    with_tokens = corpus.keep_tokens() or explain.spans is not None  # the spans need them
 
     def batch(part: list[dict]) -> list[dict]:
-        records = [{k: v for k, v in r.items() if k != INDEX} for r in part]
-        rows = rerank_records(model, records, rerank, decoding,
-                              prompt_template=config.prompt_template, use_chat_template=config.chat,
-                              batch_size=config.batch_size, with_tokens=with_tokens, rauq=rauq,
-                              explain=explain)
-        for k, row in enumerate(rows):
-            row["source_index"] = part[k // per][INDEX]
-        add_baselines(model, records, rows, config, decoding, per_input=per)
-        return rows
+        groups, cut = candidates(model, part, config, prompt_template=corpus.prompt_template,
+                                 use_chat_template=corpus.chat, batch_size=corpus.batch_size,
+                                 with_tokens=with_tokens)
+        explain.apply([c for g in groups for c in g], corpus.keep_tokens())
+        return [reranked_row(rec, g, key, i in cut)
+                for i, (rec, g) in enumerate(zip(part, groups, strict=True))]
 
-    return _run(model, _Numbered(inputs), config, explain, batch, batch_size=config.batch_size,
-                window=16 * config.batch_size, rows_per_input=per,
-                settings=_settings(model, config, head_dir, decoding=asdict(decoding),
-                                   rerank=asdict(rerank), batch=config.batch_size))
+    # the candidates were explained above; the rows themselves have nothing to add
+    return _run(model, inputs, corpus, Explanations(), batch, batch_size=corpus.batch_size,
+                window=RERANK_WINDOW_BATCHES * corpus.batch_size,
+                settings=_settings(model, corpus, head_dir, rerank=asdict(config),
+                                   batch_size=corpus.batch_size))
+
+
+def describe() -> str:
+    """The fields of a rerank row, then those of a candidate's scores, as Markdown tables."""
+    rows = ["One row per source:", "", "| field | direction | range | meaning |", "|---|---|---|---|"]
+    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in ROW_FIELDS]
+    return "\n".join(rows) + "\n\nEvery candidate's scores:\n\n" + fields.describe()
