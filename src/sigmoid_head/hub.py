@@ -191,7 +191,7 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
     if not (head_dir / WEIGHTS_NAME).is_file():
         raise FileNotFoundError(f"{head_dir} holds {CONFIG_NAME} but no {WEIGHTS_NAME}")
     license = check_license(license) if license else base_license(config.base_model,
-                                                                  config.base_revision)
+                                                                  config.base_revision, hub_offline)
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
     if _offline_env():
         raise HubUnavailableError("cannot push: HF_HUB_OFFLINE is set (offline mode); unset it "

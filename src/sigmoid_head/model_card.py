@@ -13,7 +13,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,11 +170,12 @@ def _card_license(path: Path) -> str | None:
         return None
 
 
-def base_license(base_model: str, revision: str | None = None) -> str | None:
+def base_license(base_model: str, revision: str | None = None,
+                 offline: Callable[[], bool] | None = None) -> str | None:
     """The base model's license id where it is known, else None: the embedded model's
     (SmolLM2 is Apache 2.0); a local checkpoint's README.md metadata (or ``license`` in its
-    config.json); a Hub model's card metadata, from the Hub cache, or asked of the Hub when
-    it can be reached (errors: None)."""
+    config.json); a Hub model's card metadata, from the Hub cache, or asked of the Hub
+    unless ``offline()`` says it cannot be reached (:func:`.hub.hub_offline`; errors: None)."""
     from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
     if base_model in (DEFAULT_MODEL_NAME, EMBEDDED_HUB_ID):
@@ -198,9 +199,7 @@ def base_license(base_model: str, revision: str | None = None) -> str | None:
         cached = try_to_load_from_cache(base_model, "README.md", revision=revision)
         if isinstance(cached, str):
             return _card_license(Path(cached))
-        from .hub import hub_offline
-
-        if hub_offline():
+        if offline is not None and offline():
             return None
         from huggingface_hub import model_info
 

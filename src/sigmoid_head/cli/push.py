@@ -35,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..head_io import HeadConfig
-    from ..hub import push_folder
+    from ..hub import hub_offline, push_folder
     from ..model_card import base_license, base_parameter_count, check_license, model_card
 
     config = HeadConfig.load(Path(args.head))
     license = check_license(args.license) if args.license else \
-        base_license(config.base_model, config.base_revision)
+        base_license(config.base_model, config.base_revision, hub_offline)
     if args.card_only:
         params = base_parameter_count(config.base_model, config.base_revision)
         print(model_card(config, repo_id=args.repo_id, base_params=params,
