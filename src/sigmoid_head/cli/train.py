@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
     refuse_overlaps({f"--output-dir {n}": Path(args.output_dir) / n for n in (CONFIG_NAME, WEIGHTS_NAME)},
                     {"--train-file": getattr(args, "train_file", None),
-                     "--validation-file": getattr(args, "validation_file", None)},
+                     "--validation-file": getattr(args, "validation_file", None),
+                     "--self-generated": getattr(args, "self_generated", None),
+                     "--self-validation-file": getattr(args, "self_validation_file", None)},
                     {"--model": getattr(args, "model", None)})
     model = train(config)
     hist = model.config.training.get("history", [])

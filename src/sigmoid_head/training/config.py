@@ -63,12 +63,20 @@ class DataConfig:
     """Worker processes that tokenize with data_engine=datasets (None = this process)."""
     data_cache_dir: str | None = None
     """Where data_engine=datasets keeps its Arrow files (None = output_dir/data_cache)."""
+    self_generated: str | None = None
+    """Self-labelled outputs of the model (a .jsonl that `sigmoid-head self-label` writes: source, target = the model's output, word_labels OK/BAD): the head is also trained to score their tokens good or bad, with weight self_weight (memory data engine only)."""
+    self_validation_file: str | None = None
+    """Self-labelled validation outputs; without it validation_fraction of self_generated is held out."""
 
     def __post_init__(self) -> None:
         check_template(self.prompt_template)
         if self.data_engine not in ENGINES:
             raise ValueError(f"data_engine must be one of {ENGINES}")
         _check([(self.num_proc is None or self.num_proc >= 1, "num_proc must be >= 1")])
+        if (self.self_generated or self.self_validation_file) and self.data_engine != "memory":
+            raise ValueError("self_generated works with data_engine=memory only")
+        if self.self_validation_file and not self.self_generated:
+            raise ValueError("self_validation_file needs self_generated")
         _check([(self.max_length > 1, "max_length must be > 1"),
                 (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
                 (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
@@ -101,6 +109,8 @@ class OptimConfig:
     """Weight of the authors' ranking loss (their newest research code): a hinge on head logits, averaged over all (reference, other dominant token) pairs of a batch, that ranks the reference above the dominant tokens of its position; needs avoid_dominant (0 = the paper's loss only)."""
     rank_margin: float = 0.0
     """Logit margin of that ranking loss (0, the authors' default: only a dominant token above the reference is penalised)."""
+    self_weight: float = 1.0
+    """Weight of the self-generated term (with self_generated): each step adds this times the mean BCE of the head's scores of one micro-batch of self-labelled outputs against their good/bad labels."""
 
     def __post_init__(self) -> None:
         _check([(self.batch_size is None or self.batch_size >= 0, "batch_size must be >= 0"),
@@ -116,7 +126,8 @@ class OptimConfig:
                 (self.weight_decay >= 0, "weight_decay must be >= 0"),
                 (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
                 (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0"),
-                (self.rank_loss_weight >= 0, "rank_loss_weight must be >= 0")])
+                (self.rank_loss_weight >= 0, "rank_loss_weight must be >= 0"),
+                (self.self_weight > 0, "self_weight must be > 0")])
 
 
 @dataclass

@@ -41,6 +41,7 @@ from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .optim import cosine_with_warmup, make_optimizer
+from .self_term import SelfData, self_loss, self_validation
 from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,8 @@ class Run:
     save_every: int
     n_input: Any = None
     """Input tokens of every training example (for the tokens/s figure)."""
+    self_data: SelfData | None = None
+    """The self-labelled outputs (with ``self_generated``)."""
 
     @property
     def out(self) -> Path:
@@ -280,7 +283,28 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     eval_every = config.eval_every or steps_per_epoch
     return Run(config, accelerator, model, ctx, optimizer, scheduler, state, collate, train_ex,
                val_ex, _batches(config, val_ex, False, 0) if len(val_ex) else [], train_cache, val_cache,
-               total, per_step, eval_every, config.save_every or eval_every)
+               total, per_step, eval_every, config.save_every or eval_every,
+               self_data=_self_data(config, model, collate))
+
+
+def _self_data(config: TrainConfig, model: SigmoidHeadModel, collate: Collator) -> SelfData | None:
+    """The self-labelled train and validation examples (None without ``self_generated``)."""
+    if not config.self_generated:
+        return None
+    from ..data.self_labels import load_self_examples
+
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,
+          "prompt_template": config.prompt_template, "use_chat_template": config.use_chat_template}
+    train = load_self_examples(config.self_generated, model.tokenizer, **kw)
+    if config.self_validation_file:
+        val = load_self_examples(config.self_validation_file, model.tokenizer, **kw)
+    else:
+        train, val = _split_validation(config, train)
+    caches = (PositionCache(model.backbone, collate, None, DTYPES[config.cache_dtype]),
+              PositionCache(model.backbone, collate, None, DTYPES[config.cache_dtype])) \
+        if config.cache_hidden and not config.cache_dir else (None, None)
+    return SelfData(train, val[: config.max_validation_examples], config.self_weight,
+                    config.batch_size or 8, config.seed, *caches)
 
 
 def _run_epochs(run: Run) -> None:
@@ -316,6 +340,8 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     # this process's micro-batches, gradients accumulated locally
     mine = group[acc.process_index :: acc.num_processes]
     step_loss = torch.zeros((), dtype=torch.float64, device=acc.device)
+    if run.self_data is not None:  # first, so the last paper micro-batch syncs the gradients
+        step_loss += _self_step(run, acc, bool(mine))
     for a, mb in enumerate(mine):
         meter["tokens"] += sum(int(run.n_input[j]) for j in mb)
         gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
@@ -336,6 +362,19 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     run.optimizer.zero_grad(set_to_none=True)
     meter["ema"] = step_loss if meter["ema"] is None else 0.95 * meter["ema"] + 0.05 * step_loss
     state.last_loss = step_loss
+
+
+def _self_step(run: Run, acc: Any, more: bool) -> torch.Tensor:
+    """Backward of ``self_weight`` x the mean self BCE of this step's self micro-batch;
+    returns that weighted mean, detached."""
+    data = run.self_data
+    mb = data.batch_for(run.state.step, acc.process_index, acc.num_processes)
+    with acc.no_sync(run.ctx.head) if more else nullcontext():
+        loss_sum, n = self_loss(run.ctx.head, run.model, mb, data.train, run.collate,
+                                run.ctx.autocast, data.cache)
+        weighted = loss_sum * (data.weight / max(n, 1))
+        acc.backward(weighted)
+    return weighted.detach().double()
 
 
 def _show(bar: Any, state: TrainState, meter: dict) -> None:
@@ -364,7 +403,14 @@ def _validate(run: Run) -> None:
     state, acc = run.state, run.accelerator
     val = evaluate(run.ctx, run.val_batches, run.val_ex, run.collate, run.config.seed, acc,
                    run.val_cache)
-    state.history.append({"step": state.step, "val_loss": val, "train_loss": state.last_loss})
+    entry = {"step": state.step, "val_loss": val, "train_loss": state.last_loss}
+    if run.self_data is not None:  # selection by the objective trained: both parts
+        val_self = self_validation(run.model.head, run.model, run.self_data, run.collate,
+                                   run.ctx.autocast)
+        entry.update(val_paper=val, val_self=val_self)
+        if val_self is not None:
+            val = entry["val_loss"] = val + run.self_data.weight * val_self
+    state.history.append(entry)
     acc.print(f"step {state.step}: validation loss {val:.5f}")
     if val < state.best_val:
         state.best_val, state.best_step, state.bad_evals = val, state.step, 0

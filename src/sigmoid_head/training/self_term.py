@@ -1,0 +1,96 @@
+"""The self-generated term: the head trained on the model's own outputs, labelled good/bad.
+
+Avoid-dominant sampling never uses a dominant token as a negative, and on the model's own
+greedy output almost every token is dominant, so the paper's objective never tells the head
+which of those tokens are wrong. This term does: for every labelled position of a
+self-labelled example (:mod:`sigmoid_head.data.self_labels`), the binary cross-entropy of
+the head's sigmoid score of the generated token against its label (1 = the token spells
+words the reference alignment matched, 0 = it does not).
+
+Each optimizer step adds ``self_weight`` times the mean of this BCE over one micro-batch of
+self-labelled examples (``batch_size`` of them, cycling through a seeded shuffle of the
+file) to the paper's per-position mean loss. Validation reports both parts; the loss that
+selects the best head and stops early is their sum with the same weight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from ..data.batching import Collator, make_batches
+from ..data.datasets_io import examples_at
+from ..data.self_labels import IGNORE_LABEL
+from .cache import PositionCache
+
+
+@dataclass
+class SelfData:
+    """The self-labelled examples of one run, their micro-batches and hidden-state caches."""
+
+    train: list[dict]
+    validation: list[dict]
+    weight: float
+    batch_size: int
+    seed: int
+    cache: PositionCache | None = None
+    val_cache: PositionCache | None = None
+    _order: list[list[int]] = field(default_factory=list)
+    _epoch: int = -1
+    _n_batches: int | None = None
+
+    def batch_for(self, step: int, part: int = 0, parts: int = 1) -> list[int]:
+        """The self micro-batch of optimizer step ``step`` (of process ``part`` of
+        ``parts``): consecutive batches of the file's length-bucketed shuffle, renewed every
+        pass and seeded by (seed, pass), so a resumed run draws the same ones."""
+        if self._n_batches is None:
+            self._n_batches = len(self._pass(0))
+        epoch, at = divmod(step * parts + part, self._n_batches)
+        if epoch != self._epoch:
+            self._order, self._epoch = self._pass(epoch), epoch
+        return self._order[at]
+
+    def _pass(self, epoch: int) -> list[list[int]]:
+        return make_batches([len(e["input_ids"]) + len(e["labels"]) for e in self.train],
+                            batch_size=self.batch_size, shuffle=True, seed=self.seed, epoch=epoch)
+
+    def validation_batches(self) -> list[list[int]]:
+        if not self.validation:
+            return []
+        return make_batches([len(e["input_ids"]) for e in self.validation],
+                            batch_size=self.batch_size, shuffle=False)
+
+
+def self_loss(head: torch.nn.Module, model, indices: list[int], examples: list[dict],
+              collate: Collator, autocast, cache: PositionCache | None
+              ) -> tuple[torch.Tensor, int]:
+    """Summed BCE of the head's score of every labelled generated token against its label,
+    and the number of labelled positions, for the examples at ``indices``."""
+    chosen = examples_at(examples, indices)
+    if cache is not None:
+        cache.fill(indices, examples, autocast)
+        pos, _ = cache.positions(indices)
+    else:
+        batch = {k: v.to(model.backbone.device) for k, v in collate(chosen).items()}
+        with torch.no_grad(), autocast:
+            pos = model.backbone.positions(batch, with_logits=False)
+    good = torch.tensor([g for e in chosen for g in e["good"]], device=pos.targets.device)
+    if good.numel() != pos.targets.numel():
+        raise RuntimeError(f"{good.numel()} self labels for {pos.targets.numel()} positions")
+    keep = good != IGNORE_LABEL
+    logits = head(pos.hidden[keep], pos.targets[keep].unsqueeze(1)).float().squeeze(1)
+    loss = F.binary_cross_entropy_with_logits(logits, good[keep].float(), reduction="sum")
+    return loss, int(keep.sum())
+
+
+@torch.no_grad()
+def self_validation(head: torch.nn.Module, model, data: SelfData, collate: Collator,
+                    autocast) -> float | None:
+    """Mean self BCE over the self validation examples (None without them)."""
+    total, n = 0.0, 0
+    for mb in data.validation_batches():
+        loss, k = self_loss(head, model, mb, data.validation, collate, autocast, data.val_cache)
+        total, n = total + float(loss), n + k
+    return total / n if n else None
