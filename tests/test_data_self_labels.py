@@ -23,8 +23,8 @@ def test_words_split_letters_and_punctuation_with_spans():
 
 
 def test_alignment_is_a_minimum_edit_alignment_and_marks_identical_words():
-    hyp = "the man went to the city".split()
-    ref = "the old man went into the city".split()
+    hyp = ["the", "man", "went", "to", "the", "city"]
+    ref = ["the", "old", "man", "went", "into", "the", "city"]
     matched, edits = align_matches(hyp, ref)
     assert edits == 2  # insert "old", substitute to -> into
     assert matched == {0, 1, 2, 4, 5}  # every word but "to"
