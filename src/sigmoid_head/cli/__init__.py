@@ -27,12 +27,14 @@ COMMANDS: dict[str, str] = {
     "score": "Eval Other: score given outputs (force-decoding)",
     "generate": "Eval Self: generate, then score the outputs",
     "rerank": "best-of-N: draw several outputs per source, score them, pick one",
+    "self-label": "decode training sources and tag the outputs good/bad against references",
     "evaluate": "correlate QE scores with gold quality",
     "calibrate": "fit calibrated probabilities and error-span settings on a dev set",
     "demo": "train a head on SmolLM2 and compare it with softmax and BoostedProb",
     "push": "upload a trained head with a generated model card to the Hugging Face Hub",
 }
-"""Command name -> one-line help; the command's code is the module ``cli/<name>.py``."""
+"""Command name -> one-line help; the command's code is the module ``cli/<name>.py`` (a dash
+in the name is an underscore there)."""
 
 
 class UsageError(ValueError):
@@ -41,7 +43,7 @@ class UsageError(ValueError):
 
 def command_module(name: str) -> ModuleType:
     """The module implementing command ``name`` (see :data:`COMMANDS`)."""
-    return import_module(f"{__name__}.{name}")
+    return import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def _chosen(argv: list[str]) -> str | None:
