@@ -9,11 +9,11 @@ from sigmoid_head.data.records import DataError
 from sigmoid_head.data.self_labels import (
     IGNORE_LABEL,
     align_matches,
-    load_self_examples,
     token_labels,
     word_labels,
     words,
 )
+from sigmoid_head.training.self_generated import load_self_examples
 
 
 def test_words_split_letters_and_punctuation_with_spans():

@@ -6,9 +6,10 @@ import random
 import pytest
 import torch
 
-from sigmoid_head.data.self_labels import load_self_examples, word_labels
+from sigmoid_head.data.self_labels import word_labels
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
+from sigmoid_head.training.self_generated import load_self_examples
 
 
 def _self_file(path, pairs, seed):

@@ -22,19 +22,15 @@ A self-labelled data file (``sigmoid-head self-label`` writes one; ``sigmoid-hea
 --self-generated`` reads it) holds one JSON object per line: ``source`` (or ``messages``
 for a chat prompt), ``target`` (the model's output) and ``word_labels``, one ``"OK"`` /
 ``"BAD"`` per word of :func:`words` (``target``); ``references`` and ``origin`` are kept
-for the record. :func:`load_self_examples` tokenizes it exactly as the paper's training
-data is tokenized and adds each example's per-position labels.
+for the record. :func:`sigmoid_head.training.self_generated.load_self_examples` tokenizes it
+exactly as the paper's training data is tokenized and adds each example's per-position
+labels.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
-
-from .batching import IGNORE_INDEX
-from .records import DataError, read_jsonl_lines
 
 RULES = ("union", "best")
 OK, BAD = "OK", "BAD"
@@ -126,71 +122,4 @@ def token_labels(spans: Sequence[tuple[int, int]], text: str, labels: Sequence[s
     for start, end in spans:
         hit = [lab for (_, a, b), lab in zip(found, labels, strict=True) if a < end and start < b]
         out.append(IGNORE_LABEL if not hit else int(all(lab == OK for lab in hit)))
-    return out
-
-
-def _check(rec: dict, where: str) -> None:
-    if not isinstance(rec.get("target"), str):
-        raise DataError(f"{where}: a self-labelled record needs a string 'target' (the output)")
-    labels = rec.get("word_labels")
-    if not isinstance(labels, list) or any(lab not in (OK, BAD) for lab in labels):
-        raise DataError(f"{where}: 'word_labels' must be a list of \"OK\" / \"BAD\"")
-    n = len(words(rec["target"]))
-    if len(labels) != n:
-        raise DataError(f"{where}: {len(labels)} word_labels for the {n} words of 'target'")
-
-
-def example_labels(example: dict, target: str, word_tags: Sequence[str], tokenizer: Any) -> list[int]:
-    """An example's per-position labels (1 / 0 / -1), one per trained position in the order
-    the backbone gives them (the non-ignored labels; a causal example's first is never
-    trained)."""
-    from ..scoring.offsets import token_offsets
-    from .tokenize import special_ids
-
-    labels = list(example["labels"])
-    if not example["is_seq2seq"]:
-        labels = labels[1:]
-    trained = [t for t in labels if t != IGNORE_INDEX]
-    specials = special_ids(tokenizer)
-    try:
-        spans = token_offsets(tokenizer, target, trained, specials)
-    except (StopIteration, ValueError, IndexError):  # tokens that do not spell the target
-        return [IGNORE_LABEL] * len(trained)
-    out = token_labels(spans, target, word_tags)
-    return [IGNORE_LABEL if t in specials else lab for t, lab in zip(trained, out, strict=True)]
-
-
-def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: bool,
-                       max_length: int = 512, prompt_template: str = "{source}\n",
-                       use_chat_template: bool = False) -> list[dict]:
-    """A self-labelled file's examples: the paper's examples (``input_ids``, ``labels``,
-    ``is_seq2seq``) of (prompt, output), each with ``good``, its per-position labels.
-
-    Examples with no labelled position left (after truncation) are dropped.
-
-    Raises:
-        DataError: a malformed line (named ``file:line``).
-    """
-    from .tokenize import tokenize_records
-
-    out = []
-    for line, rec in read_jsonl_lines(path, objects=True):
-        where = f"{path}:{line}"
-        _check(rec, where)
-        record = ({"messages": [*rec["messages"], {"role": "assistant", "content": rec["target"]}]}
-                  if "messages" in rec else {"source": rec.get("source"), "target": rec["target"]})
-        if "messages" not in rec and not isinstance(record["source"], str):
-            raise DataError(f"{where}: a self-labelled record needs 'source' or 'messages'")
-        examples, _ = tokenize_records([record], tokenizer, is_encoder_decoder=is_encoder_decoder,
-                                       max_length=max_length, prompt_template=prompt_template,
-                                       use_chat_template=use_chat_template, source_name=str(path),
-                                       line_numbers=[line])
-        if not examples:
-            continue
-        ex = examples[0]
-        ex["good"] = example_labels(ex, rec["target"], rec["word_labels"], tokenizer)
-        if any(g != IGNORE_LABEL for g in ex["good"]):
-            out.append(ex)
-    if not out:
-        raise DataError(f"{path}: no self-labelled example with a labelled token")
     return out

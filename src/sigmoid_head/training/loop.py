@@ -291,7 +291,7 @@ def _self_data(config: TrainConfig, model: SigmoidHeadModel, collate: Collator) 
     """The self-labelled train and validation examples (None without ``self_generated``)."""
     if not config.self_generated:
         return None
-    from ..data.self_labels import load_self_examples
+    from .self_generated import load_self_examples
 
     kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,
           "prompt_template": config.prompt_template, "use_chat_template": config.use_chat_template}

@@ -6,16 +6,19 @@ its greedy output and seeded samples for each source (the candidates of
 :func:`sigmoid_head.scoring.rerank.candidates`, so the seeds are rerank's); and
 :func:`label_outputs` tags every output word OK/BAD against the references
 (:mod:`sigmoid_head.data.self_labels`), as ``sigmoid-head train --self-generated`` reads
-them. ``sigmoid-head self-label`` runs the three.
+them. ``sigmoid-head self-label`` runs the three; :func:`load_self_examples` reads the
+file back as training examples.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
-from ..data.records import DataError, record_where
-from ..data.self_labels import word_labels
+from ..data.batching import IGNORE_INDEX
+from ..data.records import DataError, read_jsonl_lines, record_where
+from ..data.self_labels import BAD, IGNORE_LABEL, OK, token_labels, word_labels, words
 
 
 def group_references(records: Iterable[dict]) -> list[dict]:
@@ -76,3 +79,70 @@ def bad_share(rows: Iterable[dict]) -> float:
     """Share of BAD words over all outputs' words."""
     tags = [t for r in rows for t in r["word_labels"]]
     return sum(t == "BAD" for t in tags) / max(len(tags), 1)
+
+
+def _check(rec: dict, where: str) -> None:
+    if not isinstance(rec.get("target"), str):
+        raise DataError(f"{where}: a self-labelled record needs a string 'target' (the output)")
+    labels = rec.get("word_labels")
+    if not isinstance(labels, list) or any(lab not in (OK, BAD) for lab in labels):
+        raise DataError(f"{where}: 'word_labels' must be a list of \"OK\" / \"BAD\"")
+    n = len(words(rec["target"]))
+    if len(labels) != n:
+        raise DataError(f"{where}: {len(labels)} word_labels for the {n} words of 'target'")
+
+
+def example_labels(example: dict, target: str, word_tags: Sequence[str], tokenizer: Any) -> list[int]:
+    """An example's per-position labels (1 / 0 / -1), one per trained position in the order
+    the backbone gives them (the non-ignored labels; a causal example's first is never
+    trained)."""
+    from ..data.tokenize import special_ids
+    from ..scoring.offsets import token_offsets
+
+    labels = list(example["labels"])
+    if not example["is_seq2seq"]:
+        labels = labels[1:]
+    trained = [t for t in labels if t != IGNORE_INDEX]
+    specials = special_ids(tokenizer)
+    try:
+        spans = token_offsets(tokenizer, target, trained, specials)
+    except (StopIteration, ValueError, IndexError):  # tokens that do not spell the target
+        return [IGNORE_LABEL] * len(trained)
+    out = token_labels(spans, target, word_tags)
+    return [IGNORE_LABEL if t in specials else lab for t, lab in zip(trained, out, strict=True)]
+
+
+def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: bool,
+                       max_length: int = 512, prompt_template: str = "{source}\n",
+                       use_chat_template: bool = False) -> list[dict]:
+    """A self-labelled file's examples: the paper's examples (``input_ids``, ``labels``,
+    ``is_seq2seq``) of (prompt, output), each with ``good``, its per-position labels.
+
+    Examples with no labelled position left (after truncation) are dropped.
+
+    Raises:
+        DataError: a malformed line (named ``file:line``).
+    """
+    from ..data.tokenize import tokenize_records
+
+    out = []
+    for line, rec in read_jsonl_lines(path, objects=True):
+        where = f"{path}:{line}"
+        _check(rec, where)
+        record = ({"messages": [*rec["messages"], {"role": "assistant", "content": rec["target"]}]}
+                  if "messages" in rec else {"source": rec.get("source"), "target": rec["target"]})
+        if "messages" not in rec and not isinstance(record["source"], str):
+            raise DataError(f"{where}: a self-labelled record needs 'source' or 'messages'")
+        examples, _ = tokenize_records([record], tokenizer, is_encoder_decoder=is_encoder_decoder,
+                                       max_length=max_length, prompt_template=prompt_template,
+                                       use_chat_template=use_chat_template, source_name=str(path),
+                                       line_numbers=[line])
+        if not examples:
+            continue
+        ex = examples[0]
+        ex["good"] = example_labels(ex, rec["target"], rec["word_labels"], tokenizer)
+        if any(g != IGNORE_LABEL for g in ex["good"]):
+            out.append(ex)
+    if not out:
+        raise DataError(f"{path}: no self-labelled example with a labelled token")
+    return out
