@@ -18,7 +18,12 @@
 
 ``recipes/bible/eval_self_study.py --heads OUT/heads`` and ``eval_other_suite.py --heads
 OUT/heads`` then evaluate them beside the paper's head. Which (references, weight) is
-reported is chosen on the dev books there, never the test books.
+reported is chosen on the dev books, never the test books:
+
+    python recipes/bible/self_labelled.py --choose runs/mt_self/study
+
+prints every self head's Pearson with chrF on the dev books' greedy outputs (geo-mean,
+``sigmoid:<head>@mean``) and names the best.
 """
 
 from __future__ import annotations
@@ -55,11 +60,63 @@ def _name(refs: int, weight: float) -> str:
     return f"self_{refs}ref_w{weight:g}"
 
 
+def choose(study: Path) -> str:
+    """The self head with the best dev-book Pearson (geo-mean) in an eval_self_study output."""
+    dev = json.loads((study / "study.json").read_text())["pearson_chrf"]["dev"]
+    rows = {m: v[0] for m, v in dev.items() if m.startswith("sigmoid:") and m.endswith("@mean")}
+    for m, v in sorted(rows.items(), key=lambda kv: -kv[1]):
+        print(f"  {m}: dev Pearson {v:.3f}")
+    chosen = max((m for m in rows if m.startswith("sigmoid:self_")), key=rows.get)
+    print(f"chosen on the dev books: {chosen.removeprefix('sigmoid:').removesuffix('@mean')}")
+    return chosen
+
+
+def val_self(out: Path, model: str) -> dict:
+    """Every head's mean BCE on the held-out self-labelled outputs (1 and 2 references),
+    and the ROC-AUC of its token probability for good (1) against bad (0) tokens there,
+    beside the softmax probability's."""
+    from sigmoid_head.data.batching import Collator, pad_id
+    from sigmoid_head.evaluation.metrics import roc_auc
+    from sigmoid_head.training.self_generated import load_self_examples
+    from sigmoid_head.training.self_term import SelfData, self_validation
+
+    backbone = load_backbone(model, device="cpu")
+    collate = Collator(pad_id(backbone.tokenizer), True)
+    off = torch.autocast("cpu", enabled=False)
+    report = {}
+    for n in REFS:
+        ex = load_self_examples(out / f"self_{n}ref_val.jsonl", backbone.tokenizer,
+                                is_encoder_decoder=True, max_length=192, **RENDER)
+        good = torch.tensor([g for e in ex for g in e["good"]])
+        keep = good >= 0
+        batch = collate(ex)
+        with torch.no_grad():
+            pos = backbone.positions(batch, with_logits=True)
+        soft = torch.log_softmax(pos.logits.float(), -1).gather(1, pos.targets[:, None])[:, 0]
+        row = {"tokens": int(keep.sum()), "bad_share": float((good[keep] == 0).float().mean()),
+               "softmax_auc": roc_auc(soft[keep].numpy(), good[keep].numpy())}
+        for head_dir in sorted((out / "heads").iterdir()):
+            head = SigmoidHeadModel.from_pretrained(head_dir, backbone)
+            data = SelfData([], ex, 1.0, 64, 0)
+            bce = self_validation(head.head, head, data, collate, off)
+            with torch.no_grad():
+                logit = head.head(pos.hidden, pos.targets[:, None])[:, 0].float()
+            row[head_dir.name] = {"bce": bce, "auc": roc_auc(logit[keep].numpy(), good[keep].numpy())}
+        report[f"{n}ref"] = row
+        print(json.dumps({f"{n}ref": row}, indent=1), flush=True)
+    (out / "val_self.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--model", required=True, help="the Marian model of recipes/bible/train_mt.py")
+    p.add_argument("--choose", type=Path, metavar="STUDY", help="only name the dev-chosen self head "
+                   "of an eval_self_study.py output")
+    p.add_argument("--val-self", action="store_true", help="only score every head of OUT/heads on "
+                   "the held-out self-labelled outputs (BCE, token ROC-AUC) into OUT/val_self.json")
+    p.add_argument("--model", help="the Marian model of recipes/bible/train_mt.py")
     p.add_argument("--data", default="data/bible")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out")
     p.add_argument("--n-train", type=int, default=3000, help="training pairs (as experiments.py)")
     p.add_argument("--n-val-sources", type=int, default=200)
     p.add_argument("--samples", type=int, default=2)
@@ -69,6 +126,14 @@ def main() -> None:
     p.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS))
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
+    if args.choose:
+        choose(args.choose)
+        return
+    if not args.model or not args.out:
+        p.error("--model and --out are required (without --choose)")
+    if args.val_self:
+        val_self(Path(args.out), args.model)
+        return
     t0, out = time.perf_counter(), Path(args.out)
     backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
     train_file, dev_file, _ = task_data("mt", Path(args.data), out, args.n_train, 300, 0, args.seed)
