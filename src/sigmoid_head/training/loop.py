@@ -11,7 +11,8 @@ processes draw exactly the same negatives.
 Phases of :func:`train`: :func:`_setup` (processes, frozen model, data, sampler, schedule,
 resume), the untrained head's validation loss, :func:`_run_epochs` (each optimizer step in
 :func:`_optimizer_step`, validation and checkpoints in :func:`_after_step`), and
-:func:`_finish` (select the best head and save it). The per-step loss is in :mod:`.step`.
+:func:`_finish` (select the best head and save it). The per-step loss is in :mod:`.step`,
+the data loading in :mod:`.data_loading`, the self-generated term in :mod:`.self_term`.
 """
 
 from __future__ import annotations
@@ -20,82 +21,29 @@ import json
 import logging
 import math
 import os
-import random
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ..backbone import DTYPES
 from ..cpu_precision import check_cpu_dtype
 from ..data import datasets_io
 from ..data.batching import Collator, pad_id
-from ..data.tokenize import load_examples
 from ..model import SigmoidHeadModel
 from ..negatives import NegativeSampler, apply_untrained_prior, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
+from .data_loading import load_data
 from .optim import cosine_with_warmup, make_optimizer
-from .self_term import SelfData, self_loss, self_validation
+from .self_term import SelfData, load_self_data, self_step, self_validation
 from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
-
-
-def _split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
-    if config.validation_fraction <= 0 or len(train) < 2:
-        return train, []
-    order = list(range(len(train)))
-    random.Random(config.seed).shuffle(order)
-    n_val = min(config.max_validation_examples, max(1, int(len(train) * config.validation_fraction)))
-    held = set(order[:n_val])
-    return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]
-
-
-def _load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None
-               ) -> tuple[list[dict], list[dict]]:
-    if config.data_engine != "memory":  # Arrow on disk (data/datasets_io.py)
-        return _load_arrow(config, model)
-    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
-          "max_length": config.max_length, "prompt_template": config.prompt_template,
-          "use_chat_template": config.use_chat_template}
-    parsed = parsed or {}
-    train = load_examples(config.train_file, model.tokenizer, **kw,
-                          records_with_lines=parsed.get(config.train_file))
-    if config.validation_file:
-        val = load_examples(config.validation_file, model.tokenizer, **kw,
-                            records_with_lines=parsed.get(config.validation_file))
-    else:
-        train, val = _split_validation(config, train)
-    if not train:
-        raise ValueError(f"{config.train_file} yielded no trainable examples")
-    return train, val[: config.max_validation_examples]
-
-
-def _load_arrow(config: TrainConfig, model: SigmoidHeadModel):
-    """Train and validation examples through ``datasets`` (:mod:`..data.datasets_io`)."""
-    from accelerate import PartialState
-
-    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
-          "max_length": config.max_length, "prompt_template": config.prompt_template,
-          "use_chat_template": config.use_chat_template, "num_proc": config.num_proc,
-          "streaming": config.data_engine == "streaming",
-          "cache_dir": config.data_cache_dir or str(Path(config.output_dir) / "data_cache")}
-    with PartialState().main_process_first():  # rank 0 tokenizes; the others reuse its Arrow
-        train = datasets_io.load_examples_arrow(config.train_file, model.tokenizer, **kw)
-        val = (datasets_io.load_examples_arrow(config.validation_file, model.tokenizer, **kw)
-               if config.validation_file else None)
-    if val is None:
-        train, val = datasets_io.split_validation(train, config.validation_fraction,
-                                                  config.max_validation_examples, config.seed)
-    elif len(val) > config.max_validation_examples:
-        val = val.subset(np.arange(config.max_validation_examples))
-    return train, val if val is not None else []
 
 
 def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: int) -> list[list[int]]:
@@ -249,7 +197,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
                                            device=str(accelerator.device), rank=config.head_rank)
     model.head.sparse = config.optimizer == "sparse_adam"
     config = _cap_max_length(config, model)
-    train_ex, val_ex = _load_data(config, model, parsed)
+    train_ex, val_ex = load_data(config, model, parsed)
     if isinstance(train_ex, datasets_io.ArrowExamples):
         model.token_counts = torch.from_numpy(train_ex.token_counts(model.config.vocab_size))
     else:
@@ -284,27 +232,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     return Run(config, accelerator, model, ctx, optimizer, scheduler, state, collate, train_ex,
                val_ex, _batches(config, val_ex, False, 0) if len(val_ex) else [], train_cache, val_cache,
                total, per_step, eval_every, config.save_every or eval_every,
-               self_data=_self_data(config, model, collate))
-
-
-def _self_data(config: TrainConfig, model: SigmoidHeadModel, collate: Collator) -> SelfData | None:
-    """The self-labelled train and validation examples (None without ``self_generated``)."""
-    if not config.self_generated:
-        return None
-    from .self_generated import load_self_examples
-
-    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,
-          "prompt_template": config.prompt_template, "use_chat_template": config.use_chat_template}
-    train = load_self_examples(config.self_generated, model.tokenizer, **kw)
-    if config.self_validation_file:
-        val = load_self_examples(config.self_validation_file, model.tokenizer, **kw)
-    else:
-        train, val = _split_validation(config, train)
-    caches = (PositionCache(model.backbone, collate, None, DTYPES[config.cache_dtype]),
-              PositionCache(model.backbone, collate, None, DTYPES[config.cache_dtype])) \
-        if config.cache_hidden and not config.cache_dir else (None, None)
-    return SelfData(train, val[: config.max_validation_examples], config.self_weight,
-                    config.batch_size or 8, config.seed, *caches)
+               self_data=load_self_data(config, model, collate))
 
 
 def _run_epochs(run: Run) -> None:
@@ -341,7 +269,7 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     mine = group[acc.process_index :: acc.num_processes]
     step_loss = torch.zeros((), dtype=torch.float64, device=acc.device)
     if run.self_data is not None:  # first, so the last paper micro-batch syncs the gradients
-        step_loss += _self_step(run, acc, bool(mine))
+        step_loss += self_step(run.self_data, run.ctx, run.collate, acc, state.step, bool(mine))
     for a, mb in enumerate(mine):
         meter["tokens"] += sum(int(run.n_input[j]) for j in mb)
         gen = _seeded(run.config.seed, state.epoch, g, a * acc.num_processes + acc.process_index,
@@ -362,19 +290,6 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     run.optimizer.zero_grad(set_to_none=True)
     meter["ema"] = step_loss if meter["ema"] is None else 0.95 * meter["ema"] + 0.05 * step_loss
     state.last_loss = step_loss
-
-
-def _self_step(run: Run, acc: Any, more: bool) -> torch.Tensor:
-    """Backward of ``self_weight`` x the mean self BCE of this step's self micro-batch;
-    returns that weighted mean, detached."""
-    data = run.self_data
-    mb = data.batch_for(run.state.step, acc.process_index, acc.num_processes)
-    with acc.no_sync(run.ctx.head) if more else nullcontext():
-        loss_sum, n = self_loss(run.ctx.head, run.model, mb, data.train, run.collate,
-                                run.ctx.autocast, data.cache)
-        weighted = loss_sum * (data.weight / max(n, 1))
-        acc.backward(weighted)
-    return weighted.detach().double()
 
 
 def _show(bar: Any, state: TrainState, meter: dict) -> None:

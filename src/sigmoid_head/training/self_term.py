@@ -15,7 +15,9 @@ selects the best head and stops early is their sum with the same weight.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -24,6 +26,7 @@ from ..data.batching import Collator, make_batches
 from ..data.datasets_io import examples_at
 from ..data.self_labels import IGNORE_LABEL
 from .cache import PositionCache
+from .data_loading import split_validation
 
 
 @dataclass
@@ -94,3 +97,41 @@ def self_validation(head: torch.nn.Module, model, data: SelfData, collate: Colla
         loss, k = self_loss(head, model, mb, data.validation, collate, autocast, data.val_cache)
         total, n = total + float(loss), n + k
     return total / n if n else None
+
+
+def load_self_data(config, model, collate: Collator) -> SelfData | None:
+    """The self-labelled train and validation examples of a run (None without
+    ``self_generated``); without ``self_validation_file`` a share is held out as the
+    paper's data is."""
+    if not config.self_generated:
+        return None
+    from ..backbone import DTYPES
+    from .self_generated import load_self_examples
+
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,
+          "prompt_template": config.prompt_template, "use_chat_template": config.use_chat_template}
+    train = load_self_examples(config.self_generated, model.tokenizer, **kw)
+    if config.self_validation_file:
+        val = load_self_examples(config.self_validation_file, model.tokenizer, **kw)
+    else:
+        train, val = split_validation(config, train)
+    caches = (None, None)
+    if config.cache_hidden and not config.cache_dir:
+        dtype = DTYPES[config.cache_dtype]
+        caches = (PositionCache(model.backbone, collate, None, dtype),
+                  PositionCache(model.backbone, collate, None, dtype))
+    return SelfData(train, val[: config.max_validation_examples], config.self_weight,
+                    config.batch_size or 8, config.seed, *caches)
+
+
+def self_step(data: SelfData, ctx: Any, collate: Collator, acc: Any, step: int, more: bool
+              ) -> torch.Tensor:
+    """Backward of ``self_weight`` x the mean self BCE of optimizer step ``step``'s self
+    micro-batch (gradients not synced when paper micro-batches follow: ``more``); returns
+    that weighted mean, detached."""
+    mb = data.batch_for(step, acc.process_index, acc.num_processes)
+    with acc.no_sync(ctx.head) if more else nullcontext():
+        loss_sum, n = self_loss(ctx.head, ctx.model, mb, data.train, collate, ctx.autocast, data.cache)
+        weighted = loss_sum * (data.weight / max(n, 1))
+        acc.backward(weighted)
+    return weighted.detach().double()

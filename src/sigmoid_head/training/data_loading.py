@@ -1,0 +1,65 @@
+"""Training data of a run: the train and validation examples, in memory or through
+``datasets`` (Arrow on disk), and the held-out split when no validation file is given."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+from ..data import datasets_io
+from ..data.tokenize import load_examples
+from ..model import SigmoidHeadModel
+from .config import TrainConfig
+
+
+def split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
+    if config.validation_fraction <= 0 or len(train) < 2:
+        return train, []
+    order = list(range(len(train)))
+    random.Random(config.seed).shuffle(order)
+    n_val = min(config.max_validation_examples, max(1, int(len(train) * config.validation_fraction)))
+    held = set(order[:n_val])
+    return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]
+
+
+def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None
+               ) -> tuple[list[dict], list[dict]]:
+    if config.data_engine != "memory":  # Arrow on disk (data/datasets_io.py)
+        return _load_arrow(config, model)
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
+          "max_length": config.max_length, "prompt_template": config.prompt_template,
+          "use_chat_template": config.use_chat_template}
+    parsed = parsed or {}
+    train = load_examples(config.train_file, model.tokenizer, **kw,
+                          records_with_lines=parsed.get(config.train_file))
+    if config.validation_file:
+        val = load_examples(config.validation_file, model.tokenizer, **kw,
+                            records_with_lines=parsed.get(config.validation_file))
+    else:
+        train, val = split_validation(config, train)
+    if not train:
+        raise ValueError(f"{config.train_file} yielded no trainable examples")
+    return train, val[: config.max_validation_examples]
+
+
+def _load_arrow(config: TrainConfig, model: SigmoidHeadModel):
+    """Train and validation examples through ``datasets`` (:mod:`..data.datasets_io`)."""
+    from accelerate import PartialState
+
+    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
+          "max_length": config.max_length, "prompt_template": config.prompt_template,
+          "use_chat_template": config.use_chat_template, "num_proc": config.num_proc,
+          "streaming": config.data_engine == "streaming",
+          "cache_dir": config.data_cache_dir or str(Path(config.output_dir) / "data_cache")}
+    with PartialState().main_process_first():  # rank 0 tokenizes; the others reuse its Arrow
+        train = datasets_io.load_examples_arrow(config.train_file, model.tokenizer, **kw)
+        val = (datasets_io.load_examples_arrow(config.validation_file, model.tokenizer, **kw)
+               if config.validation_file else None)
+    if val is None:
+        train, val = datasets_io.split_validation(train, config.validation_fraction,
+                                                  config.max_validation_examples, config.seed)
+    elif len(val) > config.max_validation_examples:
+        val = val.subset(np.arange(config.max_validation_examples))
+    return train, val if val is not None else []
