@@ -122,3 +122,19 @@ def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None
     width = rows[0]["pearson_high"] - rows[0]["pearson_low"]
     assert width > 1.5 * (item[0]["pearson_high"] - item[0]["pearson_low"])
     assert "interval over sources" in (tmp_path / "out" / "results.md").read_text()
+
+
+def test_indexed_roc_auc_equals_sorting_every_resample_to_the_last_bit() -> None:
+    from sigmoid_head.evaluation.metrics import _roc_auc_indexed, _roc_auc_rows
+
+    rng = np.random.default_rng(5)
+    for decimals in (0, 1, 3):  # heavy ties, some ties, hardly any
+        n = 150
+        p = np.round(rng.normal(size=n), decimals)
+        g = (rng.random(n) < 0.3).astype(float)
+        idx = rng.integers(0, n, size=(40, 170))  # rows longer than N, as drawn sources give
+        idx[0] = np.flatnonzero(g)[0]  # one row with a single class: NaN in both
+        np.testing.assert_array_equal(_roc_auc_indexed(p, g, idx), _roc_auc_rows(p[idx], g[idx]))
+    src = rng.integers(0, 30, size=n)
+    via_rows = bootstrap_ci(lambda a, b: roc_auc(a, b), p, g, n=300, groups=src)
+    assert bootstrap_ci(roc_auc, p, g, n=300, groups=src) == via_rows
