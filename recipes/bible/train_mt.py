@@ -59,7 +59,7 @@ from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, m
 from sigmoid_head.data.tokenize import tokenize_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
-from mt_eval import evaluate_split, group_references, read_pairs
+from mt_eval import evaluate_split, find_split, group_references, read_pairs
 
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0, 1, 2, 3
 
@@ -557,6 +557,7 @@ def run(cfg: MTConfig) -> dict[str, Any]:
         "max_steps": cfg.max_steps, "complete": early is None, **({"stopped_early": early} if early else {})}
     report["model"] = {"parameters": count_parameters(model)}
     report["settings"] = settings_summary(cfg)
+    report["fingerprint"] = fingerprint(cfg, out)
     report |= evaluate(cfg, model, tokenizer, clock)
     report = {
         "bleu": report["test"]["greedy"]["bleu"],
@@ -594,6 +595,52 @@ def evaluate(cfg: MTConfig, model: MarianMTModel, tokenizer: Any, clock: Clock) 
         }
         print(f"dev: skipped ({report['dev']['skipped']})")
     return report
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _cpu_name() -> str:
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fingerprint(cfg: MTConfig, out: Path) -> dict[str, Any]:
+    """What a rebuild must match to give the same weights, and the weights' own hash.
+
+    Within one thread count, machine and set of library versions the training is
+    bit-for-bit repeatable; across them it is not (docs/results.md, "MT model"). Two
+    runs whose ``weights_sha256`` differ can be traced here to their data, tokenizer,
+    libraries, CPU or thread count.
+    """
+    import numpy
+    import tokenizers
+    import transformers
+
+    return {
+        "weights_sha256": _sha256(out / "model" / "model.safetensors"),
+        "train_data_sha256": _sha256(find_split(cfg.data, "train")),
+        "tokenizer_sha256": _sha256(out / "model" / "tokenizer.json"),
+        "threads": torch.get_num_threads(),
+        "cpu": _cpu_name(),
+        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                     "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
+                     "numpy": numpy.__version__},
+    }
 
 
 def training_summary(state: TrainState, examples: list[dict]) -> dict[str, Any]:

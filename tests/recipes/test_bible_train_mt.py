@@ -109,6 +109,8 @@ def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
     )
     for name, value in a["model"].items():
         torch.testing.assert_close(b["model"][name], value, rtol=1e-5, atol=1e-6)
+    # bit for bit: an interrupted and resumed run exports the very weights of a straight one
+    assert resumed["fingerprint"]["weights_sha256"] == straight["fingerprint"]["weights_sha256"]
 
 
 def test_export_reloads_and_eval_json(data_dir: Path, tmp_path: Path) -> None:
@@ -123,6 +125,13 @@ def test_export_reloads_and_eval_json(data_dir: Path, tmp_path: Path) -> None:
     hyps = [json.loads(x) for x in (tmp_path / "test_hyps.jsonl").read_text().splitlines()]
     assert len(hyps) == 6 and len(hyps[0]["references"]) == 2
     assert hyps[0]["target"] == hyps[0]["hypothesis"]
+    # what a rebuild must match: the weights' hash is the exported file's, the data's the input's
+    import hashlib
+
+    fp = saved["fingerprint"]
+    assert fp["weights_sha256"] == hashlib.sha256((tmp_path / "model" / "model.safetensors").read_bytes()).hexdigest()
+    assert fp["train_data_sha256"] == hashlib.sha256((data_dir / "mt_train.jsonl.gz").read_bytes()).hexdigest()
+    assert fp["threads"] == 1 and fp["versions"]["torch"] == torch.__version__ and fp["cpu"]
 
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "model")
     tok = AutoTokenizer.from_pretrained(tmp_path / "model")
