@@ -34,7 +34,9 @@ report is rebuilt from the repository alone:
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -148,6 +150,9 @@ def markdown(r: dict) -> str:
     lines = ["# The combined score's defaults: chosen on the dev books, measured on the test books", "",
              "`combined_log = w * head geo-mean + (1 - w) * baseline` (both in nats per token); "
              "`recipes/bible/default_combination.py`.", ""]
+    if "command" in r:
+        lines += [f"Rebuilt from the committed data under `docs/results/data/` by `{r['command']}`; "
+                  "the same command with `--check` fails when this file differs from what the data give.", ""]
     for part, metric, what in (("eval_other", "ROC-AUC", "Eval Other (`sigmoid-head score`)"),
                                ("eval_self", "Pearson with chrF", "Eval Self (`sigmoid-head generate`)")):
         if part not in r:
@@ -177,7 +182,7 @@ def markdown(r: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--other", nargs=2, metavar=("DEV", "TEST"), help="eval_other_suite.py outputs")
     p.add_argument("--other-check", nargs="*", default=[], metavar="NAME:DIR",
@@ -189,7 +194,10 @@ def main() -> None:
     p.add_argument("--packed", action="store_true",
                    help="--other/--self name committed table data (docs/results/data) instead of run folders")
     p.add_argument("--out", required=True, help="markdown report (a .json beside it)")
-    args = p.parse_args()
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 (printing the diff) if --out differs from what the inputs give")
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
     report: dict = {}
     if args.other:
         checks = [(c.split(":", 1)[0], Path(c.split(":", 1)[1])) for c in args.other_check]
@@ -200,12 +208,23 @@ def main() -> None:
         report["eval_self"] = eval_self(studies, Path(args.data), args.boot, args.packed)
     if not report:
         raise SystemExit("give --other and/or --self")
-    out = Path(args.out)
+    if args.packed:  # a report from committed data names the command that rebuilds it
+        shown = [a for a in argv if a != "--check"]
+        report["command"] = "python recipes/bible/default_combination.py " + " ".join(map(shlex.quote, shown))
+    out, text = Path(args.out), markdown(report)
+    if args.check:
+        old = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if old == text:
+            print(f"{out}: matches its inputs")
+            return 0
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True), str(out), "regenerated"))
+        return 1
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-    out.write_text(markdown(report))
-    print(markdown(report))
+    out.write_text(text)
+    print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -65,3 +65,24 @@ def test_committed_data_give_the_same_report_as_the_run_folders(tmp_path: Path, 
     from_data = dc.eval_other(Path("toy_dev"), Path("toy_test"), n_boot=50, from_data=True)
     assert dc.markdown({"eval_other": from_data}) == dc.markdown({"eval_other": from_runs})
     assert from_data["choice"]["weight"] == pytest.approx(0.75, abs=0.1)
+
+
+def test_the_report_from_committed_data_is_checked_against_its_file(tmp_path: Path, monkeypatch) -> None:
+    import tables
+
+    data = tmp_path / "data"
+    for split, seed in (("dev", 0), ("test", 1)):
+        _suite(tmp_path / split, seed)
+        tables.save(tables.from_suite(tmp_path / split) | {"name": f"toy_{split}"}, data)
+    monkeypatch.setattr(dc, "DATA", data)
+    out = tmp_path / "report.md"
+    argv = ["--packed", "--other", "toy_dev", "toy_test", "--boot", "50", "--out", str(out)]
+    assert dc.main(argv) == 0
+    text = out.read_text()
+    assert "--packed --other toy_dev toy_test" in text and "--check" not in text.split("`;")[0]
+    assert dc.main([*argv, "--check"]) == 0
+    line = next(x for x in text.splitlines() if x.startswith("| ") and "[" in x)
+    edited = line.replace(line.split("|")[2], " 0.999 [0.998, 1.000] ")
+    out.write_text(text.replace(line, edited))  # a hand-edited number
+    assert dc.main([*argv, "--check"]) == 1
+    assert out.read_text() != text  # --check wrote nothing
