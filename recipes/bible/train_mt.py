@@ -57,6 +57,7 @@ from transformers import GenerationConfig, MarianConfig, MarianMTModel, PreTrain
 
 from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
 from sigmoid_head.data.tokenize import tokenize_records
+from sigmoid_head.head_io import file_sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
 from mt_eval import evaluate_split, find_split, group_references, read_pairs
@@ -597,16 +598,6 @@ def evaluate(cfg: MTConfig, model: MarianMTModel, tokenizer: Any, clock: Clock) 
     return report
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _cpu_name() -> str:
     import platform
 
@@ -632,9 +623,9 @@ def fingerprint(cfg: MTConfig, out: Path) -> dict[str, Any]:
     import transformers
 
     return {
-        "weights_sha256": _sha256(out / "model" / "model.safetensors"),
-        "train_data_sha256": _sha256(find_split(cfg.data, "train")),
-        "tokenizer_sha256": _sha256(out / "model" / "tokenizer.json"),
+        "weights_sha256": file_sha256(out / "model" / "model.safetensors"),
+        "train_data_sha256": file_sha256(find_split(cfg.data, "train")),
+        "tokenizer_sha256": file_sha256(out / "model" / "tokenizer.json"),
         "threads": torch.get_num_threads(),
         "cpu": _cpu_name(),
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
