@@ -48,6 +48,7 @@ from error_suite import KINDS, make_suite, pairwise_accuracy  # noqa: E402
 from eval_self_study import (  # noqa: E402
     aggregate,
     eval_items,
+    full_vocab_of,
     load_heads,
     render_for,
     token_log_scores,
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> dict:
     items = eval_items(args.setting, Path(args.data), args.split)[: args.n_items]
     cands = make_suite(items, args.seed)
     tokens = token_study(backbone, heads, [{"source": c["source"], "candidate": c["candidate"]} for c in cands],
-                         render)
+                         render, full_vocab=full_vocab_of(args))
     seq = aggregate(tokens, len(cands))
     np.savez_compressed(out / "sequence_scores.npz", **seq)  # per candidate, for paired tests
     (out / "candidates.json").write_text(json.dumps(cands, ensure_ascii=False))
@@ -216,6 +217,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "bible"))
     p.add_argument("--heads", required=True, help="folder of saved heads (one sub-folder each)")
     p.add_argument("--only", default=None, help="comma-separated head folder names")
+    p.add_argument("--full-vocab", default=None, metavar="HEADS",
+                   help="comma-separated heads that also get the whole-vocabulary scores (rankpres, validmass, "
+                        "headmax); default: every head; '' for none")
     p.add_argument("--split", default="test", choices=["dev", "test"])
     p.add_argument("--n-items", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)

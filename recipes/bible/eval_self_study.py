@@ -80,9 +80,15 @@ def greedy(model: SigmoidHeadModel, items: list[dict], render: dict, max_new: in
 
 @torch.no_grad()
 def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict], render: dict,
-                batch: int = 32, rauq: RauqConfig | None = None) -> dict[str, np.ndarray]:
+                batch: int = 32, rauq: RauqConfig | None = None,
+                full_vocab: set[str] | None = None) -> dict[str, np.ndarray]:
     """Per-token arrays over all records, with ``seq`` giving each token's record index
-    (and RAUQ's log confidence, ``rauq``, from the same pass when asked for)."""
+    (and RAUQ's log confidence, ``rauq``, from the same pass when asked for).
+
+    ``full_vocab`` names the heads whose whole-vocabulary scores (``rankpres``, ``validmass``,
+    ``headmax``) are computed; None means every head. Each costs a (positions x vocabulary)
+    product per head, as much as the model's own unembedding: on a 49k vocabulary, leaving
+    them out for most heads halves the pass."""
     examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
                              **render)
     from sigmoid_head.data.batching import Collator
@@ -98,7 +104,7 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
             if attn is not None:
                 attn.clear()
             pos = backbone.positions(b, with_logits=True)
-            row = _token_row(pos, heads, s)
+            row = _token_row(pos, heads, s, full_vocab)
             if attn is not None:
                 row["rauq"] = rauq_positions(torch.from_numpy(row["softmax"]), attn.at(pos.row, pos.col - 1).cpu(),
                                              pos.row.cpu(), len(examples[s : s + batch]), rauq.weight).numpy()
@@ -107,7 +113,8 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
     return {k: np.concatenate(v) for k, v in cols.items()}
 
 
-def _token_row(pos, heads: dict[str, SigmoidHeadModel], first: int) -> dict[str, np.ndarray]:
+def _token_row(pos, heads: dict[str, SigmoidHeadModel], first: int,
+               full_vocab: set[str] | None = None) -> dict[str, np.ndarray]:
     """The per-token arrays of one batch's scored positions (records from index ``first``)."""
     logp = torch.log_softmax(pos.logits, -1)  # (N, V)
     dom = find_dominant(logp)
@@ -124,6 +131,8 @@ def _token_row(pos, heads: dict[str, SigmoidHeadModel], first: int) -> dict[str,
     }
     for name, hm in heads.items():
         row[f"logit:{name}"] = hm.head.logits(pos.hidden, t[:, None])[:, 0].float().cpu().double().numpy()
+        if full_vocab is not None and name not in full_vocab:
+            continue
         full = hm.head.full_logits(pos.hidden.to(hm.head.weight.dtype))  # (N, V)
         row[f"rankpres:{name}"] = rank_preserving(full, logp, t).cpu().double().numpy()
         # what the head says about the position, not the token: the softmax mass on tokens
@@ -193,12 +202,14 @@ def choose_weight(scores_a: np.ndarray, scores_b: np.ndarray, gold: np.ndarray, 
 
 
 def combos(seq: dict[str, np.ndarray], head: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Combined-score components: name -> (head part, baseline part), both higher = better."""
+    """Combined-score components: name -> (head part, baseline part), both higher = better
+    (the valid-mass one only where the head got whole-vocabulary scores, ``--full-vocab``)."""
     h = seq[f"sigmoid:{head}@mean"]
-    v = seq[f"validmass:{head}@mean"]
-    return {f"geo(sigmoid:{head}, softmax)": (h, seq["softmax@mean"]),
-            f"geo(sigmoid:{head}, entropy)": (h, seq["entropy@mean"]),
-            f"geo(validmass:{head}, entropy)": (v, seq["entropy@mean"])}
+    out = {f"geo(sigmoid:{head}, softmax)": (h, seq["softmax@mean"]),
+           f"geo(sigmoid:{head}, entropy)": (h, seq["entropy@mean"])}
+    if f"validmass:{head}@mean" in seq:
+        out[f"geo(validmass:{head}, entropy)"] = (seq[f"validmass:{head}@mean"], seq["entropy@mean"])
+    return out
 
 
 def standardise(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -236,6 +247,7 @@ def run(args: argparse.Namespace) -> dict:
     rauq = RauqConfig(alpha=args.rauq_alpha, instruct=True) if args.rauq else None
     backbone, heads = load_heads(args.model, args.heads, args.only)
     main = heads[args.main] if args.main in heads else next(iter(heads.values()))
+    full = full_vocab_of(args)
     report: dict = {"setting": args.setting, "model": args.model, "heads": list(heads)}
     splits = {}
     for split in ("dev", "test"):
@@ -247,9 +259,9 @@ def run(args: argparse.Namespace) -> dict:
             hyp_file.write_text(json.dumps(hyps, ensure_ascii=False))
         gold = gold_self(hyps, [t["refs"] for t in items])
         recs = [{"source": t["source"], "candidate": h if h.strip() else "."} for t, h in zip(items, hyps, strict=True)]
-        toks = token_study(backbone, heads, recs, render, rauq=rauq)
+        toks = token_study(backbone, heads, recs, render, rauq=rauq, full_vocab=full)
         refs = [{"source": t["source"], "candidate": t["refs"][-1]} for t in items]
-        ref_toks = token_study(backbone, heads, refs, render, rauq=rauq)
+        ref_toks = token_study(backbone, heads, refs, render, rauq=rauq, full_vocab=full)
         np.savez_compressed(out / f"{split}_tokens.npz", **toks)
         splits[split] = {"seq": aggregate(toks, len(items)), "gold": gold, "tokens": toks, "ref_tokens": ref_toks}
         np.savez_compressed(out / f"{split}_sequence.npz", **{f"gold:{k}": v for k, v in gold.items()},
@@ -270,6 +282,11 @@ def run(args: argparse.Namespace) -> dict:
     return report
 
 
+def full_vocab_of(args: argparse.Namespace) -> set[str] | None:
+    """The ``--full-vocab`` heads as a set (None: every head)."""
+    return None if getattr(args, "full_vocab", None) is None else set(filter(None, args.full_vocab.split(",")))
+
+
 def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict,
                rauq: RauqConfig | None = None) -> dict:
     """ROC-AUC and Pearson of every method on the test books' force-decoded candidates
@@ -278,7 +295,8 @@ def eval_other(backbone, heads: dict, args: argparse.Namespace, render: dict,
     cands = other_candidates(items, 0)
     labels = np.array([c["label"] for c in cands], dtype=float)
     verse = np.array([c["item"] for c in cands])  # the resampling unit
-    seq = aggregate(token_study(backbone, heads, cands, render, rauq=rauq), len(cands))
+    seq = aggregate(token_study(backbone, heads, cands, render, rauq=rauq, full_vocab=full_vocab_of(args)),
+                    len(cands))
     return {m: {"roc_auc": bootstrap_ci(roc_auc, v, labels, n=args.boot, groups=verse),
                 "pearson": bootstrap_ci(pearson, v, labels, n=args.boot, groups=verse)}
             for m, v in seq.items() if m.endswith(("@mean", "@prod", "@min"))}
@@ -396,6 +414,9 @@ def main() -> None:
     p.add_argument("--heads", required=True, help="folder of saved heads (one sub-folder each)")
     p.add_argument("--only", default=None, help="comma-separated head folder names")
     p.add_argument("--main", default="token_freq+avoid", help="head whose model generates (any: same text)")
+    p.add_argument("--full-vocab", default=None, metavar="HEADS",
+                   help="comma-separated heads that also get the whole-vocabulary scores (rankpres, validmass, "
+                        "headmax); default: every head; '' for none")
     p.add_argument("--out", required=True)
     p.add_argument("--n-items", type=int, default=None)
     p.add_argument("--max-new-tokens", type=int, default=96)

@@ -56,6 +56,23 @@ def test_aggregate_reads_every_method(features):
     assert (tok["validmass:h"] >= tok["softmax"] + study.log_sigmoid(tok["logit:h"]) - 1e-6).all()
 
 
+def test_full_vocab_limits_the_whole_vocabulary_scores(features):
+    """Heads left out of ``full_vocab`` keep their token scores but get no rankpres/validmass/headmax."""
+    model, records, tok = features
+    render = {"prompt_template": "{source}", "use_chat_template": False}
+    heads = {"h": model, "g": model}
+    part = study.token_study(model.backbone, heads, records, render, batch=3, full_vocab={"g"})
+    assert "logit:h" in part and "rankpres:h" not in part and "validmass:h" not in part and "headmax:h" not in part
+    for k in ("rankpres", "validmass", "headmax", "logit"):
+        np.testing.assert_allclose(part[f"{k}:g"], tok[f"{k}:h"], atol=1e-6)
+    np.testing.assert_allclose(part["logit:h"], tok["logit:h"], atol=1e-6)
+    none = study.token_study(model.backbone, heads, records, render, batch=3, full_vocab=set())
+    assert not [k for k in none if k.startswith(("rankpres:", "validmass:", "headmax:"))]
+    seq = study.aggregate(part, len(records))
+    assert set(study.combos(seq, "h")) == {"geo(sigmoid:h, softmax)", "geo(sigmoid:h, entropy)"}
+    assert "geo(validmass:g, entropy)" in study.combos(seq, "g")
+
+
 def test_summary_chooses_on_dev_only():
     """The aggregation and the best head/baseline come from the dev split even where test disagrees."""
     rng = np.random.default_rng(0)
