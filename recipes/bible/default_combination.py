@@ -26,9 +26,11 @@ With ``--packed`` the inputs are the per-item data committed under
 report is rebuilt from the repository alone:
 
     python recipes/bible/default_combination.py --packed --other mt_suite_dev mt_suite_test \
-        --self mt:mt_eval_self --out docs/results/default_combination.md
+        --other llm_suite_dev llm_suite_test --self mt:mt_eval_self llm:llm_eval_self \
+        --out docs/results/default_combination.md
 
-(``--self SETTING:NAME`` reads the packs ``NAME_dev`` and ``NAME_test``.)
+(``--self SETTING:NAME`` reads the packs ``NAME_dev`` and ``NAME_test``; ``--other`` repeats,
+one dev/test pair per model or setting, and the choice averages over them as over studies.)
 """
 
 from __future__ import annotations
@@ -103,10 +105,11 @@ def packed(name: str, data_dir: Path | None = None) -> tuple[dict, np.ndarray, n
 
 
 def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[str, Path]] = (),
-               from_data: bool = False) -> dict:
-    """Chosen on ``dev_dir``, measured on ``test_dir`` and on each of ``checks`` (test-only
-    suites of other models or settings: the same choice applied unchanged). ``from_data``:
-    the folders are names of committed tables' data instead (:func:`packed`)."""
+               from_data: bool = False, also: list[tuple[Path, Path]] = ()) -> dict:
+    """Chosen on ``dev_dir`` (and the dev suites of ``also``: other models or settings, each
+    run counting once in the average), measured on ``test_dir``, on the test suites of
+    ``also``, and on each of ``checks`` (test-only suites: the same choice applied unchanged).
+    ``from_data``: the folders are names of committed tables' data instead (:func:`packed`)."""
     def load(d: Path) -> tuple[dict, np.ndarray]:
         if from_data:
             return packed(str(d))[:2]
@@ -118,10 +121,11 @@ def eval_other(dev_dir: Path, test_dir: Path, n_boot: int, checks: list[tuple[st
             return packed(str(d))[2]
         return np.array([c["item"] for c in json.loads((d / "candidates.json").read_text())])
 
-    choice = choose([load(dev_dir)], roc_auc)
-    test = {"": measure(*load(test_dir), choice, roc_auc, n_boot, verses(test_dir))}
-    test.update({name: measure(*load(d), choice, roc_auc, n_boot, verses(d)) for name, d in checks})
-    return {"choice": choice, "test": test if checks else test[""]}
+    pairs = [(Path(dev_dir), Path(test_dir)), *((Path(d), Path(t)) for d, t in also)]
+    choice = choose([load(d) for d, _ in pairs], roc_auc)
+    tests = [("" if not also else t.name, t) for _, t in pairs] + list(checks)
+    test = {name: measure(*load(d), choice, roc_auc, n_boot, verses(d)) for name, d in tests}
+    return {"choice": choice, "test": test if len(test) > 1 else test[""]}
 
 
 def eval_self(studies: list[tuple[str, Path]], data: Path, n_boot: int, from_data: bool = False) -> dict:
@@ -184,7 +188,9 @@ def markdown(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--other", nargs=2, metavar=("DEV", "TEST"), help="eval_other_suite.py outputs")
+    p.add_argument("--other", nargs=2, action="append", metavar=("DEV", "TEST"),
+                   help="eval_other_suite.py outputs; repeat for other models or settings (the dev "
+                        "choice averages over the runs, each counting once)")
     p.add_argument("--other-check", nargs="*", default=[], metavar="NAME:DIR",
                    help="test-only eval_other_suite.py outputs of other models: the dev choice applied to them")
     p.add_argument("--self", dest="studies", nargs="*", default=[], metavar="SETTING:DIR",
@@ -201,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {}
     if args.other:
         checks = [(c.split(":", 1)[0], Path(c.split(":", 1)[1])) for c in args.other_check]
-        report["eval_other"] = eval_other(Path(args.other[0]), Path(args.other[1]), args.boot, checks,
-                                          args.packed)
+        (dev, test), *also = args.other
+        report["eval_other"] = eval_other(Path(dev), Path(test), args.boot, checks, args.packed,
+                                          [(Path(d), Path(t)) for d, t in also])
     if args.studies:
         studies = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.studies]
         report["eval_self"] = eval_self(studies, Path(args.data), args.boot, args.packed)

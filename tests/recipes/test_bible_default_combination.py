@@ -53,6 +53,23 @@ def test_checks_apply_the_dev_choice_unchanged(tmp_path: Path) -> None:
     assert "Test books (llm)" in dc.markdown({"eval_other": r})
 
 
+def test_several_runs_choose_together_and_each_is_measured(tmp_path: Path) -> None:
+    """Repeated --other: every dev suite counts once in the choice; each test suite is measured."""
+    for name, seed in (("dev", 0), ("test", 1), ("dev2", 3), ("test2", 4)):
+        _suite(tmp_path / name, seed)
+    r = dc.eval_other(tmp_path / "dev", tmp_path / "test", n_boot=50, also=[(tmp_path / "dev2", tmp_path / "test2")])
+    assert set(r["test"]) == {"test", "test2"}
+    loaded = [(dict(np.load(tmp_path / d / "sequence_scores.npz")),
+               np.array([c["label"] for c in json.loads((tmp_path / d / "candidates.json").read_text())], float))
+              for d in ("dev", "dev2")]
+    assert r["choice"] == dc.choose(loaded, dc.roc_auc)
+    assert r["choice"] != dc.choose(loaded[:1], dc.roc_auc)  # the second run moved the choice
+    alone = dc.eval_other(tmp_path / "dev2", tmp_path / "test2", n_boot=50)
+    assert r["test"]["test2"]["heads"]["h"]["head_alone"] == alone["test"]["heads"]["h"]["head_alone"]
+    text = dc.markdown({"eval_other": r})
+    assert "Test books (test)" in text and "Test books (test2)" in text
+
+
 def test_committed_data_give_the_same_report_as_the_run_folders(tmp_path: Path, monkeypatch) -> None:
     import tables
 
