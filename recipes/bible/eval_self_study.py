@@ -31,7 +31,8 @@ combined scores' comparisons.
 Everything goes to ``OUT/study.json`` and ``OUT/study.md``; the token arrays to
 ``OUT/<split>_tokens.npz``; per verse, every method's sequence score and the gold
 (``gold:chrf``, ``gold:minilm``) to ``OUT/<split>_sequence.npz``, which
-``recipes/bible/tables.py --pack self OUT`` commits as a table's data.
+``recipes/bible/tables.py --pack self OUT`` commits as a table's data; the reference
+translations' token arrays to ``OUT/<split>_ref_tokens.npz`` (``--pack saturation``).
 """
 
 from __future__ import annotations
@@ -263,6 +264,7 @@ def run(args: argparse.Namespace) -> dict:
         refs = [{"source": t["source"], "candidate": t["refs"][-1]} for t in items]
         ref_toks = token_study(backbone, heads, refs, render, rauq=rauq, full_vocab=full)
         np.savez_compressed(out / f"{split}_tokens.npz", **toks)
+        np.savez_compressed(out / f"{split}_ref_tokens.npz", **ref_toks)  # tables.py --pack saturation
         splits[split] = {"seq": aggregate(toks, len(items)), "gold": gold, "tokens": toks, "ref_tokens": ref_toks}
         np.savez_compressed(out / f"{split}_sequence.npz", **{f"gold:{k}": v for k, v in gold.items()},
                             **splits[split]["seq"])  # per verse, for tables.py --pack self

@@ -115,7 +115,25 @@ def from_words(folder: Path, threshold: float = 0.5) -> dict:
                        for k in words.files if k.startswith("score:") and k != "score:neg_entropy"}}
 
 
-PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self, "words": from_words}
+def from_saturation(folder: Path, split: str = "dev") -> dict:
+    """Where the head can say "no" on a model's own output: per token of an
+    ``eval_self_study.py`` folder's greedy outputs and of the reference translations, whether
+    the token is in its position's dominant set, and each head's probability (4 significant
+    digits); each token's verse is its resampling unit. ``--methods`` keeps a few heads."""
+    out = {"kind": "saturation", "metric": "saturation", "split": split, "scores": {}}
+    for part, stem in (("greedy", f"{split}_tokens.npz"), ("reference", f"{split}_ref_tokens.npz")):
+        if not (folder / stem).is_file():
+            raise SystemExit(f"{folder / stem}: not found (eval_self_study.py writes it since the LLM rebuild)")
+        t = np.load(folder / stem)
+        out[part] = {"groups": t["seq"].astype(int).tolist(), "in_dom": t["in_dom"].astype(int).tolist(),
+                     "p": {k.removeprefix("logit:"): [float(f"{x:.4g}") for x in 1 / (1 + np.exp(-t[k]))]
+                           for k in t.files if k.startswith("logit:")}}
+    out["scores"] = {h: [] for h in out["greedy"]["p"]}  # the heads, for --methods and --baseline
+    return out
+
+
+PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self, "words": from_words,
+           "saturation": from_saturation}
 """Output kinds ``--pack`` reads: name -> reader of the output folder."""
 
 
@@ -296,11 +314,47 @@ def render_words(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_saturation(d: dict) -> str:
+    """Kind ``saturation``: per head, the share of greedy and reference tokens in their
+    dominant set and the head's mean probability on dominant and other tokens, intervals
+    over verses."""
+    from sigmoid_head.evaluation.bootstrap import clustered_ci
+
+    def stats(part: dict, head: str) -> dict[str, tuple[float, float, float]]:
+        dom, p = np.asarray(part["in_dom"], dtype=bool), np.asarray(part["p"][head], dtype=float)
+
+        def fn(idx: np.ndarray) -> dict[str, float]:
+            dd, pp = dom[idx], p[idx]
+            return {"share": float(dd.mean()), "p_dom": float(pp[dd].mean()) if dd.any() else float("nan"),
+                    "p_other": float(pp[~dd].mean()) if (~dd).any() else float("nan"),
+                    "p_high": float((pp > 0.9).mean())}
+        return clustered_ci(fn, np.asarray(part["groups"]), d["n_boot"], seed=d["seed"])
+
+    rows = (("share", "share of tokens in their position's dominant set"),
+            ("p_dom", "head probability on dominant tokens, mean"),
+            ("p_other", "head probability on the other tokens, mean"),
+            ("p_high", "share of tokens with head probability > 0.9"))
+    lines = ["| head | statistic | greedy outputs | reference translations |", "|---|---|---|---|"]
+    for head in d["scores"]:
+        g, r = stats(d["greedy"], head), stats(d["reference"], head)
+        for k, label in rows:
+            if k == "share" and head != next(iter(d["scores"])):
+                continue  # the dominant sets are the model's: one row for all heads
+            lines.append(f"| {'(model)' if k == 'share' else head} | {label} | {g[k][0]:.3f} {_ci(g[k])} | "
+                         f"{r[k][0]:.3f} {_ci(r[k])} |")
+    n_g, n_r = len(d["greedy"]["groups"]), len(d["reference"]["groups"])
+    lines += ["", f"{n_g} greedy and {n_r} reference tokens of {len(np.unique(d['greedy']['groups']))} "
+              f"{d['split']}-book verses; 95% intervals over {d['n_boot']} resamples of verses (seed {d['seed']}). "
+              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
+              "`python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
 VIEWS = {"": render, "/metrics": render_metrics}
 """Block name suffix -> how that block shows a data file."""
 
 
-KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}}
+KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}, "saturation": {"": render_saturation}}
 """A data file's ``kind`` -> its views (others: :data:`VIEWS`)."""
 
 
@@ -372,21 +426,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chosen", default="in advance", help="--pack: where the baseline was chosen")
     p.add_argument("--command", default="", help="--pack: the command that made DIR")
     p.add_argument("--boot", type=int, default=1000, help="--pack: bootstrap resamples")
-    p.add_argument("--split", default="test", help="--pack self: the study's split (dev or test)")
+    p.add_argument("--split", default=None,
+                   help="--pack self/saturation: the study's split (dev or test; default test for self, dev for saturation)")
     p.add_argument("--methods", help="--pack: keep only these comma-separated methods (and the baseline)")
     args = p.parse_args(argv)
     if args.pack:
         kind, folder = args.pack
-        d = PACKERS[kind](Path(folder), **({"split": args.split} if kind == "self" else {})) | {"name": args.name, "baseline": args.baseline,
-                                           "baseline_chosen": args.chosen, "command": args.command,
-                                           "n_boot": args.boot, "seed": 0}
+        split = {"split": args.split} if kind in ("self", "saturation") and args.split else {}
+        d = PACKERS[kind](Path(folder), **split) | {"name": args.name, "baseline": args.baseline,
+                                                    "baseline_chosen": args.chosen, "command": args.command,
+                                                    "n_boot": args.boot, "seed": 0}
         if args.methods:
-            keep = {args.baseline, *args.methods.split(",")}
+            keep = {args.baseline, *args.methods.split(",")} - {None}
             unknown = sorted(keep - set(d["scores"]))
             if unknown:
                 raise SystemExit(f"--methods {unknown}: not in {sorted(d['scores'])}")
             d["scores"] = {m: v for m, v in d["scores"].items() if m in keep}
-        if args.baseline not in d["scores"]:
+            for part in ("greedy", "reference"):  # saturation: the kept heads' probabilities only
+                if part in d:
+                    d[part]["p"] = {m: v for m, v in d[part]["p"].items() if m in keep}
+        if kind == "saturation":
+            d.pop("baseline"), d.pop("baseline_chosen")  # no comparisons: statistics per head
+        elif args.baseline not in d["scores"]:
             raise SystemExit(f"--baseline {args.baseline!r} is not one of {sorted(d['scores'])}")
         print(f"wrote {save(d)}; put <!-- table:{args.name} --> <!-- /table:{args.name} --> in a doc, then --write")
         return 0

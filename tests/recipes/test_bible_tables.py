@@ -185,3 +185,31 @@ def test_the_words_table_packs_a_suite_and_tests_over_verses(tmp_path: Path) -> 
     assert row.split(" | ")[3].startswith(f"{exact['roc_auc']:.3f} [")
     assert "Holm family: ROC-AUC and AP of every other method vs softmax (2 comparisons)" in table
     assert "p < 0.01 (two-sided)" in row and "of 10 source verses" in table  # 100 resamples
+
+
+def test_the_saturation_table_packs_a_study_and_counts_per_token(tmp_path: Path, monkeypatch) -> None:
+    """Greedy tokens mostly dominant, references less: the table shows the shares and the
+    head's mean probabilities computed directly, with intervals over verses."""
+    rng = np.random.default_rng(3)
+    run = tmp_path / "study"
+    run.mkdir()
+    arrays = {}
+    for stem, share in (("dev_tokens", 0.9), ("dev_ref_tokens", 0.5)):
+        seq = np.repeat(np.arange(20), 6)
+        in_dom = rng.random(seq.size) < share
+        logit = np.where(in_dom, 3.0, -1.0) + rng.normal(0, 0.5, seq.size)
+        np.savez(run / f"{stem}.npz", seq=seq, in_dom=in_dom, **{"logit:h": logit, "logit:g": -logit})
+        arrays[stem] = (in_dom, 1 / (1 + np.exp(-logit)))
+    monkeypatch.setattr(tables, "DATA", tmp_path / "data")
+    assert tables.main(["--pack", "saturation", str(run), "--name", "sat", "--methods", "h", "--boot", "100"]) == 0
+    d = tables.load(tmp_path / "data" / "sat.json.gz")
+    assert list(d["scores"]) == ["h"] and list(d["greedy"]["p"]) == ["h"] and "baseline" not in d
+    table = tables.render_saturation(d)
+    lines = table.splitlines()
+    share = next(x for x in lines if "dominant set" in x).split(" | ")
+    dom_g, p_g = arrays["dev_tokens"]
+    dom_r, p_r = arrays["dev_ref_tokens"]
+    assert share[2].startswith(f"{dom_g.mean():.3f} [") and share[3].startswith(f"{dom_r.mean():.3f} [")
+    p_dom = next(x for x in lines if "on dominant tokens" in x).split(" | ")
+    assert p_dom[0] == "| h" and p_dom[2].startswith(f"{p_g[dom_g].mean():.3f} [")
+    assert "120 greedy and 120 reference tokens of 20 dev-book verses" in table
