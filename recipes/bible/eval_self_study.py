@@ -270,7 +270,8 @@ def run(args: argparse.Namespace) -> dict:
                             **splits[split]["seq"])  # per verse, for tables.py --pack self
         print(f"{split}: {len(items)} items, {toks['seq'].size} tokens ({(time.perf_counter() - t0) / 60:.1f} min)",
               flush=True)
-    report["eval_other"] = eval_other(backbone, heads, args, render, rauq)
+    if not args.no_eval_other:
+        report["eval_other"] = eval_other(backbone, heads, args, render, rauq)
     report["saturation"] = {h: {"greedy_dev": saturation(splits["dev"]["tokens"], h),
                                 "reference_dev": saturation(splits["dev"]["ref_tokens"], h)} for h in heads}
     report["pearson_chrf"] = {split: {m: bootstrap_ci(pearson, v, s["gold"]["chrf"], n=args.boot)
@@ -426,6 +427,8 @@ def main() -> None:
     p.add_argument("--rauq", action="store_true", help="add RAUQ (LLM setting) beside the other methods")
     p.add_argument("--rauq-alpha", type=float, default=None,
                    help="RAUQ's alpha (default: LM-Polygraph's for instruction-tuned models, 0.5)")
+    p.add_argument("--no-eval-other", action="store_true",
+                   help="skip the short Eval Other of the test books (eval_other_suite.py has the full one)")
     run(p.parse_args())
 
 
