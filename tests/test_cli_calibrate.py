@@ -89,8 +89,8 @@ def test_score_reports_the_default_combined_score(tmp_path: Path) -> None:
     for cmd, extra in (("score", ["-t", str(cand)]), ("generate", ["--max-new-tokens", "3"])):
         out = tmp_path / f"{cmd}.jsonl"
         assert main([cmd, "-s", str(src), *extra, *model, "--to-json", str(out)]) == 0
-        default = {"score": {"weight": 0.75, "baseline": "softmax_min"},
-                   "generate": {"weight": 0.0, "baseline": "softmax_mean_log"}}[cmd]
+        default = {"score": {"weight": 0.70, "baseline": "softmax_min"},
+                   "generate": {"weight": 0.10, "baseline": "softmax_mean_log"}}[cmd]
         for r in _rows(out):
             assert r["combined_log"] == pytest.approx(_combined_by_hand(r, default))
             assert r["combined"] == pytest.approx(math.exp(r["combined_log"]))

@@ -115,3 +115,17 @@ def test_the_committed_report_matches_the_committed_data(monkeypatch) -> None:
     argv = shlex.split(command.split("`", 1)[0])
     monkeypatch.chdir(root)
     assert dc.main([*argv, "--check"]) == 0
+
+
+def test_the_library_defaults_are_the_committed_dev_choice() -> None:
+    """DEFAULTS["score"] and DEFAULTS["generate"] are what default_combination.py chose on the
+    dev books, as committed in docs/results/default_combination.json (a rebuild that moves
+    the choice must move the defaults too)."""
+    from sigmoid_head.evaluation.combination import DEFAULTS
+
+    root = Path(__file__).resolve().parents[2]
+    report = json.loads((root / "docs" / "results" / "default_combination.json").read_text(encoding="utf-8"))
+    for command, part in (("score", "eval_other"), ("generate", "eval_self")):
+        choice = report[part]["choice"]
+        assert DEFAULTS[command].baseline == choice["baseline"], command
+        assert DEFAULTS[command].weight == pytest.approx(choice["weight"]), command
