@@ -35,6 +35,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,7 +75,8 @@ def choose(study: Path) -> str:
 def val_self(out: Path, model: str) -> dict:
     """Every head's mean BCE on the held-out self-labelled outputs (1 and 2 references),
     and the ROC-AUC of its token probability for good (1) against bad (0) tokens there,
-    beside the softmax probability's."""
+    beside the softmax probability's; the per-token scores, labels and sources go to
+    ``OUT/val_self_tokens_<n>ref.npz`` (``tables.py --pack token_labels``)."""
     from sigmoid_head.data.batching import Collator, pad_id
     from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.training.self_generated import load_self_examples
@@ -93,12 +95,20 @@ def val_self(out: Path, model: str) -> dict:
         soft = torch.log_softmax(pos.logits.float(), -1).gather(1, pos.targets[:, None])[:, 0]
         row = {"tokens": int(keep.sum()), "bad_share": float((good[keep] == 0).float().mean()),
                "softmax_auc": roc_auc(soft[keep].numpy(), good[keep].numpy())}
+        # per token, for tables.py --pack token_labels: each output's source is its resampling
+        # unit (a source's samples share their encoder input)
+        source_of = {}
+        group = np.array([source_of.setdefault(tuple(ex[int(r)]["input_ids"]), len(source_of))
+                          for r in pos.row.tolist()])
+        arrays = {"good": good[keep].numpy(), "group": group[keep.numpy()], "score:softmax": soft[keep].numpy()}
         for head_dir in sorted((out / "heads").iterdir()):  # the positions above, every head
             head = SigmoidHeadModel.from_pretrained(head_dir, backbone)
             with torch.no_grad():
                 logit = head.head(pos.hidden, pos.targets[:, None])[:, 0].float()
             bce = torch.nn.functional.binary_cross_entropy_with_logits(logit[keep], good[keep].float())
             row[head_dir.name] = {"bce": float(bce), "auc": roc_auc(logit[keep].numpy(), good[keep].numpy())}
+            arrays[f"score:{head_dir.name}"] = logit[keep].numpy()
+        np.savez_compressed(out / f"val_self_tokens_{n}ref.npz", **arrays)
         report[f"{n}ref"] = row
         print(json.dumps({f"{n}ref": row}, indent=1), flush=True)
     (out / "val_self.json").write_text(json.dumps(report, indent=1) + "\n")

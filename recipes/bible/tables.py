@@ -132,8 +132,26 @@ def from_saturation(folder: Path, split: str = "dev") -> dict:
     return out
 
 
+def from_token_labels(folder: Path) -> dict:
+    """Token-level labels of a ``self_labelled.py --val-self`` folder: for each label set
+    (``val_self_tokens_<n>ref.npz``), every token's OK (1) / BAD (0) label, its output's
+    source (the resampling unit) and every score (5 significant digits)."""
+    parts = {}
+    for path in sorted(folder.glob("val_self_tokens_*ref.npz")):
+        t = np.load(path)
+        parts[path.stem.removeprefix("val_self_tokens_")] = {
+            "gold": t["good"].astype(int).tolist(), "groups": t["group"].astype(int).tolist(),
+            "scores": {k.removeprefix("score:"): [float(f"{x:.5g}") for x in t[k]]
+                       for k in t.files if k.startswith("score:")}}
+    if not parts:
+        raise SystemExit(f"{folder}: no val_self_tokens_*ref.npz (self_labelled.py --val-self writes them)")
+    first = next(iter(parts.values()))
+    return {"kind": "token_labels", "metric": "roc_auc", "parts": parts,
+            "scores": {m: [] for m in first["scores"]}}
+
+
 PACKERS = {"suite": from_suite, "demo": from_demo, "self": from_self, "words": from_words,
-           "saturation": from_saturation}
+           "saturation": from_saturation, "token_labels": from_token_labels}
 """Output kinds ``--pack`` reads: name -> reader of the output folder."""
 
 
@@ -350,11 +368,42 @@ def render_saturation(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_token_labels(d: dict) -> str:
+    """Kind ``token_labels``: per label set, the share of BAD tokens and each score's ROC-AUC
+    for OK against BAD, intervals and paired tests against the baseline over sources
+    (Holm over every other score of that label set)."""
+    from sigmoid_head.evaluation.metrics import roc_auc
+
+    base, kw = d["baseline"], {"n": d["n_boot"], "seed": d["seed"]}
+    lines = ["| labels | BAD tokens | score | ROC-AUC [95% CI, sources] | vs " + canonical(base) +
+             ": delta [95% CI], p |", "|---|---|---|---|---|"]
+    for part, v in d["parts"].items():
+        gold, groups = np.asarray(v["gold"], dtype=float), np.asarray(v["groups"])
+        scores = {m: np.asarray(x, dtype=float) for m, x in v["scores"].items() if m in d["scores"]}
+        tests = {m: paired_bootstrap(roc_auc, x, scores[base], gold, groups=groups, **kw)
+                 for m, x in scores.items() if m != base}
+        add_holm(tests, f"every other score vs {canonical(base)} ({len(tests)} comparisons)")
+        for m, x in scores.items():
+            ci = bootstrap_ci(roc_auc, x, gold, groups=groups, **kw)
+            t = tests.get(m)
+            vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t, family=False)}"
+                  if t else "(baseline)")
+            lines.append(f"| {part} | {1 - gold.mean():.1%} | {canonical(m)} | {ci[0]:.3f} {_ci(ci)} | {vs} |")
+    first = next(iter(d["parts"].values()))
+    lines += ["", f"{len(first['gold'])} labelled tokens of {len(np.unique(first['groups']))} sources per label set; "
+              f"{d['n_boot']} resamples (seed {d['seed']}) of sources; p two-sided; Holm family: every other "
+              f"score vs {canonical(base)} within a label set; baseline chosen {d['baseline_chosen']}. Data: "
+              f"`docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
+              "`python recipes/bible/tables.py --write`."]
+    return "\n".join(lines) + "\n"
+
+
 VIEWS = {"": render, "/metrics": render_metrics}
 """Block name suffix -> how that block shows a data file."""
 
 
-KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}, "saturation": {"": render_saturation}}
+KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}, "saturation": {"": render_saturation},
+              "token_labels": {"": render_token_labels}}
 """A data file's ``kind`` -> its views (others: :data:`VIEWS`)."""
 
 
@@ -445,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
             for part in ("greedy", "reference"):  # saturation: the kept heads' probabilities only
                 if part in d:
                     d[part]["p"] = {m: v for m, v in d[part]["p"].items() if m in keep}
+            for v in d.get("parts", {}).values():  # token_labels: the kept scores only
+                v["scores"] = {m: x for m, x in v["scores"].items() if m in keep}
         if kind == "saturation":
             d.pop("baseline"), d.pop("baseline_chosen")  # no comparisons: statistics per head
         elif args.baseline not in d["scores"]:
