@@ -88,8 +88,7 @@ def token_study(backbone, heads: dict[str, SigmoidHeadModel], records: list[dict
 
     ``full_vocab`` names the heads whose whole-vocabulary scores (``rankpres``, ``validmass``,
     ``headmax``) are computed; None means every head. Each costs a (positions x vocabulary)
-    product per head, as much as the model's own unembedding: on a 49k vocabulary, leaving
-    them out for most heads halves the pass."""
+    product per head, as much as the model's own unembedding (49k rows on SmolLM2)."""
     examples = make_examples(records, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
                              **render)
     from sigmoid_head.data.batching import Collator
