@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduce the Bible experiments end to end.
-#   bash recipes/bible/reproduce.sh            # full: corpus (apt), MT model (3,708 steps, ~1 h CPU), both settings' heads and studies (~5 h on 2 cores)
+#   bash recipes/bible/reproduce.sh            # full: corpus (apt), MT model (3,708 steps, ~1 h CPU), both settings' heads and studies (the measured parts in docs/results.md sum to about 4.5 h on 2 cores)
 #   bash recipes/bible/reproduce.sh --quick    # smoke run on the committed sample (small sizes)
 # Results land in runs/; docs/results.md's tables are made from their packed per-item data.
 set -euo pipefail

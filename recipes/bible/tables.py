@@ -159,6 +159,17 @@ def _ci(v: tuple[float, float, float]) -> str:
     return f"[{v[1]:.3f}, {v[2]:.3f}]"
 
 
+def _paired(t: dict, sep: str) -> str:
+    """A paired test's cell: delta [95% CI], then ``sep`` and its two-sided (Holm) p."""
+    return f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]{sep}{describe_p(t, family=False)}"
+
+
+def _made_by(d: dict) -> str:
+    """Every table's last sentence: its data file, the command that made it, and how to render it."""
+    return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
+            "`python recipes/bible/tables.py --write`.")
+
+
 def render(d: dict) -> str:
     """The Markdown table (and its notes) of one data file."""
     spec = METRICS[d["metric"]]
@@ -177,14 +188,12 @@ def render(d: dict) -> str:
         item = bootstrap_ci(spec.fn, v, gold, **kw)
         src = bootstrap_ci(spec.fn, v, gold, groups=groups, **kw)
         t = tests.get(m)
-        vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
-              if t else "(baseline) | ")
+        vs = _paired(t, " | ") if t else "(baseline) | "
         lines.append(f"| {canonical(m)} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
     n_src = len(np.unique(groups))
     lines += ["", f"{gold.size} candidates from {n_src} source verses; {d['n_boot']} resamples (seed "
               f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{canonical(base)}` chosen "
-              f"{d['baseline_chosen']}. Data: `docs/results/data/{d['name']}.json.gz`, made by "
-              f"`{d['command']}`; table: `python recipes/bible/tables.py --write`."]
+              f"{d['baseline_chosen']}. " + _made_by(d)]
     return "\n".join(lines) + "\n"
 
 
@@ -275,7 +284,7 @@ def render_rerank(d: dict) -> str:
     for m in [base, *methods, *decoded, "greedy", "random", "oracle"]:
         r, t = rows[m], tests.get(m)
         ci = bootstrap_ci(_mean, r["per_source"], zeros, **kw)
-        vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {describe_p(t, family=False)}"
+        vs = (_paired(t, " | ")
               if t else ("(baseline) | " if m == base else "| "))
         taus = " | ".join("" if np.isnan(r[k]) else f"{r[k]:.3f}" for k in ("tau", "tau_bleu"))
         label, _, key = m.rpartition(":")  # another head's score: LABEL:<score>
@@ -287,9 +296,8 @@ def render_rerank(d: dict) -> str:
     lines += ["", f"{len(d['gold'])} candidates for {n_src} source verses; {d['n_boot']} resamples "
               f"(seed {d['seed']}) of verses; p two-sided; Holm family: {family}; baseline "
               f"`{canonical(base)}` chosen {d['baseline_chosen']}. Share of dominant tokens: {share}. "
-              + (f"{d['notes'][0].upper()}{d['notes'][1:]}. " if d.get("notes") else "") +
-              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-              "`python recipes/bible/tables.py --write`."]
+              + (f"{d['notes'][0].upper()}{d['notes'][1:]}. " if d.get("notes") else "")
+              + _made_by(d)]
     return "\n".join(lines) + "\n"
 
 
@@ -321,14 +329,13 @@ def render_words(d: dict) -> str:
                           seed=d["seed"])
         cells = [f"{ci[k][0]:.3f} [{ci[k][1]:.3f}, {ci[k][2]:.3f}]" for k in ("mcc", "f1_bad", "roc_auc", "ap")]
         vs = ["(baseline)", ""] if m == base else [
-            f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t, family=False)}"
+            _paired(t, ", ")
             for t in (tests[(m, "ROC-AUC")], tests[(m, "AP")])]
         lines.append(f"| {canonical(m)} | " + " | ".join(cells + vs) + " |")
     lines += ["", f"{bad.size} words ({int(bad.sum())} BAD) of {len(np.unique(groups))} source verses; "
               f"MCC and F1-BAD at word probability < {thr:g}; {d['n_boot']} resamples (seed {d['seed']}) "
               f"of verses; p two-sided; Holm family: {family}; baseline chosen {d['baseline_chosen']}. "
-              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-              "`python recipes/bible/tables.py --write`."]
+              + _made_by(d)]
     return "\n".join(lines) + "\n"
 
 
@@ -363,8 +370,7 @@ def render_saturation(d: dict) -> str:
     n_g, n_r = len(d["greedy"]["groups"]), len(d["reference"]["groups"])
     lines += ["", f"{n_g} greedy and {n_r} reference tokens of {len(np.unique(d['greedy']['groups']))} "
               f"{d['split']}-book verses; 95% intervals over {d['n_boot']} resamples of verses (seed {d['seed']}). "
-              f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-              "`python recipes/bible/tables.py --write`."]
+              + _made_by(d)]
     return "\n".join(lines) + "\n"
 
 
@@ -386,15 +392,13 @@ def render_token_labels(d: dict) -> str:
         for m, x in scores.items():
             ci = bootstrap_ci(roc_auc, x, gold, groups=groups, **kw)
             t = tests.get(m)
-            vs = (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t, family=False)}"
-                  if t else "(baseline)")
+            vs = _paired(t, ", ") if t else "(baseline)"
             lines.append(f"| {part} | {1 - gold.mean():.1%} | {canonical(m)} | {ci[0]:.3f} {_ci(ci)} | {vs} |")
     first = next(iter(d["parts"].values()))
     lines += ["", f"{len(first['gold'])} labelled tokens of {len(np.unique(first['groups']))} sources per label set; "
               f"{d['n_boot']} resamples (seed {d['seed']}) of sources; p two-sided; Holm family: every other "
-              f"score vs {canonical(base)} within a label set; baseline chosen {d['baseline_chosen']}. Data: "
-              f"`docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-              "`python recipes/bible/tables.py --write`."]
+              f"score vs {canonical(base)} within a label set; baseline chosen {d['baseline_chosen']}. "
+              + _made_by(d)]
     return "\n".join(lines) + "\n"
 
 
