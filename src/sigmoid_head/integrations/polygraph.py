@@ -55,13 +55,8 @@ from ..cpu_precision import check_cpu_dtype
 from ..dominant import DominantConfig
 from ..head_io import fingerprint
 from ..model import SigmoidHeadModel
-from ..scoring.generate import (
-    DecodingConfig,
-    Generated,
-    _eos_ids,
-    generate_outputs,
-    score_generated,
-)
+from ..scoring.decoding import DecodingConfig, Generated, eos_ids
+from ..scoring.generate import generate_outputs, score_generated
 from ..scoring.rauq import RauqConfig
 
 STAT_NAMES = {"sigmoid": "sigmoid_head_log_likelihoods", "softmax": "greedy_log_likelihoods",
@@ -282,7 +277,7 @@ class SigmoidHeadCalculator(StatCalculator):
             if len(theirs) != len(prompts):
                 raise ValueError(f"greedy_tokens holds {len(theirs)} outputs for "
                                  f"{len(prompts)} inputs")
-            eos = _eos_ids(shm.backbone, DecodingConfig())
+            eos = eos_ids(shm.backbone, DecodingConfig())
             outs = [Generated(i, list(p), [int(t) for t in toks],
                               len(toks) > 0 and int(toks[-1]) in eos)
                     for i, (p, toks) in enumerate(zip(prompts, theirs, strict=True))]

@@ -28,97 +28,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from ..backbone import Backbone, on_head_input
 from ..data.batching import IGNORE_INDEX, pad_id, pad_with_mask
-from ..data.prompts import ScoreInputError, prompt_ids, render_settings
 from ..dominant import DominantConfig
-from .aggregate import sequence_record
+from .decoding import DecodingConfig, Generated, cut_at_eos, eos_ids, generation_prompts, output_row
 from .force_decode import length_batches, score_examples
-from .guidance import head_guidance
 from .rauq import RauqConfig, capture_self_attention, rauq_log_confidence
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
-
-
-@dataclass
-class DecodingConfig:
-    """How the original model generates."""
-
-    max_new_tokens: int = 128
-    """Most tokens generated per output (the EOS included)."""
-    num_beams: int = 1
-    """Beam size (> 1: beam search, scored by force-decoding)."""
-    do_sample: bool = False
-    """Sample instead of greedy/beam decoding."""
-    temperature: float = 1.0
-    """Sampling temperature."""
-    top_p: float = 1.0
-    """Nucleus sampling mass (1 = off)."""
-    top_k: int = 0
-    """Top-k sampling (0 = off; overrides the model's generation-config default)."""
-    num_return_sequences: int = 1
-    """Outputs per input."""
-    seed: int = 0
-    """Seed of sampling (the global torch RNG state is restored afterwards)."""
-    head_weight: float = 0.0
-    """Head-guided decoding: add this weight times the Sigmoid Head's log-probability of each token to the next-token scores (0 = off: the original model decodes alone, as in the paper). The output's scores stay the LM's and the head's own."""
-    head_mask_below: float = 0.0
-    """Head-guided decoding: never choose a token whose head probability is below this (the head's most probable allowed token of a step is always kept; 0 = off)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Further keyword arguments for ``generate`` (e.g. ``eos_token_id``)."""
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1 or self.num_beams < 1 or self.num_return_sequences < 1:
-            raise ValueError("max_new_tokens, num_beams and num_return_sequences must be >= 1")
-        if self.temperature <= 0 or not 0 < self.top_p <= 1:
-            raise ValueError("temperature must be > 0 and top_p in (0, 1]")
-        if self.num_return_sequences > max(self.num_beams, 1) and not self.do_sample:
-            raise ValueError("num_return_sequences > num_beams needs do_sample=True")
-        if self.head_weight < 0 or not 0 <= self.head_mask_below < 1:
-            raise ValueError("head_weight must be >= 0 and head_mask_below in [0, 1)")
-
-    def guidance(self, backbone: Backbone, head: Any) -> contextlib.AbstractContextManager[dict]:
-        """The ``generate`` keyword arguments of head-guided decoding, hooked while entered
-        (``{}`` when off; see :mod:`.guidance`)."""
-        return head_guidance(backbone, head, self.head_weight, self.head_mask_below)
-
-    def generate_kwargs(self) -> dict[str, Any]:
-        kw = {
-            "max_new_tokens": self.max_new_tokens,
-            "num_beams": self.num_beams,
-            "do_sample": self.do_sample,
-            "num_return_sequences": self.num_return_sequences,
-        }
-        if self.do_sample:
-            kw.update(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
-        return {**kw, **self.extra}
-
-
-@dataclass
-class Generated:
-    """One generated output.
-
-    Attributes:
-        input_index: which input it answers.
-        prompt: the prompt ids (causal) or encoder ids (seq2seq).
-        output: the generated ids, cut after the first EOS (inclusive).
-        finished: whether it ended with an EOS.
-        scores: its token scores (T = len(output)).
-        logits: (T, V) the logits its softmax-side scores were computed from, when asked
-            for (``generate_outputs(keep_logits=True)``; float32, CPU).
-    """
-
-    input_index: int
-    prompt: list[int]
-    output: list[int]
-    finished: bool
-    scores: TokenScores | None = None
-    logits: torch.Tensor | None = None
-
 
 # ----------------------------------------------------------------------------- generation
 
@@ -154,20 +74,6 @@ def capture_last_hidden(model: torch.nn.Module) -> Iterator[list[torch.Tensor]]:
     steps: list[torch.Tensor] = []
     with on_head_input(model, lambda h: steps.append(h[:, -1, :].detach())):
         yield steps
-
-
-def _eos_ids(backbone: Backbone, cfg: DecodingConfig) -> set[int]:
-    eos = cfg.extra.get("eos_token_id", backbone.model.generation_config.eos_token_id)
-    if eos is None:
-        eos = backbone.tokenizer.eos_token_id
-    return {int(e) for e in (eos if isinstance(eos, list | tuple) else [eos]) if e is not None}
-
-
-def _cut(row: list[int], eos: set[int]) -> tuple[list[int], bool]:
-    for i, t in enumerate(row):
-        if t in eos:
-            return row[: i + 1], True
-    return row, False
 
 
 @torch.no_grad()
@@ -228,7 +134,7 @@ def _generate_batch(
         weights = attn.per_step()  # (R, S, L, H): step s predicts gen[:, s]
         if weights is None or weights.shape[1] != n_steps:
             return gen, None, None  # force-decoded instead
-        lengths = _lengths(gen, _eos_ids(backbone, cfg))
+        lengths = _lengths(gen, eos_ids(backbone, cfg))
         log_c, _ = rauq_log_confidence(values["softmax_log"].view(gen.shape), weights, lengths,
                                        rauq.weight)
         values["rauq_log"] = log_c.flatten()
@@ -316,7 +222,7 @@ def generate_outputs(
 
     cfg = decoding or DecodingConfig()
     backbone, head = unpack_model(model)
-    eos = _eos_ids(backbone, cfg)
+    eos = eos_ids(backbone, cfg)
     fake = [{"input_ids": p, "labels": [0]} for p in prompts]
     results: list[Generated] = []
     devices = [backbone.device] if backbone.device.type == "cuda" else []
@@ -334,7 +240,7 @@ def generate_outputs(
             )
             for r, row in enumerate(gen.tolist()):
                 i = idx[r // cfg.num_return_sequences]
-                out, finished = _cut(row, eos)
+                out, finished = cut_at_eos(row, eos)
                 ts = scores[r].trimmed(len(out)) if scores is not None else None
                 kept = logits[r, : len(out)].float().cpu() if keep_logits and logits is not None \
                     else None
@@ -389,45 +295,3 @@ def generate_and_score(
     return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens,
                        truncated=g.input_index in cut) for g in outputs]
 
-
-def generation_prompts(
-    model: Any, records: Sequence[dict] | Sequence[str], decoding: DecodingConfig | None,
-    prompt_template: str | None, use_chat_template: bool | None,
-) -> tuple[list[dict], list[list[int]], set[int]]:
-    """(records as dicts, prompt ids, the indices of the prompts that were cut) for
-    generation, each prompt capped so that it and ``max_new_tokens`` fit in the model's
-    positions (a cut prompt is warned about, naming its file:line; shared with streaming)."""
-    backbone, _ = unpack_model(model)
-    recs = [{"source": r} if isinstance(r, str) else r.copy() if isinstance(r, dict) else dict(r)
-            for r in records]
-    if not recs:
-        raise ScoreInputError("nothing to generate from: no inputs")
-    limit = backbone.max_positions() if hasattr(backbone, "max_positions") else None
-    room = (decoding or DecodingConfig()).max_new_tokens
-    if limit is not None and limit - room < 1:
-        raise ValueError(f"max_new_tokens={room} leaves no room for a prompt in the model's "
-                         f"{limit} positions")
-    cut: set[int] = set()
-    prompts = prompt_ids(
-        recs,
-        backbone.tokenizer,
-        is_encoder_decoder=backbone.is_encoder_decoder,
-        max_length=2048 if limit is None else min(2048, limit - room),
-        cut=cut,
-        **render_settings(model, prompt_template, use_chat_template),
-    )
-    return recs, prompts, cut
-
-
-def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool,
-               truncated: bool = False) -> dict[str, Any]:
-    """The output record of one generated output (see :func:`generate_and_score`);
-    ``truncated``: its prompt was cut to fit the model (the row says so)."""
-    src = {k: record[k] for k in ("source", "messages") if k in record}
-    return {
-        **src,
-        "candidate": tokenizer.decode(g.output, skip_special_tokens=True),
-        "finished": g.finished,
-        **({"truncated": True} if truncated else {}),
-        **sequence_record(g.scores, tokenizer, None, with_tokens),
-    }

@@ -206,7 +206,8 @@ def candidates(model: Any, records: Sequence[dict], config: RerankConfig, *,
         ``{candidate, origin, [sample], finished, <scores>}``; and the indices of the
         records whose prompt was cut to fit the model.
     """
-    from .generate import generate_outputs, generation_prompts, output_row
+    from .decoding import generation_prompts, output_row
+    from .generate import generate_outputs
     from .token_scores import unpack_model
 
     backbone, _ = unpack_model(model)

@@ -37,7 +37,7 @@ from ..data.batching import pad_id
 from ..data.prompts import ScoreInputError
 from ..dominant import DominantConfig
 from ..head import SigmoidHead
-from .generate import DecodingConfig, Generated, _eos_ids, generation_prompts, output_row
+from .decoding import DecodingConfig, Generated, eos_ids, generation_prompts, output_row
 from .token_scores import TokenScores, position_scores, unpack_model
 
 __all__ = ["OutputEvent", "TokenEvent", "stream_generate"]
@@ -179,7 +179,7 @@ def _stream_one(model: Any, prompt: list[int], index: int, record: dict, cfg: De
                 stop: threading.Event, truncated: bool = False) -> None:
     """Generate for one prompt, emitting TokenEvents, then one OutputEvent per output."""
     backbone, head = unpack_model(model)
-    streamer = _ScoreStreamer(backbone, head, dominant, _eos_ids(backbone, cfg), index, emit, stop)
+    streamer = _ScoreStreamer(backbone, head, dominant, eos_ids(backbone, cfg), index, emit, stop)
     ids = torch.tensor([prompt], device=backbone.device)
     with on_head_call(backbone.model, streamer.capture), cfg.guidance(backbone, head) as guided:
         backbone.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
