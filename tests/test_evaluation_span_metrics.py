@@ -87,3 +87,48 @@ def test_clustered_interval_is_wider_when_sources_are_correlated() -> None:
     by_source = clustered_ci(mean, src, n_boot=300)["m"]
     by_item = clustered_ci(mean, np.arange(200), n_boot=300)["m"]
     assert by_source[2] - by_source[1] > 2 * (by_item[2] - by_item[1])
+
+
+def _perfect_rows(items):
+    """Score records whose word scores are 0 on gold BAD words and 1 elsewhere."""
+    from sigmoid_head.evaluation.gold_formats import whitespace_words
+
+    rows = []
+    for it in items:
+        words = [{"word": it.text[s:e], "start": s, "end": e, "sigmoid": 1.0 - float(b)}
+                 for (s, e), b in zip(whitespace_words(it.text), it.word_bad, strict=True)]
+        rows.append({"candidate": it.text, "words": words})
+    return rows
+
+
+@pytest.mark.parametrize("reader", ["wmt-tags", "gold_wmt"])
+def test_perfect_prediction_on_word_tags_scores_partial_credit_one(reader: str) -> None:
+    """Issue 38: each BAD word was its own gold span while predictions merge runs of BAD
+    words, so a perfect prediction scored MPP F1 below 1 on WMT tags (0.578 on the file
+    the issue used). Gold runs of BAD words now count as one span, as predicted runs do."""
+    from pathlib import Path
+
+    from sigmoid_head.evaluation.gold_eval import evaluate_gold
+    from sigmoid_head.evaluation.gold_formats import read_wmt_tags
+    from sigmoid_head.evaluation.gold_wmt import read_wmt_word_level
+
+    d = Path(__file__).parent / "data" / "human_qe" / "mlqe_roen"
+    if reader == "wmt-tags":  # MLQE-PE test20: MT tags with gaps interleaved
+        items = read_wmt_tags(d / "test20.tags", d / "test20.mt")
+    else:  # WMT 2021 long layout
+        items = read_wmt_word_level(d / "test21.tok.mt", d / "task2_wordlevel_mt.tags")
+    assert sum(sum(it.word_bad) for it in items) > 0
+    res = evaluate_gold(_perfect_rows(items), items, methods=["sigmoid"], n_boot=1)
+    m = res["methods"]["sigmoid"]
+    assert m["mcc"][0] == pytest.approx(1.0)
+    assert m["char_f1"][0] == pytest.approx(1.0)
+    assert m["mpp_f1"][0] == pytest.approx(1.0)
+
+
+def test_merge_touching_joins_spans_separated_only_by_whitespace() -> None:
+    from sigmoid_head.evaluation.span_metrics import merge_touching
+
+    text = "a bb  cc, x d"
+    spans = [{"start": 2, "end": 4}, {"start": 6, "end": 9}, {"start": 12, "end": 13}]
+    assert [(s["start"], s["end"]) for s in merge_touching(spans, text)] == [(2, 9), (12, 13)]
+    assert merge_touching([], text) == []

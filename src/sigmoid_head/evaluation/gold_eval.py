@@ -28,7 +28,13 @@ import numpy as np
 
 from .bootstrap import clustered_ci
 from .gold_formats import GoldItem, whitespace_words
-from .span_metrics import SEVERITY_WEIGHTS, span_counts, span_scores, word_metrics
+from .span_metrics import (
+    SEVERITY_WEIGHTS,
+    merge_touching,
+    span_counts,
+    span_scores,
+    word_metrics,
+)
 from .spans import SpanConfig, find_errors, word_offsets
 
 WORD_COLUMNS = ("mcc", "f1_bad", "roc_auc", "ap")
@@ -97,7 +103,12 @@ def evaluate_method(rows: Sequence[dict], items: Sequence[GoldItem], preds: list
     """
     weights = SEVERITY_WEIGHTS if severity_weighted else None
     texts = [it.text for it in items]
-    counts = span_counts(preds, [it.spans for it in items], texts, weights)  # (N, 7)
+    gold, preds = [], list(preds)
+    for k, it in enumerate(items):  # word tags: a run of BAD words is one span, both sides
+        words = it.word_bad is not None
+        gold.append(merge_touching(it.spans, it.text) if words else it.spans)
+        preds[k] = merge_touching(preds[k], it.text) if words else preds[k]
+    counts = span_counts(preds, gold, texts, weights)  # (N, 7)
     groups = np.asarray([it.group for it in items])
     if method is None:
         return clustered_ci(lambda idx: span_scores(counts[idx]), groups, n_boot)

@@ -16,7 +16,8 @@ Span level, on character offsets (``end`` exclusive; whitespace characters never
   Translation Meta-Evaluation", 2026). Within one text, predicted and gold spans are
   paired one to one, greedily by the largest character overlap; a pair earns
   ``overlap / |pred|`` towards precision and ``overlap / |gold|`` towards recall, and
-  unpaired spans earn 0. Precision = sum of the credits / number of predicted spans over
+  unpaired spans earn 0. For word-tag gold (WMT), touching spans are joined on both
+  sides first (:func:`merge_touching`), so a run of BAD words is one span. Precision = sum of the credits / number of predicted spans over
   the whole set, recall likewise over gold spans. With ``severity_weights`` every span
   counts with the weight of its severity (a span without one counts 1), in the credits
   and in the denominators. This is our reading of the paper's description; we could not
@@ -130,6 +131,25 @@ def mpp_counts(pred: Sequence, gold: Sequence, text: str | None = None,
         credit_r += _weight(gold[j], weights) * overlap / len(gc[j])
     return np.array([credit_p, sum(_weight(s, weights) for s, c in zip(pred, pc, strict=True) if c),
                      credit_r, sum(_weight(s, weights) for s, c in zip(gold, gc, strict=True) if c)])
+
+
+def merge_touching(spans: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
+    """``spans`` sorted, with spans separated only by whitespace joined into one.
+
+    Word-tag gold (WMT) marks words, not spans: read as one span per BAD word it would
+    never match predictions, which join adjacent error words into one run
+    (:func:`.spans.find_errors`), and a perfect prediction would earn partial credit
+    below 1. Joining both sides' touching spans makes the partial-credit figure
+    consistent for word tags. The first span's severity and category are kept.
+    """
+    out: list[dict[str, Any]] = []
+    for s in sorted((dict(s) for s in spans), key=lambda s: (int(s["start"]), int(s["end"]))):
+        if out and (int(s["start"]) <= out[-1]["end"]
+                    or text[out[-1]["end"]:int(s["start"])].isspace()):
+            out[-1]["end"] = max(out[-1]["end"], int(s["end"]))
+        else:
+            out.append({**s, "start": int(s["start"]), "end": int(s["end"])})
+    return out
 
 
 def _prf(tp_p: float, n_p: float, tp_r: float, n_r: float) -> tuple[float, float, float]:
