@@ -30,7 +30,7 @@ from typing import Any
 
 from ..data.records import iter_jsonl_lines, read_jsonl, read_lines
 
-FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth")
+FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth", "google-mqm", "mushroom")
 """Names accepted by ``--gold-format``."""
 TEXT_KEYS = ("tgt", "mt", "translation", "hypothesis", "target", "response")
 SOURCE_KEYS = ("src", "source")
@@ -186,8 +186,12 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if path.suffix.lower() == ".tags":
         return "wmt-tags"
+    if path.suffix.lower() == ".tsv" and next(iter(read_lines(path)), "").startswith("system\tdoc\t"):
+        return "google-mqm"  # registered: .gold_mqm
     if path.suffix.lower() in (".jsonl", ".json"):
         first = next(iter_jsonl_lines(path, objects=True), (0, {}))[1]  # the first record only
+        if "hard_labels" in first and "model_output_text" in first:
+            return "mushroom"  # registered: .gold_shroom
         if "response" in first and "labels" in first:
             return "ragtruth"
         if "mqm_spans" in first:
@@ -206,4 +210,12 @@ def read_gold_items(path: str | Path, fmt: str | None = None, *, mt: str | Path 
         return read_wmt_tags(path, mt, source)
     if fmt in ("esa", "mqm", "ragtruth"):
         return read_span_jsonl(path)
+    if fmt == "google-mqm":  # registered: Google's MQM TSV (.gold_mqm)
+        from .gold_mqm import read_google_mqm
+
+        return list(read_google_mqm(path))
+    if fmt == "mushroom":  # registered: Mu-SHROOM hallucination spans (.gold_shroom)
+        from .gold_shroom import read_mushroom
+
+        return list(read_mushroom(path))
     raise ValueError(f"unknown gold format {fmt!r}; use one of {', '.join(FORMATS)}")
