@@ -60,8 +60,11 @@ def source_bytes(clones: Path, repo: str, commit: str, path: str, sha256: str) -
     """
     folder = clones / repo.replace("/", "+")
     if (folder / "repo").is_dir():
-        data = subprocess.run(["git", "-C", str(folder / "repo"), "show", f"{commit}:{path}"],
-                              check=True, capture_output=True).stdout
+        data = subprocess.run(
+            ["git", "-C", str(folder / "repo"), "show", f"{commit}:{path}"],
+            check=True,
+            capture_output=True,
+        ).stdout
     elif (folder / path).is_file():
         data = (folder / path).read_bytes()
     else:
@@ -74,8 +77,10 @@ def source_bytes(clones: Path, repo: str, commit: str, path: str, sha256: str) -
 
 def _fetch(clones: Path, name: str) -> dict[str, bytes]:
     spec = json.loads(SOURCES.read_text())[name]
-    return {f["path"]: source_bytes(clones, spec["repo"], spec["commit"], f["path"], f["sha256"])
-            for f in spec["files"]}
+    return {
+        f["path"]: source_bytes(clones, spec["repo"], spec["commit"], f["path"], f["sha256"])
+        for f in spec["files"]
+    }
 
 
 def _untar(data: bytes, dest: Path) -> None:
@@ -101,20 +106,37 @@ def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
             _untar(data, t)
         test, gold = t / "ro-en-test21", t / "ro-en-test21" / "goldlabels"
         out["test"] = read_wmt_word_level(
-            test / "test21.tok.mt", gold / "task2_wordlevel_mt.tags",
-            gap_tags=gold / "task2_wordlevel_gaps.tags", source=test / "test21.tok.src",
-            source_tags=gold / "task2_wordlevel_src.tags")
+            test / "test21.tok.mt",
+            gold / "task2_wordlevel_mt.tags",
+            gap_tags=gold / "task2_wordlevel_gaps.tags",
+            source=test / "test21.tok.src",
+            source_tags=gold / "task2_wordlevel_src.tags",
+        )
         hters = {"test": _hter(gold / "test21.hter")}
         dev = t / "ro-en-dev"
-        out["dev"] = read_wmt_word_level(dev / "dev.mt", dev / "dev.tags", source=dev / "dev.src",
-                                         source_tags=dev / "dev.source_tags")
+        out["dev"] = read_wmt_word_level(
+            dev / "dev.mt",
+            dev / "dev.tags",
+            source=dev / "dev.src",
+            source_tags=dev / "dev.source_tags",
+        )
         hters["dev"] = _hter(dev / "dev.hter")
-    return {split: [{"id": f"roen-{split}-{k}", "group": it.group, "source": it.source,
-                     "candidate": it.text, "word_bad": it.word_bad, "gap_bad": it.gap_tags,
-                     "source_bad": it.source_bad,
-                     "hter": hters[split][k] if k < len(hters[split]) else None}
-                    for k, it in enumerate(items)]
-            for split, items in out.items()}
+    return {
+        split: [
+            {
+                "id": f"roen-{split}-{k}",
+                "group": it.group,
+                "source": it.source,
+                "candidate": it.text,
+                "word_bad": it.word_bad,
+                "gap_bad": it.gap_tags,
+                "source_bad": it.source_bad,
+                "hter": hters[split][k] if k < len(hters[split]) else None,
+            }
+            for k, it in enumerate(items)
+        ]
+        for split, items in out.items()
+    }
 
 
 DEV_TALKS = ("talk.5", "talk.7")
@@ -133,10 +155,20 @@ def build_mqm_ted(clones: Path) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {"dev": [], "test": []}
     for it in items:
         split = "dev" if it.doc in DEV_TALKS else "test"
-        out[split].append({"id": f"{it.system}/{it.doc}/{it.seg_id}", "group": it.group,
-                           "source": it.source, "candidate": it.text, "mqm": it.mqm,
-                           "spans": it.spans, "rater_spans": it.rater_spans,
-                           "omissions": it.omissions, "system": it.system, "doc": it.doc})
+        out[split].append(
+            {
+                "id": f"{it.system}/{it.doc}/{it.seg_id}",
+                "group": it.group,
+                "source": it.source,
+                "candidate": it.text,
+                "mqm": it.mqm,
+                "spans": it.spans,
+                "rater_spans": it.rater_spans,
+                "omissions": it.omissions,
+                "system": it.system,
+                "doc": it.doc,
+            }
+        )
     return out
 
 
@@ -152,15 +184,26 @@ def build_mushroom_en(clones: Path) -> dict[str, list[dict]]:
             split = "dev" if "/val/" in path else "test"
             p = Path(tmp) / f"{split}.jsonl"
             p.write_bytes(data)
-            out[split] = [{"id": it.item_id, "group": it.group, "source": it.question,
-                           "candidate": it.text, "spans": it.spans,
-                           "soft_labels": it.soft_labels, "model_id": it.model_id}
-                          for it in read_mushroom(p)]
+            out[split] = [
+                {
+                    "id": it.item_id,
+                    "group": it.group,
+                    "source": it.question,
+                    "candidate": it.text,
+                    "spans": it.spans,
+                    "soft_labels": it.soft_labels,
+                    "model_id": it.model_id,
+                }
+                for it in read_mushroom(p)
+            ]
     return out
 
 
-BUILDERS = {"mlqe-roen-word": build_mlqe_roen, "mqm-ted-zhen": build_mqm_ted,
-            "mushroom-en": build_mushroom_en}
+BUILDERS = {
+    "mlqe-roen-word": build_mlqe_roen,
+    "mqm-ted-zhen": build_mqm_ted,
+    "mushroom-en": build_mushroom_en,
+}
 
 
 def write_set(out: Path, name: str, splits: dict[str, list[dict]]) -> dict[str, dict]:

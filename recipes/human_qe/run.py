@@ -1,0 +1,223 @@
+"""Score a human-labelled QE set with a base model (and head) and write its tables.
+
+One command: force-decode the set's dev and test texts with the base model and the head in
+one pass per split (every method the library has: the head's ``sigmoid``, ``softmax``,
+``boostedprob``, the entropy, RAUQ; :func:`sigmoid_head.scoring.corpus.score_corpus` with
+per-token and per-word scores), then evaluate (:mod:`evaluate_sets`: thresholds on dev,
+test once) and write:
+
+* ``<out>/{dev,test}.scores.jsonl.gz``: the per-item scores (one row per text, words kept);
+* ``<out>/results.json``: every figure with its 95% interval over sources, the thresholds,
+  the paired tests;
+* ``<out>/report.md``: the tables.
+
+Usage::
+
+    python recipes/human_qe/run.py --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
+        [--model M] [--head H] [--limit N] [--quick] [--data recipes/human_qe/data]
+
+``--quick``: the first 6 texts of each split, 20 resamples (a smoke test; the suite runs it
+on a tiny random model). ``--limit N``: the first N texts of each split. Without
+``--model`` and ``--head`` the embedded SmolLM2-135M-Instruct scores (baselines only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+
+from evaluate_sets import KIND, evaluate_set  # noqa: E402
+
+PROMPTS = {
+    "wmt": "Translate this sentence into English.\n{source}\n",
+    "mqm": "Translate this sentence into English.\n{source}\n",
+    "shroom": "{source}\n",
+}
+"""Default prompt per kind of set for a bare causal model (a head's own setting wins
+unless ``--prompt-template`` is given)."""
+
+
+def read_split(data: Path, name: str, split: str) -> list[dict]:
+    path = data / name / f"{split}.jsonl.gz"
+    if not path.exists():
+        raise SystemExit(
+            f"{path} is missing: build it with recipes/human_qe/build_data.py "
+            f"--clones DIR --sets {name}"
+        )
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool) -> list[dict]:
+    """Every method from one forward pass per batch (RAUQ included for causal models)."""
+    from sigmoid_head.scoring.corpus import CorpusConfig, score_corpus
+    from sigmoid_head.scoring.token_scores import unpack_model
+
+    backbone = unpack_model(model)[0]
+    causal = not getattr(backbone, "is_seq2seq", False)
+    prompt = args.prompt_template
+    if prompt is None and not has_head and causal:
+        prompt = PROMPTS[KIND[args.set]]
+    cfg = CorpusConfig(
+        batch_size=args.batch_size,
+        with_tokens=True,
+        quiet=True,
+        rauq=causal and not args.no_rauq,
+        prompt_template=prompt,
+    )
+    inputs = [{"source": r.get("source") or "", "candidate": r["candidate"]} for r in rows]
+    return list(score_corpus(model, inputs, cfg).rows)
+
+
+def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
+    with gzip.GzipFile(path, "wb", mtime=0) as f:
+        for g, s in zip(gold, scored, strict=True):
+            row = {
+                "id": g["id"],
+                "group": g["group"],
+                **{k: v for k, v in s.items() if k not in ("source", "tokens")},
+            }
+            f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
+
+
+def _cell(v: Any) -> str:
+    if not isinstance(v, list | tuple):
+        return str(v)
+    x, lo, hi = v
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{x:.3f}"
+
+
+def _table(title: str, rows: dict[str, dict], cols: list[str]) -> list[str]:
+    cols = [c for c in cols if any(c in r for r in rows.values())]
+    out = [f"### {title}", "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    out += [f"| {k} | " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for k, r in rows.items()]
+    return [*out, ""]
+
+
+def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The markdown tables of one set's results."""
+    lines = [
+        f"## {res['set']} ({res['n_dev']} dev / {res['n_test']} test texts)",
+        "",
+        "Settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()),
+        "",
+        "95% intervals resample sources; thresholds chosen on dev, test scored once.",
+        "",
+    ]
+    lines += _table(
+        "Segment level: correlation with the human score (test)",
+        res["segment"],
+        ["pearson", "kendall"],
+    )
+    if "word" in res:
+        lines += [f"Word counts: {res['word']['counts']}", ""]
+        lines += _table(
+            "Word and span level (test; BAD = positive)",
+            res["word"]["methods"],
+            ["mcc", "f1_bad", "roc_auc", "ap", "char_f1", "mpp_f1"],
+        )
+    if "gaps" in res:
+        lines += [f"Gaps: {res['gaps']['counts']} (proxy gap score: the next word's score)", ""]
+        lines += _table(
+            "Gaps (test)",
+            res["gaps"]["methods"],
+            ["gap_mcc", "gap_f1_bad", "gap_roc_auc", "gap_ap"],
+        )
+    if "source_tags" in res:
+        lines += [f"Source tags: {res['source_tags']}.", ""]
+    if "shroom" in res:
+        lines += _table(
+            "Mu-SHROOM (test; per-answer mean)", res["shroom"]["methods"], ["iou", "spearman"]
+        )
+    if res.get("paired"):
+        lines += [
+            f"### Paired tests: {res['primary']}",
+            "",
+            "| sigmoid vs | delta | 95% CI | p | p (Holm) |",
+            "|---|---|---|---|---|",
+        ]
+        for m, t in res["paired"].items():
+            lines.append(
+                f"| {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                f"| {t['p_value']:.3g} | {t['p_holm']:.3g} |"
+            )
+        lines.append("")
+    else:
+        lines += ["No paired tests: no head (`sigmoid`) scores in this run.", ""]
+    return "\n".join(lines)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "item"):
+        return x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", required=True, choices=sorted(KIND))
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--model", help="base model id/path (default: the head's, else SmolLM2)")
+    ap.add_argument("--head", help="trained head folder (without it: baselines only)")
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--limit", type=int, help="the first N texts of each split")
+    ap.add_argument("--quick", action="store_true", help="6 texts per split, 20 resamples")
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--prompt-template", help="causal prompt with {source}")
+    ap.add_argument("--no-rauq", action="store_true")
+    ap.add_argument("--device")
+    args = ap.parse_args(argv)
+    limit = 6 if args.quick else args.limit
+    n_boot = 20 if args.quick else args.n_boot
+
+    from sigmoid_head.cli.common import ModelOptions
+
+    t0 = time.time()
+    model = ModelOptions(args.head, args.model, device=args.device).load()
+    args.out.mkdir(parents=True, exist_ok=True)
+    splits = {}
+    for split in ("dev", "test"):
+        gold = read_split(args.data, args.set, split)[:limit]
+        scored = score(model, gold, args, has_head=bool(args.head))
+        write_rows(args.out / f"{split}.scores.jsonl.gz", gold, scored)
+        splits[split] = (gold, scored)
+    t_score = time.time() - t0
+    res = evaluate_set(args.set, *splits["dev"], *splits["test"], n_boot=n_boot)
+    settings = {
+        "model": args.model or "(head's base / embedded SmolLM2)",
+        "head": args.head,
+        "limit": limit,
+        "n_boot": n_boot,
+        "prompt": args.prompt_template or "default",
+        "scoring_s": round(t_score, 1),
+    }
+    res["settings"] = settings
+    if "shroom" in res:
+        res["shroom"].pop("per_item", None)
+    (args.out / "results.json").write_text(json.dumps(_jsonable(res), indent=1))
+    (args.out / "report.md").write_text(report(res, settings))
+    print(f"{args.set}: wrote {args.out}/report.md ({time.time() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
