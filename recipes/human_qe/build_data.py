@@ -8,7 +8,9 @@ written as ``<out>/<set>/{dev,test}.jsonl.gz``, one JSON record per scored text:
   the WMT 2021 test set's gold (MT word tags, gap tags, source tags); dev: MLQE-PE's
   post-editing dev split (MT tags with gaps interleaved, source tags). Records:
   ``{id, group, source, candidate, word_bad, gap_bad, source_bad, hter}`` (tags 1 = BAD,
-  ``candidate`` = the tokenized MT the tags refer to).
+  ``candidate`` = the tokenized MT the tags refer to). Also ``train_pe``: 2,000
+  ``{id, source, target}`` pairs of MLQE-PE's train split with the English post-edit as
+  target, for training a head on English data that is neither dev nor test.
 * ``mqm-ted-zhen`` (google/wmt-mqm-human-evaluation, Apache-2.0; committed): Google's MQM
   of the WMT 2021 TED talks test suite, zh-en, 15 systems (incl. two human references).
   Dev: talks 5 and 7; test: talks 2, 6 and 9 (split by talk, every system of one talk on
@@ -121,7 +123,9 @@ def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
             source_tags=dev / "dev.source_tags",
         )
         hters["dev"] = _hter(dev / "dev.hter")
-    return {
+        train = t / "ro-en-train"
+        pairs = list(zip(_lines(train / "train.src"), _lines(train / "train.pe"), strict=True))
+    out_rows = {
         split: [
             {
                 "id": f"roen-{split}-{k}",
@@ -137,8 +141,20 @@ def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
         ]
         for split, items in out.items()
     }
+    # head training data: the first TRAIN_PAIRS source / post-edit pairs of MLQE-PE's train
+    # split (no sentence of it is in dev or test); the post-edit is English, tokenized as the MT
+    out_rows["train_pe"] = [
+        {"id": f"roen-train-{k}", "source": s, "target": pe}
+        for k, (s, pe) in enumerate(pairs[:TRAIN_PAIRS])
+    ]
+    return out_rows
 
 
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+TRAIN_PAIRS = 2000
 DEV_TALKS = ("talk.5", "talk.7")
 
 
