@@ -38,13 +38,13 @@ sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 from evaluate_sets import KIND, evaluate_set  # noqa: E402
 
-PROMPTS = {
+PROMPTS = {  # the MT prompt is the one the recipe's head is trained with
     "wmt": "Translate this sentence into English.\n{source}\n",
     "mqm": "Translate this sentence into English.\n{source}\n",
     "shroom": "{source}\n",
 }
-"""Default prompt per kind of set for a bare causal model (a head's own setting wins
-unless ``--prompt-template`` is given)."""
+"""Default prompt per kind of set for causal models, head or not (``--prompt-template``
+overrides it; a head trained with another prompt should be given its own)."""
 
 
 def read_split(data: Path, name: str, split: str) -> list[dict]:
@@ -66,7 +66,7 @@ def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool
     backbone = unpack_model(model)[0]
     causal = not getattr(backbone, "is_seq2seq", False)
     prompt = args.prompt_template
-    if prompt is None and not has_head and causal:
+    if prompt is None and causal:  # one prompt for the head and every baseline
         prompt = PROMPTS[KIND[args.set]]
     cfg = CorpusConfig(
         batch_size=args.batch_size,
