@@ -16,7 +16,7 @@ import torch
 from ..backbone import Backbone
 from ..data.prompts import ScoreInputError, prompt_ids, render_settings
 from .aggregate import sequence_record
-from .guidance import head_guidance
+from .guidance import argmax_only, head_guidance
 from .token_scores import TokenScores, unpack_model
 
 
@@ -60,7 +60,9 @@ class DecodingConfig:
     def guidance(self, backbone: Backbone, head: Any) -> contextlib.AbstractContextManager[dict]:
         """The ``generate`` keyword arguments of head-guided decoding, hooked while entered
         (``{}`` when off; see :mod:`.guidance`)."""
-        return head_guidance(backbone, head, self.head_weight, self.head_mask_below)
+        greedy = argmax_only(self.do_sample, self.num_beams, self.extra,
+                             getattr(backbone.model, "generation_config", None))
+        return head_guidance(backbone, head, self.head_weight, self.head_mask_below, greedy)
 
     def generate_kwargs(self) -> dict[str, Any]:
         kw = {
