@@ -48,3 +48,9 @@ def test_every_page_is_in_the_navigation() -> None:
     listed = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", nav, flags=re.M))
     pages = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
     assert sorted(pages - listed) == [], "pages missing from mkdocs.yml's nav: add them there"
+
+
+def test_the_readme_reads_in_five_minutes() -> None:
+    """The README stays a short tour (issue 39: under 250 lines); details go to docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 250
