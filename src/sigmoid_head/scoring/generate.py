@@ -272,8 +272,10 @@ def generate_and_score(
         model: a SigmoidHeadModel, or a Backbone (baselines only).
         records: source strings, or ``{"source"}`` / ``{"messages"}`` dicts.
         decoding: decoding settings.
-        prompt_template, use_chat_template: how causal prompts are rendered; None =
-            what the head was trained with (else ``"{source}\\n"`` and False).
+        prompt_template: how causal prompts are rendered; None = what the head was
+            trained with (else ``"{source}\\n"``).
+        use_chat_template: render causal prompts as a chat; None = the head's setting
+            (else False).
         batch_size: inputs per ``generate`` call.
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
