@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..io_utils import is_stream
 from ..output_safety import content_settings
 from . import distributed
 from .corpus_output import CorpusInputs, run_streamed, write_page
@@ -167,7 +168,8 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
     means = run_streamed(inputs, score_batch, to_json=config.to_json, settings=settings,
                          batch_size=batch_size, window=window, rows_per_input=rows_per_input,
                          progress=not config.quiet,
-                         on_rows=None if config.to_json else kept.extend)
+                         on_rows=None if config.to_json and not is_stream(config.to_json)
+                         else kept.extend)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
         write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
