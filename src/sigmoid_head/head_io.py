@@ -125,12 +125,9 @@ class HeadConfig:
     @classmethod
     def from_file(cls, path: Path) -> HeadConfig:
         """Parse a head_config.json; a ValueError naming the file when it is malformed."""
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as err:
-            raise ValueError(f"{path}: not valid UTF-8") from err
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: corrupt head config ({err.msg} at line {err.lineno})") from err
+        from .json_safety import read_json
+
+        data = read_json(path, "corrupt head config")  # bad, non-UTF-8 or too deep: one line
         if not isinstance(data, dict):
             raise ValueError(f"{path}: corrupt head config (expected a JSON object)")
         fields = cls.__dataclass_fields__
@@ -143,6 +140,10 @@ class HeadConfig:
             if key in known and not ok(known[key]):
                 raise ValueError(f"{path}: corrupt head config ({key} must be {what}, "
                                  f"got {_shown(known[key])})")
+        if "training" in known:
+            from .training.config import check_training_record
+
+            check_training_record(known["training"], str(path))
         return cls(**known)
 
     @classmethod

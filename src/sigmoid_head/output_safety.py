@@ -2,6 +2,7 @@
 
 * :func:`refuse_overlaps`: an output path that is an input, another output, or inside
   the head or model folder is refused before any work (links, ``..``, hard links resolved).
+* :func:`check_out_dir`: the same for a folder of outputs (``evaluate --out-dir``).
 * :func:`folder_digest` / :func:`content_settings`: a head named by its files' content in
   a resume key, so ``./H1/`` and ``H1`` are one run and a recalibrated head is another.
 
@@ -54,6 +55,27 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
             if out.resolve().is_relative_to(folder):
                 raise ValueError(f"{name} {out} is inside the {other} folder {folder}; "
                                  "choose an output outside it")
+
+
+def check_out_dir(option: str, out_dir: Any, names: Any, inputs: dict[str, Any]) -> None:
+    """Refuse, before any work, an output folder that is a file, or whose files ``names``
+    would overwrite an input (links and hard links resolved). Links and special files
+    planted there are never written through: every file is written by
+    :func:`sigmoid_head.io_utils.write_atomic`, which replaces a link by a file of its own.
+
+    Raises:
+        ValueError: one line naming the option and the file.
+    """
+    if not out_dir:
+        return
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{option} {out} is not a directory")
+    flat: dict[str, Any] = {}
+    for k, v in inputs.items():
+        for j, path in enumerate(v if isinstance(v, (list, tuple)) else [v]):
+            flat[k if j == 0 else f"{k} #{j + 1}"] = path
+    refuse_overlaps({f"{option} {n}": out / n for n in names}, flat)
 
 
 def folder_digest(folder: str | Path) -> str:

@@ -21,6 +21,7 @@ import math
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
+from ..config_types import check_types, field_types
 from ..data.templates import check_template
 from ..dominant import DominantConfig
 from ..negatives import SamplerConfig
@@ -206,6 +207,18 @@ def _check_number(name: str, value: Any) -> None:
     """Every numeric setting must be a finite number (inf/nan silently ruin a run)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
+_TYPES = field_types(groups=GROUPS, renamed=RENAMED)
+"""Flat setting name -> its declared basic types (checked on every value given)."""
+
+
+def check_training_record(record: Any, where: str) -> None:
+    """Refuse a saved ``training`` record (head_config.json) whose settings have another
+    type than the setting's (``"use_chat_template": "false"``); keys that are not
+    settings (history, steps, ...) are not checked here."""
+    if isinstance(record, dict):
+        check_types(record, _TYPES, f"{where}: training")
+
+
 _RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
                 "cache_dir", "num_proc", "data_cache_dir"}
@@ -241,6 +254,7 @@ class TrainConfig:
             if given[group] is not None:
                 raise TypeError(f"{name!r} given both flat and inside {group}")
             per_group[group][field] = value
+        check_types(flat, _TYPES, "training settings")  # "false" is not false
         for values in per_group.values():
             for name, value in values.items():
                 _check_number(name, value)
