@@ -91,6 +91,26 @@ def main(argv: list[str] | None = None) -> int:
         return _report(args.command, err, 2)
     except (OSError, FloatingPointError, OverflowError) as err:
         return _report(args.command, err, 1)
+    except (MemoryError, RuntimeError) as err:  # torch.OutOfMemoryError is a RuntimeError
+        if not _out_of_memory(err):
+            raise
+        return _report(args.command, MemoryError(
+            f"out of memory ({_first_line(err)}); lower --batch-size, --samples, "
+            "--max-new-tokens or --num-beams"), 1)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err)
+    i = text.find("can't allocate")
+    text = text[i:] if i >= 0 else text
+    return (text.strip().splitlines() or [type(err).__name__])[0][:160]
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` is an allocator's refusal (CPU or GPU), not a bug."""
+    text = str(err)
+    return isinstance(err, MemoryError) or type(err).__name__ == "OutOfMemoryError" or any(
+        s in text for s in ("can't allocate memory", "CUDA out of memory", "out of memory"))
 
 
 def _report(command: str, err: BaseException, code: int) -> int:

@@ -28,12 +28,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="base model id/path (default: the embedded SmolLM2-135M-Instruct)")
     p.add_argument("--dtype", default="auto", help="model dtype (default: auto)")
     p.add_argument("--device", help="cpu or cuda (default: cuda if available)")
-    p.add_argument("--samples", type=common.NONNEG_INT, default=2,
+    p.add_argument("--samples", type=common.SAMPLES, default=2,
                    help="sampled outputs per source, beside the greedy one (default: 2)")
-    p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (default: 0.8)")
+    p.add_argument("--temperature", type=common.TEMPERATURE, default=0.8, help="sampling temperature (default: 0.8)")
     p.add_argument("--max-new-tokens", type=common.POSITIVE_INT, default=96,
                    help="most tokens per output (default: 96)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the samples (default: 0)")
+    p.add_argument("--seed", type=common.SEED, default=0, help="seed of the samples (default: 0)")
     p.add_argument("--batch-size", type=common.POSITIVE_INT, default=16,
                    help="sources per generate call (default: 16)")
     p.add_argument("--max-sources", type=common.POSITIVE_INT,
@@ -58,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
     from ..output_safety import refuse_overlaps
     from ..training.self_generated import bad_share, decode_sources, group_references, label_outputs
 
-    if args.temperature <= 0:
-        raise ValueError("--temperature must be > 0")
     refuse_overlaps({"--output": args.output}, {"--train-file": args.train_file},
                     {"--model": args.model})
     sources = group_references(read_records(args.train_file))[: args.max_sources]

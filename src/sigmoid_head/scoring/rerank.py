@@ -96,6 +96,9 @@ class RerankConfig:
             raise ValueError("no candidates: give samples >= 1, or keep the greedy candidate")
         if self.temperature <= 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
+        from ..finite import check_settings
+
+        check_settings(self)  # finite, representable, in range (seed, temperature, samples)
         self.select = check_select(self.select, selectable())
 
     def decodings(self, batch_seed: int) -> list[tuple[str, Any]]:
