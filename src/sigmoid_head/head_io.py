@@ -227,6 +227,24 @@ def first_nonfinite(tensor: torch.Tensor, rows: int = 4096) -> tuple[int, ...] |
     return None
 
 
+LOGIT_BOUND = 1e30
+"""A head row whose absolute values sum past this gives logits that overflow float32 for
+ordinary hidden states (each logit is bounded by the row's L1 norm times the largest
+hidden value): such a head is refused, its scores would be NaN."""
+
+
+def first_overflowing(tensor: torch.Tensor, rows: int = 4096) -> int | None:
+    """The first row of ``tensor`` whose absolute values sum past :data:`LOGIT_BOUND`
+    (summed in float64, ``rows`` rows at a time), or None."""
+    flat = tensor.reshape(tensor.shape[0], -1) if tensor.ndim > 1 else tensor.reshape(-1, 1)
+    for start in range(0, flat.shape[0], rows):
+        norms = flat[start:start + rows].double().abs().sum(dim=1)
+        bad = norms > LOGIT_BOUND
+        if bool(bad.any()):
+            return start + int(bad.nonzero()[0, 0])
+    return None
+
+
 def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
                        weights: str | Path = WEIGHTS_NAME) -> None:
     """Refuse tensors that cannot make a head: a missing tensor, a shape that differs from
@@ -260,6 +278,11 @@ def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
             if where is not None:
                 at = ", ".join(f"{k} {i}" for k, i in zip(("row", "column"), where, strict=False))
                 raise ValueError(f"{weights}: {name} holds a NaN or infinite value ({at}); "
+                                 "the head cannot score with it")
+            row = first_overflowing(got) if name != "token_counts" else None
+            if row is not None:
+                raise ValueError(f"{weights}: {name} row {row} is too large (absolute values "
+                                 f"summing past {LOGIT_BOUND:g}): its logits overflow float32, "
                                  "the head cannot score with it")
         if name == "token_counts" and bool((got < 0).any()):
             raise ValueError(f"{weights}: token_counts holds negative counts")

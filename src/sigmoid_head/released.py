@@ -30,7 +30,7 @@ import torch
 
 from .backbone import Backbone
 from .head import HeadMismatchError
-from .head_io import CONFIG_NAME, HeadConfig, fingerprint
+from .head_io import CONFIG_NAME, HeadConfig, fingerprint, first_overflowing
 
 RELEASED_CONFIG = "config.json"
 RELEASED_WEIGHTS = "model.safetensors"
@@ -171,6 +171,9 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
                         "(token ids without a row)")
     if not problems and not bool(torch.isfinite(weight).all()):
         problems.append("the weight holds NaN or infinite values")
+    elif not problems and first_overflowing(weight) is not None:
+        problems.append(f"weight row {first_overflowing(weight)} is too large: its logits "
+                        "overflow float32")
     if problems:
         raise ReleasedHeadError(
             f"the released head does not fit base model {backbone.name_or_path!r}: "

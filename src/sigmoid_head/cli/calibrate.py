@@ -135,6 +135,9 @@ def run(args: argparse.Namespace) -> int:
     if args.gold_spans:
         if any("words" not in r for r in rows):
             raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
+        from ..evaluation.gold_check import read_score_rows
+
+        read_score_rows(args.scores, [args.span_method])  # every word has the method's score
         gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")

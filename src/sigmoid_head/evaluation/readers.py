@@ -64,9 +64,17 @@ def read_external_scores(
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix == ".gz":  # read_lines gunzips: the suffix before .gz tells the format
+        suffix = path.with_suffix("").suffix.lower()
+    if suffix == ".tags":
+        raise ValueError(f"{path}: a WMT word-tags file holds no scores; as --gold it needs "
+                         "word scores (score --with-tokens) and is read with --gold-format "
+                         "wmt-tags")
+    if suffix not in (".txt", ".csv", ".tsv", ".jsonl", ".json"):
+        raise ValueError(f"{path}: use .jsonl, .csv, .tsv or .txt (optionally .gz)")
     lines = [ln for ln in read_lines(path) if ln.strip()]
     if suffix == ".txt":
-        rows = [{path.stem: ln.strip()} for ln in lines]
+        rows = [{Path(path.name.removesuffix(".gz")).stem: ln.strip()} for ln in lines]
     elif suffix in (".csv", ".tsv"):
         rows = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
     elif suffix in (".jsonl", ".json"):
