@@ -3,8 +3,9 @@
 * :func:`refuse_overlaps`: an output path that is an input, another output, or inside
   the head or model folder is refused before any work (links, ``..``, hard links resolved).
 * :func:`check_out_dir`: the same for a folder of outputs (``evaluate --out-dir``).
-* :func:`folder_digest` / :func:`content_settings`: a head named by its files' content in
-  a resume key, so ``./H1/`` and ``H1`` are one run and a recalibrated head is another.
+* :func:`folder_digest` / :func:`content_settings`: a head and a local model named by
+  their files' content in a resume key, so ``./H1/`` and ``H1`` are one run and a
+  recalibrated head, or weights swapped in place, another.
 
 Needs neither torch nor transformers.
 """
@@ -95,12 +96,13 @@ def folder_digest(folder: str | Path) -> str:
 
 
 def content_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` for a resume key: a ``head`` folder by its content, not its spelling
-    (``./H1/`` and ``H1`` are one run; new files in the same folder are another), a local
-    ``model`` folder by its resolved path."""
+    """``settings`` for a resume key: a ``head`` folder and a local ``model`` folder by
+    their content, not their spelling (``./H1/`` and ``H1`` are one run; weights swapped in
+    place, or new files in the same folder, are another). Every byte of the model's files
+    is hashed: once per run, while loading reads them anyway."""
     out = dict(settings)
     if out.get("head") and Path(out["head"]).is_dir():
         out["head"] = folder_digest(out["head"])
     if out.get("model") and Path(out["model"]).is_dir():
-        out["model"] = str(Path(out["model"]).resolve())
+        out["model"] = "content:" + folder_digest(out["model"])
     return out

@@ -183,7 +183,7 @@ def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> d
 
     backbone, head = unpack_model(model)
     head_config = getattr(model, "config", None)
-    return content_settings({  # a local head by its files' content, a model folder resolved
+    return content_settings({  # a local head and a local model folder by their content
         **{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
         "model": backbone.name_or_path, "dtype": str(backbone.dtype),
         "head_fingerprint": None if head is None else getattr(head_config, "fingerprint", ""),
