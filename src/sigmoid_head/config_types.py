@@ -25,14 +25,25 @@ _BASIC: dict[str, Any] = {
     "tuple": lambda v: isinstance(v, (list, tuple)),
     "dict": lambda v: isinstance(v, dict),
 }
-_SAID = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
-         "None": "null", "list": "a list", "tuple": "a list", "dict": "an object"}
+_SAID = {
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "None": "null",
+    "list": "a list",
+    "tuple": "a list",
+    "dict": "an object",
+}
 
 
 def _parts(annotation: Any) -> list[str] | None:
     """The basic type names of an annotation (None when one is not understood)."""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
-                                                                  str(annotation))
+    text = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", str(annotation))
+    )
     names = []
     for part in text.split("|"):
         base = part.strip().split("[", 1)[0].removeprefix("typing.")
@@ -42,8 +53,11 @@ def _parts(annotation: Any) -> list[str] | None:
     return names
 
 
-def field_types(*classes: type, renamed: Mapping[tuple[str, str], str] | None = None,
-                groups: Mapping[str, type] | None = None) -> dict[str, list[str]]:
+def field_types(
+    *classes: type,
+    renamed: Mapping[tuple[str, str], str] | None = None,
+    groups: Mapping[str, type] | None = None,
+) -> dict[str, list[str]]:
     """Field name -> its basic type names, for the fields of the dataclasses ``classes``
     (or of ``groups``, name -> class, with ``renamed`` (group, field) -> flat name)."""
     out: dict[str, list[str]] = {}

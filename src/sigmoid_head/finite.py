@@ -41,15 +41,25 @@ LIMITS: dict[str, dict[str, Any]] = {
 """Setting name -> its range (keywords of :func:`check_number`)."""
 
 
+def _shown(v: float) -> str:
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
 def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
+    lo = "-inf" if low is None else _shown(low)
+    hi = "inf" if high is None else _shown(high)
     return f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
 
 
-def number_problem(value: Any, *, low: float | None = None, high: float | None = None,
-                   low_open: bool = False, high_open: bool = False,
-                   integer: bool = False) -> str | None:
+def number_problem(
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> str | None:
     """What is wrong with ``value`` as a finite, representable number in the range, or
     None. Floats must fit in float32 (what the tensors hold); a bool is not a number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -60,12 +70,16 @@ def number_problem(value: Any, *, low: float | None = None, high: float | None =
         return f"must be a finite number, got {value}"
     if isinstance(value, float) and abs(value) > FLOAT32_MAX:
         return f"{value:g} is too large for float32 (at most {FLOAT32_MAX:.4g})"
-    bad = (low is not None and (value < low or (low_open and value == low))) or \
-        (high is not None and (value > high or (high_open and value == high)))
+    bad = (low is not None and (value < low or (low_open and value == low))) or (
+        high is not None and (value > high or (high_open and value == high))
+    )
     if bad:
-        return f"must be in {_interval(low, high, low_open, high_open)}, got {value:g}" \
-            if isinstance(value, float) or abs(value) < 10**15 else \
-            f"must be in {_interval(low, high, low_open, high_open)}, got a {value.bit_length()}-bit number"
+        got = (
+            _shown(value)
+            if isinstance(value, float) or abs(value) < 10**20
+            else f"a {value.bit_length()}-bit number"
+        )
+        return f"must be in {_interval(low, high, low_open, high_open)}, got {got}"
     return None
 
 
@@ -74,8 +88,9 @@ def check_number(name: str, value: Any, **limits: Any) -> Any:
     ``<name> must be ...``. Without ``limits`` the range of :data:`LIMITS` is used."""
     problem = number_problem(value, **(limits or LIMITS.get(name, {})))
     if problem:
-        raise ValueError(f"{name} {problem}" if problem.startswith("must") else
-                         f"{name}: {problem}")
+        raise ValueError(
+            f"{name} {problem}" if problem.startswith("must") else f"{name}: {problem}"
+        )
     return value
 
 
@@ -88,16 +103,23 @@ def check_settings(obj: Any, names: tuple[str, ...] | None = None) -> None:
 
 def position_limit(model_config: Any) -> int | None:
     """The most positions a model's config declares (None when it declares none)."""
-    for key in ("max_position_embeddings", "n_positions", "max_sequence_length",
-                "seq_length", "n_ctx", "max_seq_len"):
+    for key in (
+        "max_position_embeddings",
+        "n_positions",
+        "max_sequence_length",
+        "seq_length",
+        "n_ctx",
+        "max_seq_len",
+    ):
         value = getattr(model_config, key, None)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
 
 
-def check_new_tokens(max_new_tokens: int, model_config: Any, option: str = "max_new_tokens"
-                     ) -> None:
+def check_new_tokens(
+    max_new_tokens: int, model_config: Any, option: str = "max_new_tokens"
+) -> None:
     """Refuse a ``max_new_tokens`` beyond the model's position limit (or, where the model
     declares none, beyond :data:`NEW_TOKENS_UNKNOWN_LIMIT`): a rotary model would otherwise
     generate, ever slower, until killed."""
@@ -105,5 +127,7 @@ def check_new_tokens(max_new_tokens: int, model_config: Any, option: str = "max_
     if limit is not None and max_new_tokens > limit:
         raise ValueError(f"{option} {max_new_tokens} is more than the model's {limit} positions")
     if limit is None and max_new_tokens > NEW_TOKENS_UNKNOWN_LIMIT:
-        raise ValueError(f"{option} {max_new_tokens}: the model declares no position limit; "
-                         f"at most {NEW_TOKENS_UNKNOWN_LIMIT} new tokens are generated")
+        raise ValueError(
+            f"{option} {max_new_tokens}: the model declares no position limit; "
+            f"at most {NEW_TOKENS_UNKNOWN_LIMIT} new tokens are generated"
+        )

@@ -53,8 +53,9 @@ def loads(text: str | bytes, where: str | Path, what: str = "not valid JSON") ->
     except UnicodeDecodeError:
         raise ValueError(f"{where}: {what} (not valid UTF-8)") from None
     except json.JSONDecodeError as err:
-        raise ValueError(f"{where}: {what} ({err.msg} at line {err.lineno} column "
-                         f"{err.colno})") from None
+        raise ValueError(
+            f"{where}: {what} ({err.msg} at line {err.lineno} column {err.colno})"
+        ) from None
     except RecursionError:
         raise ValueError(f"{where}: {what} (nested too deeply)") from None
     except ValueError as err:

@@ -76,7 +76,8 @@ def check_out_dir(option: str, out_dir: Any, names: Any, inputs: dict[str, Any])
     for k, v in inputs.items():
         for j, path in enumerate(v if isinstance(v, (list, tuple)) else [v]):
             flat[k if j == 0 else f"{k} #{j + 1}"] = path
-    refuse_overlaps({f"{option} {n}": out / n for n in names}, flat)
+    for n in names:  # each against the inputs (links planted there are replaced, not used)
+        refuse_overlaps({f"{option} {n}": out / n}, flat)
 
 
 def folder_digest(folder: str | Path) -> str:

@@ -36,8 +36,15 @@ class GoldTypeError(ValueError):
 
 def _kind(value: Any) -> str:
     """A value as a message shows it: its JSON type and a short form."""
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-             list: "a list", dict: "an object", type(None): "null"}
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
     shown = "null" if value is None else repr(value)
     shown = shown if len(shown) <= 30 else shown[:27] + "..."
     return f"{names.get(type(value), type(value).__name__)} {shown}" if value is not None else shown
@@ -64,8 +71,9 @@ def check_span_record(rec: Mapping[str, Any], where: str, fmt: str | None = None
         raise GoldTypeError(f"{where}: no text field (one of {', '.join(TEXT_KEYS)})")
     text = rec[text_key]
     if not isinstance(text, str):
-        raise GoldTypeError(f"{where}: '{text_key}' must be a string (the annotated text), "
-                            f"got {_kind(text)}")
+        raise GoldTypeError(
+            f"{where}: '{text_key}' must be a string (the annotated text), got {_kind(text)}"
+        )
     span_key = _first_key(rec, SPAN_KEYS)
     if span_key is None:
         raise GoldTypeError(f"{where}: no error-span list (one of {', '.join(SPAN_KEYS)})")
@@ -73,13 +81,15 @@ def check_span_record(rec: Mapping[str, Any], where: str, fmt: str | None = None
     if spans is None:
         return
     if not isinstance(spans, list):
-        raise GoldTypeError(f"{where}: '{span_key}' must be a list of span objects, got "
-                            f"{_kind(spans)}")
+        raise GoldTypeError(
+            f"{where}: '{span_key}' must be a list of span objects, got {_kind(spans)}"
+        )
     for j, span in enumerate(spans):
         field = f"{span_key}[{j}]"
         if not isinstance(span, dict):
-            raise GoldTypeError(f"{where}: {field} must be an object with 'start' and 'end', "
-                                f"got {_kind(span)}")
+            raise GoldTypeError(
+                f"{where}: {field} must be an object with 'start' and 'end', got {_kind(span)}"
+            )
         start_key = "start" if "start" in span else "start_i" if "start_i" in span else None
         end_key = "end" if "end" in span else "end_i" if "end_i" in span else None
         start = span.get(start_key) if start_key else None
@@ -88,20 +98,28 @@ def check_span_record(rec: Mapping[str, Any], where: str, fmt: str | None = None
             continue  # an omission without a place (the ESA release's marking)
         for name, key, value in (("start", start_key, start), ("end", end_key, end)):
             if key is None:
-                raise GoldTypeError(f"{where}: {field} has no '{name}' (an omission without a "
-                                    "place is marked \"missing\")")
+                raise GoldTypeError(
+                    f"{where}: {field} has no '{name}' (an omission without a "
+                    'place is marked "missing")'
+                )
             problem = _offset_problem(value)
             if problem:
                 raise GoldTypeError(f"{where}: {field}.{key} {problem}")
         if not 0 <= start <= end <= len(text):
-            raise GoldTypeError(f"{where}: {field} [{start}, {end}) is not inside the "
-                                f"{len(text)}-character '{text_key}'")
+            raise GoldTypeError(
+                f"{where}: {field} [{start}, {end}) is not inside the "
+                f"{len(text)}-character '{text_key}'"
+            )
         quoted = span.get("text")
-        if (fmt == "ragtruth" or span_key == "labels") and isinstance(quoted, str) \
-                and quoted != text[start:end]:
+        if (
+            (fmt == "ragtruth" or span_key == "labels")
+            and isinstance(quoted, str)
+            and quoted != text[start:end]
+        ):
             raise GoldTypeError(
                 f"{where}: {field}.text {quoted[:30]!r} differs from {text_key}[{start}:{end}] "
-                f"{text[start:end][:30]!r} (offsets must count characters, not bytes)")
+                f"{text[start:end][:30]!r} (offsets must count characters, not bytes)"
+            )
 
 
 def check_span_jsonl(path: str | Path, fmt: str | None = None) -> None:
@@ -120,8 +138,11 @@ def _score_methods(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     for rec in rows:
         words = rec.get("words")
         if isinstance(words, list) and words and isinstance(words[0], dict):
-            return [k for k, v in words[0].items() if k not in WORD_FIELDS
-                    and isinstance(v, int | float) and not isinstance(v, bool)]
+            return [
+                k
+                for k, v in words[0].items()
+                if k not in WORD_FIELDS and isinstance(v, int | float) and not isinstance(v, bool)
+            ]
     return []
 
 
@@ -147,8 +168,9 @@ def check_score_row(rec: Mapping[str, Any], where: str, methods: Sequence[str]) 
                 raise GoldTypeError(f"{where}: words[{j}] has no '{m}' score")
             v = w[m]
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise GoldTypeError(f"{where}: words[{j}].{m} must be a finite number, got "
-                                    f"{_kind(v)}")
+                raise GoldTypeError(
+                    f"{where}: words[{j}].{m} must be a finite number, got {_kind(v)}"
+                )
         for key in ("start", "end"):
             if key in w:
                 problem = _offset_problem(w[key])
@@ -170,10 +192,13 @@ def read_score_rows(path: str | Path, methods: Sequence[str] | None = None) -> l
     return [rec for _, rec in rows]
 
 
-def check_threshold_methods(per: Mapping[str, float], available: Sequence[str],
-                            option: str = "--thresholds") -> None:
+def check_threshold_methods(
+    per: Mapping[str, float], available: Sequence[str], option: str = "--thresholds"
+) -> None:
     """Refuse thresholds for methods that are not in ``available`` (a misspelling)."""
     unknown = [m for m in per if m not in available]
     if unknown:
-        raise GoldTypeError(f"{option}: no method {', '.join(map(repr, unknown))} in the scores; "
-                            f"methods with word scores: {', '.join(available) or 'none'}")
+        raise GoldTypeError(
+            f"{option}: no method {', '.join(map(repr, unknown))} in the scores; "
+            f"methods with word scores: {', '.join(available) or 'none'}"
+        )

@@ -250,9 +250,12 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
             rows`` (the CLI's ``--stream`` prints tokens as they come); default
             :func:`~.generate.generate_and_score`.
     """
+    from ..finite import check_new_tokens
     from .generate import DecodingConfig, generate_and_score
+    from .token_scores import unpack_model
 
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
+    check_new_tokens(decoding.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain, rauq = Explanations.load(model, "generate", head_dir), config.rauq_config()
     with_tokens = config.keep_tokens() or explain.spans is not None
 

@@ -276,6 +276,9 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
+    from ..finite import check_new_tokens
+
+    check_new_tokens(config.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain = Explanations.load(model, "rerank", head_dir)
     head = unpack_model(model)[1] is not None
     calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []
