@@ -117,7 +117,9 @@ class HeadConfig:
     """SHA-256 of head.safetensors (None in heads written before 0.3)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        from .json_safety import dumps
+
+        return dumps(asdict(self), indent=2, sort_keys=True) + "\n"  # NaN/inf: null
 
     def save(self, directory: Path) -> None:
         io_utils.write_durable(directory / CONFIG_NAME, self.to_json())

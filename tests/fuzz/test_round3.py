@@ -633,7 +633,27 @@ def nan_row(w: World, tmp: Path) -> tuple[str, str]:
     )
 
 
+def train_files_strict_json(w: World, tmp: Path) -> tuple[str, str]:
+    """Without validation the best loss stays infinite: the checkpoint record and the head's
+    config must still be JSON (null), and the run must resume from them."""
+    out = tmp / "out"
+    argv = _train_argv(w, out, 2)
+    argv[argv.index("--validation-fraction") + 1] = "0"
+    code, err = run_cli([*argv, "--save-every", "2"])
+    if code != 0:
+        return TRACEBACK, err[-300:]
+    for path in (out / "checkpoint" / "trainer_state.json", out / "head_config.json"):
+        try:
+            _strict_json(path.read_text().replace("\n", " "))
+        except ValueError as e:
+            return SILENT, f"{path.name} is not JSON: {e}"
+    argv[argv.index("--max-steps") + 1] = "4"
+    code, err = run_cli(argv)
+    return (OK, "valid JSON, resumed") if code == 0 else (TRACEBACK, err[-300:])
+
+
 CASES["valid JSON out"] = {
+    "train_checkpoint_without_validation": train_files_strict_json,
     "head_all_3e38": overflowing_head(3e38),
     "head_all_1e30": overflowing_head(1e30),
     "results_json_no_gold_span": results_json("no_gold_span"),

@@ -9,7 +9,6 @@ TER-without-shifts alignment with the references (:mod:`sigmoid_head.data.self_l
 from __future__ import annotations
 
 import argparse
-import json
 
 from . import common
 
@@ -55,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from ..backbone import load_backbone
     from ..data.records import read_records
     from ..io_utils import write_atomic
+    from ..json_safety import dumps
     from ..output_safety import refuse_overlaps
     from ..training.self_generated import bad_share, decode_sources, group_references, label_outputs
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                              use_chat_template=args.use_chat_template or None)
     rows = label_outputs(outputs, max_refs=args.max_refs, rule=args.rule,
                          case_sensitive=args.case_sensitive)
-    write_atomic(args.output, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_atomic(args.output, "".join(dumps(r, ensure_ascii=False) + "\n" for r in rows))
     print(f"{len(rows)} outputs of {len(sources)} sources labelled ({bad_share(rows):.1%} of "
           f"words BAD); written to {args.output}")
     return 0

@@ -26,6 +26,7 @@ import torch
 
 from .. import io_utils
 from ..head import SigmoidHead
+from ..json_safety import dumps
 from .config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def save_checkpoint(directory: Path, config: TrainConfig, state: TrainState, hea
         raise io_utils.write_error(tmp / "state.pt", err, "cannot write checkpoint") from err
     io_utils.fault_point("checkpoint state written")
     try:
-        io_utils.write_durable(tmp / STATE_NAME, json.dumps(
+        io_utils.write_durable(tmp / STATE_NAME, dumps(  # best_val inf: null
             {"state": asdict(state), "key": config.resume_key(), "data": data_digests(config)},
             indent=2, default=str))
     except OSError:
@@ -191,5 +192,5 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
                 f"is unreadable ({next(iter(str(err).splitlines()), '') or type(err).__name__})")
         raise ValueError(f"{directory / 'state.pt'} {what}; pass --no-resume to start over, "
                          "or use another output_dir") from None
-    state.best_val = float(state.best_val)
+    state.best_val = math.inf if state.best_val is None else float(state.best_val)
     return state
