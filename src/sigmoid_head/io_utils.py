@@ -161,7 +161,7 @@ def open_fresh(path: str | Path, flags: int = os.O_WRONLY) -> int:
     never goes through a link to another file. Returns the file descriptor."""
     path = Path(path)
     with contextlib.suppress(FileNotFoundError):
-        if path.is_symlink() or path.is_file():
+        if path.is_symlink() or (path.exists() and not path.is_dir()):  # a FIFO too
             path.unlink()
     return os.open(path, flags | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
 
@@ -237,13 +237,17 @@ def replace(src: str | Path, dst: str | Path) -> None:
     fsync_dir(Path(dst).parent)
 
 
-def write_atomic(path: str | Path, data: bytes | str) -> Path:
+def write_atomic(path: str | Path, data: bytes | str, *, stream: bool = False) -> Path:
     """Write ``path`` whole or not at all: ``data`` goes to ``<path>.tmp``, made durable,
     then renamed over ``path`` (a killed run leaves the old file, never a cut-off one).
-    A stream output (``/dev/null``, ``/dev/stdout``, a FIFO: :func:`is_stream`) is written
-    straight instead, never replaced."""
+
+    With ``stream`` (a path the user named: ``--html``, ``self-label -o``), a stream
+    output (``/dev/null``, ``/dev/stdout``, a FIFO: :func:`is_stream`) is written straight
+    instead, never replaced. Without it (a file of a folder of ours: a head's extras,
+    ``evaluate --out-dir``'s files) a special file planted there is replaced like a link:
+    never written into, never waited on."""
     path = Path(path)
-    if is_stream(path):
+    if stream and is_stream(path):
         write_stream(path, data)
         return path
     tmp = path.with_name(path.name + ".tmp")

@@ -43,7 +43,10 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
     Raises:
         ValueError: an output is an input, another output, or inside one of ``folders``.
     """
-    outs = [(k, Path(v)) for k, v in outputs.items() if v]
+    from .io_utils import is_stream
+
+    # a stream (/dev/stdout, a FIFO) is written straight: it cannot destroy an input file
+    outs = [(k, Path(v)) for k, v in outputs.items() if v and not is_stream(v)]
     ins = [(k, Path(v)) for k, v in inputs.items() if v]
     dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
             if v and Path(v).is_dir()]

@@ -13,6 +13,7 @@ tried, clear errors, correct runs, tracebacks, silent wrongs) is printed by::
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -294,6 +295,60 @@ def hard_lock(name: str, make: Callable[[Path], None]) -> Case:
     return case
 
 
+def _within(seconds: float, fn: Callable[[], None]) -> str | None:
+    """Run ``fn`` in a thread: None when it returned, else what went wrong ("hung": still
+    blocked after ``seconds``, or the exception)."""
+    box: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            fn()
+            box.append(None)
+        except BaseException as err:  # noqa: BLE001 - reported
+            box.append(err)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if not box:
+        return "hung"
+    return None if box[0] is None else f"{type(box[0]).__name__}: {box[0]}"
+
+
+def planted_special(name: str, kind: str, make: Callable[[Path], None]) -> Case:
+    """A FIFO or a character device planted where a file of ours goes (a lock, a partial
+    file, a head's extra): replaced by a file of ours, never written into or waited on."""
+
+    def case(w: World, tmp: Path) -> tuple[str, str]:
+        d = tmp / "out"
+        d.mkdir()
+        try:
+            if kind == "fifo":
+                os.mkfifo(d / name)
+            else:
+                os.mknod(d / name, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except (PermissionError, OSError):
+            return OK, "cannot make one here (skipped)"
+        problem = _within(30, lambda: make(d))
+        if problem:
+            if (d / name).exists() and stat.S_ISFIFO(os.lstat(d / name).st_mode):
+                with contextlib.suppress(OSError):  # unblock a writer still waiting
+                    os.close(os.open(d / name, os.O_RDONLY | os.O_NONBLOCK))
+            return (SILENT if problem == "hung" else TRACEBACK), problem
+        mode = os.lstat(d / name).st_mode if (d / name).exists() else None
+        if name.endswith(".json") and (mode is None or not stat.S_ISREG(mode)):
+            return SILENT, "the extra was not written as a file"
+        return OK, "replaced"
+
+    return case
+
+
+def _write_extra(d: Path) -> None:
+    from sigmoid_head.head_files import write_extra
+
+    write_extra(d, "calibration.json", "{}\n")
+
+
 def hard_lock_cli(w: World, tmp: Path) -> tuple[str, str]:
     victim = _victim(tmp)
     os.link(victim, tmp / ".o.jsonl.lock")
@@ -363,6 +418,18 @@ CASES["links and hard links"] = {
         lambda d: ResumableJsonlWriter(d / "o.jsonl", key="k", total=0).close(),
     ),
     "score_with_hard_linked_lock": hard_lock_cli,
+    **{
+        f"{kind}_as_{name}": planted_special(name, kind, make)
+        for kind in ("fifo", "chardev")
+        for name, make in [
+            (".sigmoid-head.lock", lambda d: DirectoryLock(d, "t").__enter__().__exit__()),
+            (
+                "o.jsonl.partial",
+                lambda d: ResumableJsonlWriter(d / "o.jsonl", key="k", total=0).close(),
+            ),
+            ("calibration.json", _write_extra),
+        ]
+    },
     "train_best_symlink": train_best_link,
 }
 

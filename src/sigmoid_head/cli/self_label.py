@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                              use_chat_template=args.use_chat_template or None)
     rows = label_outputs(outputs, max_refs=args.max_refs, rule=args.rule,
                          case_sensitive=args.case_sensitive)
-    write_atomic(args.output, "".join(dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_atomic(args.output, "".join(dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                 stream=True)  # -o /dev/stdout: written straight
     print(f"{len(rows)} outputs of {len(sources)} sources labelled ({bad_share(rows):.1%} of "
           f"words BAD); written to {args.output}")
     return 0

@@ -162,4 +162,5 @@ def write_page(path: str | Path, rows: Sequence[dict], tokenizer: Any,
     texts = [token_texts(tokenizer, [t["token"] for t in r["tokens"]]) for r in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(out, render_page(rows, texts, title, spans_from))  # whole or not at all
+    return write_atomic(out, render_page(rows, texts, title, spans_from),  # whole or not at all
+                        stream=True)  # --html /dev/stdout: written straight
