@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from safetensors.torch import load_file, save_file
 from test_bad_heads import (
     CLEAR,
@@ -1335,3 +1337,89 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     sys.path.insert(0, str(Path(__file__).parent))
     print(table())
+
+
+def test_out_of_memory_is_one_line(world, tmp_path, monkeypatch):
+    """An allocator's refusal (here: raised where the candidates are generated) is one line
+    with exit 1, not a traceback."""
+    import sigmoid_head.scoring.rerank as rerank
+
+    def oom(*a, **k):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: "
+            "can't allocate memory: you tried to allocate 9223372036 bytes."
+        )
+
+    monkeypatch.setattr(rerank, "candidates", oom)
+    code, err = run_cli(_command(world, tmp_path, "rerank", str(tmp_path / "o.jsonl")))
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("Loading")]
+    assert code == 1 and len(lines) == 1 and "out of memory" in lines[0], err
+
+
+def test_thresholds_without_word_gold_are_refused(tmp_path):
+    scores = _jsonl(tmp_path / "s.jsonl", [{"sigmoid": x} for x in (0.1, 0.5, 0.9)])
+    (tmp_path / "g.txt").write_text("0.1\n0.5\n0.9\n")
+    code, err = run_cli(
+        [
+            "evaluate",
+            "--scores",
+            str(scores),
+            "--gold",
+            str(tmp_path / "g.txt"),
+            "--thresholds",
+            "sigmoid=0.3",
+        ]
+    )
+    assert code == 2 and "--thresholds" in err and len(err.strip().splitlines()) == 1, err
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 40),
+    st.floats(-1, 40),
+    st.text(max_size=4),
+    st.sampled_from(["missing", "a big dog"]),
+)
+_SPAN = st.one_of(
+    _VALUES,
+    st.lists(_VALUES, max_size=3),
+    st.dictionaries(
+        st.sampled_from(["start", "end", "start_i", "end_i", "text", "severity", "label_type"]),
+        _VALUES,
+        max_size=4,
+    ),
+)
+_RECORD = st.fixed_dictionaries(
+    {},
+    optional={
+        "tgt": _VALUES,
+        "response": _VALUES,
+        "source_id": _VALUES,
+        "src": _VALUES,
+        "esa_spans": st.one_of(_VALUES, st.lists(_SPAN, max_size=3)),
+        "labels": st.one_of(_VALUES, st.lists(_SPAN, max_size=3), _SPAN),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(record=_RECORD)
+def test_span_readers_on_arbitrary_records(record):
+    """Any record: the span reader returns items, or raises a one-line ValueError naming the
+    file and line 1; never another exception."""
+    from sigmoid_head.evaluation.gold_formats import read_span_jsonl
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "g.jsonl"
+        path.write_text(json.dumps(record) + "\n")
+        try:
+            items = read_span_jsonl(path)
+        except ValueError as err:
+            assert f"{path}:1" in str(err) and "\n" not in str(err), err
+            return
+        for it in items:
+            assert isinstance(it.text, str)
+            for s in it.spans:
+                assert 0 <= s["start"] <= s["end"] <= len(it.text)
+                assert type(s["start"]) is int and type(s["end"]) is int

@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.gold_format or span_format(args.gold)
     if fmt:
         return _run_gold(args, fmt)
+    if args.thresholds:  # silently ignored before
+        raise ValueError(f"--thresholds applies to word tags and error spans; {args.gold} is "
+                         "neither (name its format with --gold-format)")
     _, table = evaluate_scores(
         args.scores,
         args.gold,
