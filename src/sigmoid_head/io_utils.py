@@ -136,6 +136,18 @@ def is_stream(path: str | Path | None) -> bool:
     return bool(path) and stream_kind(path) is not None
 
 
+def names_stdout(path: str | Path | None) -> bool:
+    """Whether output ``path`` is this process's standard output (``/dev/stdout``,
+    ``/dev/fd/1``, or any path to the same pipe, terminal or file): the command then
+    prints its messages to stderr, so that stdout holds the output alone."""
+    if not path or not is_stream(path):
+        return False
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(1))
+    except (OSError, ValueError):
+        return False
+
+
 def open_stream(path: str | Path) -> int:
     """Open a stream output (see :func:`is_stream`) for writing, following its links;
     nothing is created, truncated or replaced."""

@@ -203,8 +203,8 @@ def fifo(command: str) -> Case:
 
 
 def descriptor_link(target: str | None) -> Case:
-    """``--to-json /dev/stdout``: the rows reach stdout (a pipe here), in a child process so
-    that its descriptor 1 is the pipe. ``target`` None: a link ``stdout`` -> /proc/self/fd/1
+    """``--to-json /dev/stdout``: the rows, and nothing else (the messages go to stderr),
+    reach stdout (a pipe here), in a child process so that its descriptor 1 is the pipe. ``target`` None: a link ``stdout`` -> /proc/self/fd/1
     made in the test folder, exactly what /dev/stdout is (the real one is never put at
     risk); else that path (/dev/fd/1)."""
 
@@ -229,7 +229,7 @@ def descriptor_link(target: str | None) -> Case:
         )
         if res.returncode != 0:
             return (TRACEBACK if "Traceback" in res.stderr else SILENT), res.stderr[-300:]
-        rows = [r for r in res.stdout.splitlines() if r.startswith("{")]
+        rows = [r for r in res.stdout.splitlines() if r.strip()]  # the rows alone
         try:
             _strict_json("\n".join(rows))
         except ValueError as err:

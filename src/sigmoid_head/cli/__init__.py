@@ -15,12 +15,14 @@ loss) prints the same one line and exits with code 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from importlib import import_module
 from types import ModuleType
 
 from .._version import __version__
+from ..io_utils import names_stdout
 
 COMMANDS: dict[str, str] = {
     "train": "train a Sigmoid Head on a frozen model",
@@ -85,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
             from .precision import preflight
 
             preflight(args, may_reexec=from_command_line)
+        if any(names_stdout(getattr(args, k, None)) for k in ("to_json", "output", "html")):
+            with contextlib.redirect_stdout(sys.stderr):  # stdout holds the output alone
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError,
             NotADirectoryError) as err:
