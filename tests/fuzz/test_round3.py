@@ -626,6 +626,9 @@ CASES["numbers"] = {
         for c in ("generate", "rerank", "self-label")
         for b in (64, 100)
     },
+    "train_seed_2^70": lambda w, tmp: judge_refusal(
+        *run_cli([*_train_argv(w, tmp / "out", 2), "--seed", str(2**70)]), "seed"
+    ),
     "generate_max_new_tokens_1e9": refused(
         "generate", "--max-new-tokens", "1000000000", named=("max_new_tokens",)
     ),

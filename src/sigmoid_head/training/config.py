@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from ..config_types import check_types, field_types
 from ..data.templates import check_template
 from ..dominant import DominantConfig
+from ..finite import SEED_MAX
 from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
@@ -184,6 +185,7 @@ class LoopConfig:
                 (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
                 (self.seed >= 0, "seed must be >= 0"),
+                (self.seed <= SEED_MAX, f"seed must be at most {SEED_MAX} (63 bits)"),
                 (self.head_rank >= 0, "head_rank must be >= 0")])
 
 
