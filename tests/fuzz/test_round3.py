@@ -629,6 +629,9 @@ CASES["numbers"] = {
     "train_seed_2^70": lambda w, tmp: judge_refusal(
         *run_cli([*_train_argv(w, tmp / "out", 2), "--seed", str(2**70)]), "seed"
     ),
+    "train_lr_1e39": lambda w, tmp: judge_refusal(
+        *run_cli([*_train_argv(w, tmp / "out", 2), "--lr", "1e39"]), "lr"
+    ),
     "generate_max_new_tokens_1e9": refused(
         "generate", "--max-new-tokens", "1000000000", named=("max_new_tokens",)
     ),

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from ..config_types import check_types, field_types
 from ..data.templates import check_template
 from ..dominant import DominantConfig
-from ..finite import SEED_MAX
+from ..finite import SEED_MAX, check_number
 from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
@@ -206,9 +206,14 @@ _FLAT = flat_names()
 
 
 def _check_number(name: str, value: Any) -> None:
-    """Every numeric setting must be a finite number (inf/nan silently ruin a run)."""
+    """Every numeric setting must be a finite number float32 can hold (inf/nan/1e39
+    silently ruin a run): :func:`sigmoid_head.finite.check_number`."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
+    if isinstance(value, float):
+        check_number(name, value)
+
+
 _TYPES = field_types(groups=GROUPS, renamed=RENAMED)
 """Flat setting name -> its declared basic types (checked on every value given)."""
 
