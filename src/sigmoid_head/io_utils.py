@@ -97,24 +97,35 @@ def fsync_dir(path: str | Path) -> None:
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DESCRIPTOR_LINK = re.compile(r"^/(dev/(std(in|out|err)|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+_STD_LINK = re.compile(r"^/(dev/(stdout|stderr|fd/[12])|proc/self/fd/[12])$")
 
 
 def stream_kind(path: str | Path) -> str | None:
     """What ``path`` is when it is not a regular file this library may replace: ``None``
-    for a regular file, a directory or nothing (a dangling link included), else
-    ``"character device"`` or ``"FIFO"`` (``/dev/null``, a named pipe) or
-    ``"descriptor"`` (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``: a link to an
-    open descriptor, whatever it points to, a file the shell redirected to included).
+    for a regular file, a directory, nothing, or a link other than a descriptor link
+    (links are replaced, never followed); ``"descriptor"`` for ``/dev/stdout``,
+    ``/dev/stderr``, ``/dev/fd/N`` or ``/proc/self/fd/N`` (a link to an open descriptor,
+    whatever it is: a pipe, a terminal, a socket, a file the shell redirected to) and for
+    a link whose target is spelled as the standard output or error; else
+    ``"character device"`` or ``"FIFO"`` (``/dev/null``, a named pipe).
 
     Raises:
         ValueError: ``path`` is a block device or a socket (never written).
     """
     path = Path(path)
+    if path.is_symlink():
+        if not os.path.exists(path):
+            return None
+        if _DESCRIPTOR_LINK.match(os.path.abspath(path)):  # named so by the user
+            return "descriptor"
+        try:  # a link of the user's own to the standard output or error
+            return "descriptor" if _STD_LINK.match(os.readlink(path)) else None
+        except OSError:
+            return None
     try:
-        st = os.stat(path)  # follows links
+        mode = os.lstat(path).st_mode
     except OSError:
         return None
-    mode = st.st_mode
     if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
         what = "a block device" if stat.S_ISBLK(mode) else "a socket"
         raise ValueError(f"cannot write {path}: it is {what}; give a regular file")
@@ -122,8 +133,6 @@ def stream_kind(path: str | Path) -> str | None:
         return "character device"
     if stat.S_ISFIFO(mode):
         return "FIFO"
-    if path.is_symlink() and _DESCRIPTOR_LINK.match(os.path.abspath(path)):
-        return "descriptor"
     return None
 
 

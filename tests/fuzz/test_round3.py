@@ -241,6 +241,24 @@ def descriptor_link(target: str | None) -> Case:
     return case
 
 
+def link_to_device(w: World, tmp: Path) -> tuple[str, str]:
+    """A link planted at the output path, to a character device: replaced by a file of
+    ours, never followed (only the user's own /dev/stdout-like links are)."""
+    dev = tmp / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        return OK, "cannot make a device here (skipped)"
+    (tmp / "o.jsonl").symlink_to(dev)
+    code, err = run_cli(_command(w, tmp, "score", str(tmp / "o.jsonl")))
+    if code != 0:
+        return TRACEBACK, err[-300:]
+    out = tmp / "o.jsonl"
+    if out.is_symlink() or len(_strict_json(out.read_text())) != 4:
+        return SILENT, "written through the link"
+    return OK, "replaced by a file of ours"
+
+
 def html_to_device(w: World, tmp: Path) -> tuple[str, str]:
     dev = tmp / "null"
     try:
@@ -274,6 +292,7 @@ CASES: dict[str, dict[str, Case]] = {
         "score_to_json_dev_fd_1": descriptor_link("/dev/fd/1"),
         "html_char_device": html_to_device,
         "socket_refused": unix_socket,
+        "planted_link_to_device": link_to_device,
     },
 }
 
