@@ -746,7 +746,50 @@ def train_files_strict_json(w: World, tmp: Path) -> tuple[str, str]:
     return (OK, "valid JSON, resumed") if code == 0 else (TRACEBACK, err[-300:])
 
 
+def null_scores_read_back(command: str) -> Case:
+    """A score written as null (it was NaN) is read back as NaN: refused in one line naming
+    the method, never a traceback and never a silently dropped column."""
+
+    def case(w: World, tmp: Path) -> tuple[str, str]:
+        rows = [
+            {"sigmoid": 0.1, "sigmoid_logprob": -2.0},
+            {"sigmoid": None, "sigmoid_logprob": None},
+            {"sigmoid": 0.9, "sigmoid_logprob": -0.1},
+            {"sigmoid": 0.4, "sigmoid_logprob": -0.9},
+        ]
+        scores = _jsonl(tmp / "s.jsonl", rows)
+        (tmp / "g.txt").write_text("0\n1\n1\n0\n")
+        if command == "evaluate":
+            argv = [
+                "evaluate",
+                "--scores",
+                str(scores),
+                "--gold",
+                str(tmp / "g.txt"),
+                "--no-ci",
+                "--methods",
+                "sigmoid",
+            ]
+        else:
+            argv = [
+                "calibrate",
+                "--head",
+                str(_head_copy(w, tmp)),
+                "--scores",
+                str(scores),
+                "--gold",
+                str(tmp / "g.txt"),
+                "--methods",
+                "sigmoid",
+            ]
+        return judge_refusal(*run_cli(argv), "NaN")
+
+    return case
+
+
 CASES["valid JSON out"] = {
+    "evaluate_null_score": null_scores_read_back("evaluate"),
+    "calibrate_null_score": null_scores_read_back("calibrate"),
     "train_checkpoint_without_validation": train_files_strict_json,
     "head_all_3e38": overflowing_head(3e38),
     "head_all_1e30": overflowing_head(1e30),

@@ -10,6 +10,7 @@ Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibra
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from . import UsageError
@@ -99,7 +100,10 @@ def _read_scores(path: str) -> list[dict]:
     from ..data.records import read_jsonl
     from ..methods import upgrade_columns
 
-    return [upgrade_columns(r) for r in read_jsonl(path)]
+    # null is how a NaN score is written (always-valid JSON): read back as NaN, so the
+    # fits refuse it in one line ("NaN or inf") instead of failing on None
+    return [upgrade_columns({k: math.nan if v is None else v for k, v in r.items()})
+            if isinstance(r, dict) else r for r in read_jsonl(path)]
 
 
 def run(args: argparse.Namespace) -> int:

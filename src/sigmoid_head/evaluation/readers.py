@@ -31,10 +31,17 @@ def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
         raise ValueError(f"{path}: no rows")
     out: dict[str, np.ndarray] = {}
     for key in rows[0]:
-        vals = [r.get(key) for r in rows]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
-            out[key] = np.asarray(vals, dtype=np.float64)
+        vals = [r.get(key, _ABSENT) for r in rows]
+        numbers = [isinstance(v, int | float) and not isinstance(v, bool) for v in vals]
+        if all(n or v is None for n, v in zip(numbers, vals, strict=True)) and any(numbers):
+            # null is how a NaN score is written (always-valid JSON): read back as NaN,
+            # so that the column is reported ("NaN or inf"), not silently dropped
+            out[key] = np.asarray([np.nan if v is None else v for v in vals], dtype=np.float64)
     return out
+
+
+_ABSENT = object()
+"""A field a row does not have (unlike null, a column missing in a row is not numeric)."""
 
 
 def _numeric(value: Any) -> float | None:
