@@ -90,3 +90,78 @@ def check_types(values: Mapping[str, Any], types: Mapping[str, list[str]], where
         problem = None if parts is None else type_problem(value, parts)
         if problem:
             raise ValueError(f"{where}: {key} {problem}")
+
+
+TRAINING_TYPES: dict[str, list[str]] = {
+    "avoid_dominant": ["bool"],
+    "avoid_when": ["str"],
+    "batch_size": ["int", "None"],
+    "bias": ["bool"],
+    "cache_dir": ["str", "None"],
+    "cache_dtype": ["str"],
+    "cache_hidden": ["bool"],
+    "data_cache_dir": ["str", "None"],
+    "data_engine": ["str"],
+    "device": ["str", "None"],
+    "disk_cache_dtype": ["str"],
+    "dominant_cut": ["str"],
+    "dtype": ["str"],
+    "epochs": ["float"],
+    "epsilon": ["float"],
+    "eval_every": ["int", "None"],
+    "freq_power": ["float"],
+    "freq_smoothing": ["float"],
+    "grad_accum": ["int"],
+    "head_rank": ["int"],
+    "lr": ["float"],
+    "max_length": ["int"],
+    "max_steps": ["int", "None"],
+    "max_tokens": ["int", "None"],
+    "max_validation_examples": ["int"],
+    "mixed_precision": ["str"],
+    "model": ["str", "None"],
+    "negatives": ["str"],
+    "num_negatives": ["int"],
+    "num_proc": ["int", "None"],
+    "optimizer": ["str"],
+    "output_dir": ["str"],
+    "p_jump": ["float"],
+    "patience": ["int"],
+    "progress": ["bool"],
+    "prompt_template": ["str"],
+    "rank_loss_weight": ["float"],
+    "rank_margin": ["float"],
+    "resume": ["bool"],
+    "save_every": ["int", "None"],
+    "seed": ["int"],
+    "self_generated": ["str", "None"],
+    "self_validation_file": ["str", "None"],
+    "self_weight": ["float"],
+    "softmax_temperature": ["float"],
+    "task": ["str"],
+    "train_file": ["str"],
+    "uniform_negative_share": ["float"],
+    "untrained_prior": ["float"],
+    "use_chat_template": ["bool"],
+    "validation_file": ["str", "None"],
+    "validation_fraction": ["float"],
+    "warmup_ratio": ["float"],
+    "weight_decay": ["float"],
+}
+"""Setting -> its declared basic types, for a head's saved ``training`` record (the flat
+TrainConfig dict). A copy of what :mod:`sigmoid_head.training.config` declares, kept
+here because head files are read below the training layer; ``tests/fuzz/test_round3.py``
+checks that every entry agrees with the dataclasses (a setting added there and not here
+is checked when a TrainConfig is built, not when a head is loaded)."""
+
+
+def check_training_record(record: Any, where: str) -> None:
+    """Refuse a saved ``training`` record (head_config.json) whose settings have another
+    type than the setting's (``"use_chat_template": "false"``); keys that are not
+    settings (history, steps, ...) are not checked here.
+
+    Raises:
+        ValueError: ``<where>: training: <key> must be ..., got ...``.
+    """
+    if isinstance(record, Mapping):
+        check_types(record, TRAINING_TYPES, f"{where}: training")

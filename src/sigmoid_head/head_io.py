@@ -36,6 +36,7 @@ import torch
 
 from . import io_utils
 from ._version import __version__
+from .config_types import check_training_record
 from .head import HeadMismatchError as HeadMismatchError
 from .head import SigmoidHead
 from .head_files import CALIBRATION_NAME as CALIBRATION_NAME
@@ -142,9 +143,7 @@ class HeadConfig:
             if key in known and not ok(known[key]):
                 raise ValueError(f"{path}: corrupt head config ({key} must be {what}, "
                                  f"got {_shown(known[key])})")
-        if "training" in known:
-            from .training.config import check_training_record
-
+        if "training" in known:  # "use_chat_template": "false" is not false
             check_training_record(known["training"], str(path))
         return cls(**known)
 

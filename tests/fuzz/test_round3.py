@@ -1491,3 +1491,13 @@ def test_span_readers_on_arbitrary_records(record):
             for s in it.spans:
                 assert 0 <= s["start"] <= s["end"] <= len(it.text)
                 assert type(s["start"]) is int and type(s["end"]) is int
+
+
+def test_the_head_readers_copy_of_the_training_types_agrees_with_the_dataclasses():
+    """config_types.TRAINING_TYPES (read below the training layer) says what TrainConfig's
+    fields declare, for every setting it names, and names the ones a head is scored with."""
+    from sigmoid_head.config_types import TRAINING_TYPES
+    from sigmoid_head.training.config import _TYPES
+
+    assert {k: v for k, v in _TYPES.items() if k in TRAINING_TYPES} == TRAINING_TYPES
+    assert {"prompt_template", "use_chat_template", "max_length"} <= set(TRAINING_TYPES)

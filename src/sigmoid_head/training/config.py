@@ -218,14 +218,6 @@ _TYPES = field_types(groups=GROUPS, renamed=RENAMED)
 """Flat setting name -> its declared basic types (checked on every value given)."""
 
 
-def check_training_record(record: Any, where: str) -> None:
-    """Refuse a saved ``training`` record (head_config.json) whose settings have another
-    type than the setting's (``"use_chat_template": "false"``); keys that are not
-    settings (history, steps, ...) are not checked here."""
-    if isinstance(record, dict):
-        check_types(record, _TYPES, f"{where}: training")
-
-
 _RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
                 "cache_dir", "num_proc", "data_cache_dir"}
