@@ -236,10 +236,11 @@ hidden value): such a head is refused, its scores would be NaN."""
 
 def first_overflowing(tensor: torch.Tensor, rows: int = 4096) -> int | None:
     """The first row of ``tensor`` whose absolute values sum past :data:`LOGIT_BOUND`
-    (summed in float64, ``rows`` rows at a time), or None."""
+    (summed in float32, ``rows`` rows at a time: a sum past float32's range is infinite,
+    past the bound too), or None."""
     flat = tensor.reshape(tensor.shape[0], -1) if tensor.ndim > 1 else tensor.reshape(-1, 1)
     for start in range(0, flat.shape[0], rows):
-        norms = flat[start:start + rows].double().abs().sum(dim=1)
+        norms = flat[start:start + rows].float().abs().sum(dim=1)
         bad = norms > LOGIT_BOUND
         if bool(bad.any()):
             return start + int(bad.nonzero()[0, 0])
