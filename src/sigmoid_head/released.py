@@ -194,9 +194,12 @@ def check_identity(config: dict[str, Any], backbone: Backbone) -> None:
     Their format has no fingerprint of the base model (this library's heads do), so two
     models of the same shape cannot be told apart by the weights: the base model named in
     ``config.json`` must be the one given, by name (a Hub id, its last part, or the
-    ``_name_or_path`` the model's own config records), and its kind (encoder-decoder or
-    not) must be the one the config declares. A Trainer checkpoint names no base model: a
-    warning then says that only the shapes were checked.
+    ``_name_or_path`` the model's own config records), and its kind must be the one the
+    config declares (their heads are for decoder-only models: an encoder-decoder base is
+    refused unless the config declares ``is_encoder_decoder: true``). What cannot be
+    checked is said in a warning: that the identity rests on the name (the weights of a
+    model of that name are not compared), or, for a Trainer checkpoint that names no base
+    model, that only the shapes were checked.
 
     Raises:
         ReleasedHeadError: the config names another base model or another kind.
@@ -207,16 +210,23 @@ def check_identity(config: dict[str, Any], backbone: Backbone) -> None:
     named = _first(config, BASE_MODEL_KEYS)
     given = backbone.name_or_path
     declared_kind = config.get("is_encoder_decoder")
-    if isinstance(declared_kind, bool) and declared_kind != backbone.is_encoder_decoder:
-        kind = "an encoder-decoder" if declared_kind else "a decoder-only model"
-        raise ReleasedHeadError(f"config.json declares {kind} as the base model but "
-                                f"{given!r} is not one")
+    if not isinstance(declared_kind, bool):
+        declared_kind = False  # the authors' heads are trained on decoder-only models
+    if declared_kind != backbone.is_encoder_decoder:
+        if declared_kind:
+            raise ReleasedHeadError(f"config.json declares an encoder-decoder base model but "
+                                    f"{given!r} is decoder-only")
+        raise ReleasedHeadError(f"the authors' heads are for decoder-only models (config.json "
+                                f"declares no is_encoder_decoder: true) but {given!r} is an "
+                                "encoder-decoder")
     if not isinstance(named, str):
         log.warning("%s: the authors' format names no base model and has no fingerprint: only "
                     "the shapes of %r were checked, not its identity", FORMAT_NAME, given)
         return
     recorded = getattr(getattr(backbone.model, "config", None), "_name_or_path", "") or ""
     if _names(named) & (_names(given) | _names(recorded)):
+        log.warning("%s: the base model %r is checked by name only (the format has no "
+                    "fingerprint of its weights)", FORMAT_NAME, given)
         return
     raise ReleasedHeadError(
         f"config.json names base model {named!r} but the base model given is {given!r}; the "

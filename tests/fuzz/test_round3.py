@@ -1225,6 +1225,41 @@ def released_identity(kind: str) -> Case:
     return case
 
 
+def released_on_encoder_decoder(w: World, tmp: Path) -> tuple[str, str]:
+    """A released head shaped like an encoder-decoder's output matrix, its config naming
+    that model: the authors' heads are for decoder-only models, so it is refused."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel
+
+    from sigmoid_head.released import save_released
+
+    tok = AutoTokenizer.from_pretrained(w.model)
+    s2s = tmp / "S2S"
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=len(tok),
+        decoder_vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=256,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        forced_eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+    )
+    MarianMTModel(config).eval().save_pretrained(s2s)
+    tok.save_pretrained(s2s)
+    weight = AutoModelForSeq2SeqLM.from_pretrained(s2s).get_output_embeddings().weight.detach()
+    folder = save_released(weight.clone(), tmp / "R", str(s2s))
+    code, err, _ = score(w, tmp, folder, s2s)
+    return judge_refusal(code, err, "encoder-decoder")
+
+
 def trainer_checkpoint_warns(w: World, tmp: Path) -> tuple[str, str]:
     weight = load_file(str(w.head / "head.safetensors"))["weight"]
     ckpt = tmp / "checkpoint-7"
@@ -1256,6 +1291,7 @@ CASES["released identity"] = {
         for k in ("names_other_model", "declares_encoder_decoder", "names_this_model")
     },
     "trainer_checkpoint_says_so": trainer_checkpoint_warns,
+    "names_an_encoder_decoder": released_on_encoder_decoder,
 }
 
 
