@@ -220,8 +220,11 @@ def generate_outputs(
     """
     from tqdm.auto import tqdm
 
+    from ..finite import check_new_tokens
+
     cfg = decoding or DecodingConfig()
     backbone, head = unpack_model(model)
+    check_new_tokens(cfg.max_new_tokens, backbone.model.config)  # a rotary model never stops
     eos = eos_ids(backbone, cfg)
     fake = [{"input_ids": p, "labels": [0]} for p in prompts]
     results: list[Generated] = []
