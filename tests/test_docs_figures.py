@@ -144,6 +144,26 @@ def ratio(a: float, b: float) -> float:
 
 # --- the claims ------------------------------------------------------------------------
 
+def human_qe(name: str, *keys: str) -> float:
+    """A figure of recipes/human_qe/results/<name>/results.json (docs/human_labels.md)."""
+    import json
+
+    node = json.loads((ROOT / "recipes" / "human_qe" / "results" / name / "results.json").read_text())
+    for k in keys:
+        node = node[k]
+    return node
+
+
+def human_qe_pair(name: str, base: str) -> list:
+    """Head minus ``base`` on the set's primary figure, and its Holm p (a bound when 0)."""
+    t = human_qe(name, "paired", base)
+    p = t["p_holm"]
+    return [t["delta"], *(bound(p, "0.001") if p < 0.001 else [p])]
+
+
+HQ = "docs/human_labels.md"
+
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -770,6 +790,33 @@ RESULTS_CLAIMS = [
 
 
 CLAIMS: list[Claim] = [
+    Claim(
+        HQ,
+        "Word MCC on WMT 2021 ro-en: head 0.209 vs softmax 0.256 (-0.047, Holm p < 0.001)",
+        lambda: [
+            human_qe("mlqe-roen-word", "word", "methods", "sigmoid", "mcc")[0],
+            human_qe("mlqe-roen-word", "word", "methods", "softmax", "mcc")[0],
+            *human_qe_pair("mlqe-roen-word", "softmax"),
+        ],
+    ),
+    Claim(
+        HQ,
+        "segment Pearson of the mean log-probability: head -0.043 vs softmax 0.056 (-0.099, Holm p = 0.216)",
+        lambda: [
+            human_qe("mqm-ted-zhen", "segment", "sigmoid_mean_log", "pearson")[0],
+            human_qe("mqm-ted-zhen", "segment", "softmax_mean_log", "pearson")[0],
+            *human_qe_pair("mqm-ted-zhen", "softmax_mean_log"),
+        ],
+    ),
+    Claim(
+        HQ,
+        "Mu-SHROOM English IoU: head 0.350 vs softmax 0.342 (+0.008, Holm p = 0.288)",
+        lambda: [
+            human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+            human_qe("mushroom-en", "shroom", "methods", "softmax", "iou")[0],
+            *human_qe_pair("mushroom-en", "softmax"),
+        ],
+    ),
     # README.md
     Claim(
         "README.md",
