@@ -34,6 +34,7 @@ from sigmoid_head.data.batching import pad_with_mask
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.corpus import CorpusConfig
 from sigmoid_head.scoring.decoding import generation_prompts
+from sigmoid_head.scoring.force_decode import length_batches
 from sigmoid_head.scoring.rerank import RerankConfig, batch_seed, rerank_corpus
 
 
@@ -76,13 +77,15 @@ def main(argv: list[str] | None = None) -> None:
         for part in parts:
             decodings = config.decodings(batch_seed(config.seed, part))
             _, prompts, _ = generation_prompts(model, part, decodings[0][1], template, not seq2seq)
-            ids, mask = pad_with_mask(prompts, pid, side)
-            for _, cfg in decodings:
+            fake = [{"input_ids": q, "labels": [0]} for q in prompts]
+            for _, cfg in decodings:  # the batches and seeding of generate_outputs
                 torch.manual_seed(cfg.seed)
-                out = backbone.model.generate(input_ids=ids.to(args.device),
-                                              attention_mask=mask.to(args.device),
-                                              pad_token_id=pid, **cfg.generate_kwargs())
-                outs.append((prompts, out[:, 1:] if seq2seq else out[:, ids.shape[1]:]))
+                for idx in sorted(length_batches(fake, args.batch_size), key=min):
+                    ids, mask = pad_with_mask([prompts[i] for i in idx], pid, side)
+                    out = backbone.model.generate(input_ids=ids.to(args.device),
+                                                  attention_mask=mask.to(args.device),
+                                                  pad_token_id=pid, **cfg.generate_kwargs())
+                    outs.append(out[:, 1:] if seq2seq else out[:, ids.shape[1]:])
         made["generate"] = outs
 
     def rerank():
@@ -126,11 +129,14 @@ def main(argv: list[str] | None = None) -> None:
     runs = {"generate": generate, "rerank": rerank, "forward": forward}
     med = {k: common.median(v) for k, v in
            common.interleaved(runs, args.repeats, device=args.device).items()}
-    plain_tokens = sum(int((o != pid).sum()) for _, o in made["generate"])
+    eos = backbone.tokenizer.eos_token_id
+    plain_tokens = sum(row.index(eos) + 1 if eos in row else len(row)
+                       for o in made["generate"] for row in o.tolist())
     print()
     for k, t in med.items():
         print(f"{k:<9} {t:8.2f} s")
-    print(f"tokens generated: rerank {generated}, plain generate {plain_tokens} (up to EOS / pad)")
+    print(f"tokens generated: rerank {generated}, plain generate {plain_tokens} (up to EOS; the "
+          "candidates' text re-tokenized for rerank)")
     print(f"rerank / generate: {med['rerank'] / med['generate']:.3f}x")
     print(f"(rerank - generate) / forward: {(med['rerank'] - med['generate']) / med['forward']:.3f}x "
           "(goal <= 1.1)")
