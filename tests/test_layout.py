@@ -2,7 +2,8 @@
 
 Layers, lowest first (README's layout section): the version, the embedded model, the
 file-writing utilities, the names of a head folder's files (head_files), the registry
-of scoring methods (methods, torch-free) and safe text (text_safety); the output-path
+of scoring methods (methods, torch-free), safe text (text_safety) and the thread
+policy (threads); the output-path
 and resume-key guards (output_safety); data; the paper's core (head, head_io with the
 Hub (hub, model_card) and the paper's released format (released), dominant, negatives
 with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
@@ -19,7 +20,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety"},
+    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "threads"},
     {"output_safety"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",

@@ -22,7 +22,8 @@ before it; ``tests/test_layout.py`` holds the same list):
 * ``_version``, ``embedded/`` (the offline default model), ``io_utils`` (durable writes),
   ``head_files`` (the names of a head folder's files), ``methods`` (the registry of
   scoring methods and aggregations, torch-free), ``text_safety`` (text made safe to
-  print, to put in HTML and in a model card);
+  print, to put in HTML and in a model card), ``threads`` (the thread policy every
+  command sets before torch starts);
 * ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
