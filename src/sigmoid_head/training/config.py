@@ -170,6 +170,10 @@ class LoopConfig:
     """cpu or cuda; empty = what Accelerate picks."""
     resume: bool = True
     """Continue from output_dir's checkpoint when one exists (same command, same data)."""
+    keep_checkpoints: bool = False
+    """Keep output_dir's checkpoint/ and best/ once training has finished (the optimizer
+    state: about 4x the head's size), e.g. to continue later with more epochs; an
+    interrupted run keeps them either way."""
     progress: bool = True
     """Show a progress bar with loss and tokens/s."""
 
@@ -206,7 +210,7 @@ def _check_number(name: str, value: Any) -> None:
     """Every numeric setting must be a finite number (inf/nan silently ruin a run)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
-_RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
+_RESUME_FREE = {"output_dir", "resume", "keep_checkpoints", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
                 "cache_dir", "num_proc", "data_cache_dir"}
 
