@@ -138,13 +138,13 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs: float = 12.0,
              lr: float = 1e-3, seed: int = 0, model: str | None = None,
-             freq_smoothing: float = 0.0, n_dev: int = 60) -> list[dict]:
+             freq_smoothing: float = 0.0, n_dev: int = 60, n_val: int = 64) -> list[dict]:
     """Train, score, compare; returns the metric rows and writes results under ``out_dir``.
 
     ``freq_smoothing`` is added to every token count of the token_freq sampler (0 = the
     paper), so tokens that are never a training target can be drawn as negatives.
-    ``n_dev`` dev verses (not the 64 of the validation loss) give the candidates on which
-    the calibration and the error-span settings are fitted.
+    ``n_dev`` dev verses (not the ``n_val`` of the validation loss) give the candidates on
+    which the calibration and the error-span settings are fitted.
     """
     import numpy as np
 
@@ -164,7 +164,7 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
           f"(SmolLM2-135M-Instruct, token_freq negatives, dominant tokens avoided)", flush=True)
     config = TrainConfig(
         train_file=str(write_jsonl(out / "train.jsonl", train_recs[:n_train])),
-        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[:64])),
+        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[:n_val])),
         output_dir=str(out / "head"), model=model, use_chat_template=True, prompt_template=PROMPT,
         max_length=192, batch_size=16, epochs=epochs, lr=lr, eval_every=50, patience=3,
         cache_hidden=True, seed=seed, freq_smoothing=freq_smoothing,
@@ -175,7 +175,7 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     cands = candidates(test, seed)
     print(f"[2/5] {_elapsed(t0)} scoring {len(cands)} candidates for {len(test)} held-out verses "
           f"(books never seen in training)", flush=True)
-    dev = candidates(short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[64:64 + n_dev], seed)
+    dev = candidates(short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[64:64 + n_dev], seed)  # never validation
     scored = [{**c, **s} for c, s in zip(cands, score_records(head_model, cands, batch_size=16,
                                                               with_tokens=True), strict=True)]
     print(f"[3/5] {_elapsed(t0)} calibrating and choosing error-span settings on {len(dev)} dev candidates "
