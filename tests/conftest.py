@@ -552,3 +552,75 @@ def skip_unless_cpu_runs():
     the whole test session with SIGILL.
     """
     return _skip_unless_cpu_runs
+
+
+# --- which optional packages each test file touches (read by tests/check_extras.py) -------
+#
+# With SIGMOID_HEAD_RECORD_EXTRAS=FILE set, every `import` statement executed while the session
+# runs is attributed to the innermost test file on the stack (collection and test bodies alike,
+# library code called from a test included), and the names under the watched top levels are
+# written to FILE as {test file: [module, ...]}. tests/check_extras.py then runs exactly those
+# files again with each optional extra hidden, so a test that needs an extra without skipping
+# when it is absent fails there.
+_RECORD_TOPS = ("sigmoid_head", "lm_polygraph", "matplotlib", "mpl_toolkits", "sacrebleu",
+                "comet", "pysword")
+_recorded: dict[str, set[str]] = {}
+
+
+def _install_import_recorder() -> None:
+    import builtins
+    import importlib.util
+    import sys
+
+    tests_dir = str(Path(__file__).resolve().parent)
+    real_import = builtins.__import__
+
+    depth = [0]
+
+    def recording_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        depth[0] += 1
+        try:
+            module = real_import(name, globals, locals, fromlist, level)
+        finally:
+            depth[0] -= 1
+        if depth[0]:  # an import made while loading another module: the package's own business
+            return module
+        full = name
+        if level:
+            try:
+                full = importlib.util.resolve_name("." * level + name,
+                                                   (globals or {}).get("__package__"))
+            except (ImportError, ValueError):
+                return module
+        if full.partition(".")[0] in _RECORD_TOPS:
+            frame = sys._getframe(1)
+            while frame is not None:  # the innermost test file on the stack (fixtures included)
+                filename = frame.f_code.co_filename
+                if filename.startswith(tests_dir) and Path(filename).name.startswith("test_"):
+                    names = _recorded.setdefault(str(Path(filename).relative_to(tests_dir)), set())
+                    if full.startswith("sigmoid_head"):
+                        names.add(full)
+                        names.update(f"{full}.{n}" for n in (fromlist or ()) if n != "*")
+                    else:
+                        names.add(full.partition(".")[0])
+                    break
+                frame = frame.f_back
+        return module
+
+    builtins.__import__ = recording_import
+
+
+def pytest_configure(config) -> None:
+    import os
+
+    if os.environ.get("SIGMOID_HEAD_RECORD_EXTRAS"):
+        _install_import_recorder()
+
+
+def pytest_unconfigure(config) -> None:
+    import os
+
+    target = os.environ.get("SIGMOID_HEAD_RECORD_EXTRAS")
+    if target and _recorded:
+        Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(_recorded.items())},
+                                           indent=1))

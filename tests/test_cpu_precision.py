@@ -182,6 +182,7 @@ def test_the_command_line_runs_again_with_the_variable(cache, head_dir, texts, t
 
 def test_the_polygraph_calculator_refuses_a_half_model_on_a_faulting_cpu(cache, head_dir,
                                                                           tiny_causal_path) -> None:
+    pytest.importorskip("lm_polygraph", reason="needs the polygraph extra (lm-polygraph)")
     from sigmoid_head.integrations.polygraph import SigmoidHeadCalculator
 
     _plant({False: cp.Verdict(False, 4, "killed by SIGILL"),

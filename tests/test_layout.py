@@ -1,8 +1,10 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
-Layers, lowest first (README's layout section): the version, the embedded model, the
+Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded model, the
 file-writing utilities, the names of a head folder's files (head_files), the registry
-of scoring methods (methods, torch-free), safe text (text_safety) and the thread
+of scoring methods (methods, torch-free), safe text (text_safety), always-valid JSON and
+depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
+the type check of settings read from files (config_types) and the thread
 policy (threads); the output-path
 and resume-key guards (output_safety); data; the paper's core (head, head_io with the
 Hub (hub, model_card) and the paper's released format (released), dominant, negatives
@@ -20,7 +22,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "threads"},
+    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
+     "finite", "config_types", "threads"},
     {"output_safety"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
@@ -70,7 +73,7 @@ def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
             assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods",
-                               "text_safety"}, module
+                               "text_safety", "json_safety"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there
@@ -87,3 +90,65 @@ def test_the_package_docstring_lists_the_same_layers() -> None:
     bullets = re.split(r"\n\* ", doc)[1:]
     named = [{n.rstrip("/") for n in re.findall(r"``([a-z_]+/?)``", b)} for b in bullets]
     assert named == LAYERS
+
+
+DEV_DOC = PKG.parents[1] / "docs" / "development.md"
+TREE_MARK = "<!-- layout: src/sigmoid_head -->"
+
+
+def layout_block(text: str) -> list[str]:
+    """The lines of the module tree that follows ``TREE_MARK`` (its fenced block)."""
+    after = text.split(TREE_MARK, 1)[1]
+    body = after.split("```", 2)[1]
+    return [line for line in body.splitlines()[1:] if line.strip()]
+
+
+def named_in_tree(lines: list[str]) -> set[str]:
+    """Paths relative to the package that the tree names: one entry per line, two spaces
+    of indent per level under the root line, a folder ending in ``/``."""
+    root, *entries = lines
+    assert root.strip() == "src/sigmoid_head/", root
+    named, stack = set(), []
+    for line in entries:
+        indent = len(line) - len(line.lstrip(" "))
+        assert indent % 2 == 0 and indent >= 2, f"odd indent: {line!r}"
+        depth = indent // 2 - 1
+        assert depth <= len(stack), f"skips a level: {line!r}"
+        name = line.split()[0]
+        stack = stack[:depth] + [name.rstrip("/")]
+        named.add("/".join(stack) + ("/" if name.endswith("/") else ""))
+    return named
+
+
+def on_disk() -> set[str]:
+    """Every module of the package (a subpackage's ``__init__.py`` is its folder) and every
+    folder, relative to the package."""
+    out = set()
+    for path in PKG.rglob("*"):
+        rel = path.relative_to(PKG)
+        if "__pycache__" in rel.parts or rel.parts[0].endswith(".egg-info"):
+            continue
+        if path.is_dir():
+            out.add(f"{rel}/")
+        elif path.suffix == ".py" and not (rel.name == "__init__.py" and len(rel.parts) > 1):
+            out.add(str(rel))
+    return out
+
+
+def test_the_documented_layout_is_the_package() -> None:
+    """The module tree in docs/development.md names every module and folder of
+    src/sigmoid_head/ and nothing that is not there."""
+    named = named_in_tree(layout_block(DEV_DOC.read_text(encoding="utf-8")))
+    real = on_disk()
+    assert sorted(real - named) == [], "modules the layout in docs/development.md does not name"
+    assert sorted(named - real) == [], "names in docs/development.md's layout that do not exist"
+
+
+def test_the_layout_check_catches_a_missing_and_a_stale_module() -> None:
+    lines = layout_block(DEV_DOC.read_text(encoding="utf-8"))
+    named = named_in_tree(lines)
+    assert "scoring/decoding.py" in named and "cli/__main__.py" in named
+    stale = [*lines, "  cli/", "    output.py          gone"]
+    assert "cli/output.py" in named_in_tree(stale) - on_disk()
+    missing = [line for line in lines if "decoding.py" not in line]
+    assert "scoring/decoding.py" in on_disk() - named_in_tree(missing)

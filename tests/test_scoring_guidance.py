@@ -181,3 +181,49 @@ def test_guidance_needs_a_head_and_valid_settings(causal):
     for bad in ({"head_weight": -1.0}, {"head_mask_below": 1.0}, {"head_mask_below": -0.1}):
         with pytest.raises(ValueError, match="head_weight"):
             DecodingConfig(**bad)
+
+
+@pytest.mark.parametrize("which", ["causal", "seq2seq"])
+@pytest.mark.parametrize("kw", [{"head_weight": 0.5}, {"head_weight": 3.0},
+                                {"head_weight": 1.0, "head_mask_below": 0.6},
+                                {"head_mask_below": 0.97}, {"head_weight": 1e4}],
+                         ids=["w0.5", "w3", "w1+mask", "strict-mask", "huge-w"])
+def test_greedy_guidance_scoring_candidates_only_chooses_what_the_full_mix_chooses(
+        which, kw, request, monkeypatch):
+    """A greedy step scores the head on the CANDIDATES best tokens when they bound the winner
+    and on the whole vocabulary otherwise: the outputs equal the full-vocabulary path's."""
+    from sigmoid_head.scoring import decoding, guidance
+
+    model = request.getfixturevalue(which)
+    prompts = _prompts(model)
+    cfg = _guided(GREEDY, max_new_tokens=12, **kw)
+    made = []
+    real_init = guidance.HeadGuidance.__init__
+
+    def keep(self, *a, **k):
+        real_init(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(guidance.HeadGuidance, "__init__", keep)
+    fast = generate_outputs(model, prompts, cfg, batch_size=2, progress=False)
+    assert made and all(g.argmax_only for g in made)
+    fast_full_steps = sum(g.full_steps for g in made)
+    monkeypatch.setattr(decoding, "argmax_only", lambda *a, **k: False)
+    made.clear()
+    full = generate_outputs(model, prompts, cfg, batch_size=2, progress=False)
+    assert made and not any(g.argmax_only for g in made)
+    assert [g.output for g in fast] == [g.output for g in full]
+    steps = sum(g.full_steps for g in made)  # every step of the full path scores everything
+    if kw.get("head_weight", 0) < 100 and kw.get("head_mask_below", 0) < 0.9:
+        assert fast_full_steps < steps / 4, (fast_full_steps, steps)
+    else:  # candidates rarely bound the winner: the fallback has to carry these
+        assert fast_full_steps > 0
+
+
+def test_sampling_and_beams_score_the_whole_vocabulary(causal):
+    from sigmoid_head.scoring.guidance import argmax_only
+
+    assert argmax_only(False, 1, {"min_new_tokens": 3})
+    assert not argmax_only(True, 1, {})
+    assert not argmax_only(False, 3, {})
+    assert not argmax_only(False, 1, {"penalty_alpha": 0.6, "top_k": 4})

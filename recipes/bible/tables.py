@@ -46,7 +46,7 @@ from sigmoid_head.methods import canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "results" / "data"
-DOCS = (ROOT / "README.md", ROOT / "docs" / "results.md",
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "docs" / "results").glob("*.md")))
 NAMES = {"roc_auc": "ROC-AUC", "pearson": "Pearson", "bce": "BCE", "spearman": "Spearman"}
 

@@ -98,7 +98,9 @@ def _cache_path() -> Path:
 
 def _read_cache() -> dict[str, dict]:
     try:
-        data = json.loads(_cache_path().read_text(encoding="utf-8"))
+        from .json_safety import read_json
+
+        data = read_json(_cache_path())  # nested too deep included: start afresh
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -44,13 +44,12 @@ def read_extra(directory: str | Path, name: str) -> dict[str, Any] | None:
     Raises:
         ValueError: naming the file, when it is not UTF-8 JSON holding an object.
     """
+    from .json_safety import read_json
+
     path = Path(directory) / name
-    if not path.is_file():
+    if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    data = read_json(path)  # a directory, bad JSON or JSON nested too deep: one line
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return data

@@ -36,6 +36,7 @@ import torch
 
 from . import io_utils
 from ._version import __version__
+from .config_types import check_training_record
 from .head import HeadMismatchError as HeadMismatchError
 from .head import SigmoidHead
 from .head_files import CALIBRATION_NAME as CALIBRATION_NAME
@@ -117,7 +118,9 @@ class HeadConfig:
     """SHA-256 of head.safetensors (None in heads written before 0.3)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        from .json_safety import dumps
+
+        return dumps(asdict(self), indent=2, sort_keys=True) + "\n"  # NaN/inf: null
 
     def save(self, directory: Path) -> None:
         io_utils.write_durable(directory / CONFIG_NAME, self.to_json())
@@ -125,12 +128,9 @@ class HeadConfig:
     @classmethod
     def from_file(cls, path: Path) -> HeadConfig:
         """Parse a head_config.json; a ValueError naming the file when it is malformed."""
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as err:
-            raise ValueError(f"{path}: not valid UTF-8") from err
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: corrupt head config ({err.msg} at line {err.lineno})") from err
+        from .json_safety import read_json
+
+        data = read_json(path, "corrupt head config")  # bad, non-UTF-8 or too deep: one line
         if not isinstance(data, dict):
             raise ValueError(f"{path}: corrupt head config (expected a JSON object)")
         fields = cls.__dataclass_fields__
@@ -143,6 +143,8 @@ class HeadConfig:
             if key in known and not ok(known[key]):
                 raise ValueError(f"{path}: corrupt head config ({key} must be {what}, "
                                  f"got {_shown(known[key])})")
+        if "training" in known:  # "use_chat_template": "false" is not false
+            check_training_record(known["training"], str(path))
         return cls(**known)
 
     @classmethod
@@ -226,6 +228,25 @@ def first_nonfinite(tensor: torch.Tensor, rows: int = 4096) -> tuple[int, ...] |
     return None
 
 
+LOGIT_BOUND = 1e30
+"""A head row whose absolute values sum past this gives logits that overflow float32 for
+ordinary hidden states (each logit is bounded by the row's L1 norm times the largest
+hidden value): such a head is refused, its scores would be NaN."""
+
+
+def first_overflowing(tensor: torch.Tensor, rows: int = 4096) -> int | None:
+    """The first row of ``tensor`` whose absolute values sum past :data:`LOGIT_BOUND`
+    (summed in float32, ``rows`` rows at a time: a sum past float32's range is infinite,
+    past the bound too), or None."""
+    flat = tensor.reshape(tensor.shape[0], -1) if tensor.ndim > 1 else tensor.reshape(-1, 1)
+    for start in range(0, flat.shape[0], rows):
+        norms = flat[start:start + rows].float().abs().sum(dim=1)
+        bad = norms > LOGIT_BOUND
+        if bool(bad.any()):
+            return start + int(bad.nonzero()[0, 0])
+    return None
+
+
 def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
                        weights: str | Path = WEIGHTS_NAME) -> None:
     """Refuse tensors that cannot make a head: a missing tensor, a shape that differs from
@@ -259,6 +280,11 @@ def check_head_tensors(state: dict[str, torch.Tensor], config: HeadConfig,
             if where is not None:
                 at = ", ".join(f"{k} {i}" for k, i in zip(("row", "column"), where, strict=False))
                 raise ValueError(f"{weights}: {name} holds a NaN or infinite value ({at}); "
+                                 "the head cannot score with it")
+            row = first_overflowing(got) if name != "token_counts" else None
+            if row is not None:
+                raise ValueError(f"{weights}: {name} row {row} is too large (absolute values "
+                                 f"summing past {LOGIT_BOUND:g}): its logits overflow float32, "
                                  "the head cannot score with it")
         if name == "token_counts" and bool((got < 0).any()):
             raise ValueError(f"{weights}: token_counts holds negative counts")

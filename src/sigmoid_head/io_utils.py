@@ -5,6 +5,9 @@
 * :class:`DirectoryLock`: one writer per directory (``sigmoid-head train`` into one
   ``--output-dir``); a second one is refused with a message naming the holder.
 * :func:`check_output_path`: is a path writable as a file? Asked before any work is done.
+* :func:`is_stream`: is an output path a character device, a FIFO or a descriptor link
+  (``/dev/null``, ``/dev/stdout``, ``>(cmd)``)? Those are written straight, as a stream,
+  never replaced; block devices and sockets are refused (:func:`stream_kind`).
 * :class:`ResumableJsonlWriter`: JSONL results streamed to disk in input order, each
   record (or each batch of records) flushed and fsynced as it is written, into
   ``<path>.partial`` which is renamed to ``<path>`` only when every record is there; a
@@ -22,7 +25,9 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +96,84 @@ def fsync_dir(path: str | Path) -> None:
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DESCRIPTOR_LINK = re.compile(r"^/(dev/(std(in|out|err)|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+_STD_LINK = re.compile(r"^/(dev/(stdout|stderr|fd/[12])|proc/self/fd/[12])$")
+
+
+def stream_kind(path: str | Path) -> str | None:
+    """What ``path`` is when it is not a regular file this library may replace: ``None``
+    for a regular file, a directory, nothing, or a link other than a descriptor link
+    (links are replaced, never followed); ``"descriptor"`` for ``/dev/stdout``,
+    ``/dev/stderr``, ``/dev/fd/N`` or ``/proc/self/fd/N`` (a link to an open descriptor,
+    whatever it is: a pipe, a terminal, a socket, a file the shell redirected to) and for
+    a link whose target is spelled as the standard output or error; else
+    ``"character device"`` or ``"FIFO"`` (``/dev/null``, a named pipe).
+
+    Raises:
+        ValueError: ``path`` is a block device or a socket (never written).
+    """
+    path = Path(path)
+    if path.is_symlink():
+        if not os.path.exists(path):
+            return None
+        if _DESCRIPTOR_LINK.match(os.path.abspath(path)):  # named so by the user
+            return "descriptor"
+        try:  # a link of the user's own to the standard output or error
+            return "descriptor" if _STD_LINK.match(os.readlink(path)) else None
+        except OSError:
+            return None
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        what = "a block device" if stat.S_ISBLK(mode) else "a socket"
+        raise ValueError(f"cannot write {path}: it is {what}; give a regular file")
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    return None
+
+
+def is_stream(path: str | Path | None) -> bool:
+    """Whether output ``path`` is written straight, as a stream (see :func:`stream_kind`):
+    a character device, a FIFO or a descriptor link. Such an output is never replaced by a
+    file of ours (no temp file, lock, partial file or rename beside it), is not resumable,
+    and is what a Unix user means by ``-o /dev/null``, ``--to-json /dev/stdout`` or
+    ``--to-json >(gzip > o.gz)``."""
+    return bool(path) and stream_kind(path) is not None
+
+
+def names_stdout(path: str | Path | None) -> bool:
+    """Whether output ``path`` is this process's standard output (``/dev/stdout``,
+    ``/dev/fd/1``, or any path to the same pipe, terminal or file): the command then
+    prints its messages to stderr, so that stdout holds the output alone."""
+    if not path or not is_stream(path):
+        return False
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(1))
+    except (OSError, ValueError):
+        return False
+
+
+def open_stream(path: str | Path) -> int:
+    """Open a stream output (see :func:`is_stream`) for writing, following its links;
+    nothing is created, truncated or replaced."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError as err:
+        raise write_error(path, err) from err
+
+
+def write_stream(path: str | Path, data: bytes | str) -> None:
+    """Write ``data`` to a stream output (see :func:`is_stream`) and close it."""
+    fd = open_stream(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as err:
+        raise write_error(path, err) from err
 
 
 def open_fresh(path: str | Path, flags: int = os.O_WRONLY) -> int:
@@ -99,9 +182,60 @@ def open_fresh(path: str | Path, flags: int = os.O_WRONLY) -> int:
     never goes through a link to another file. Returns the file descriptor."""
     path = Path(path)
     with contextlib.suppress(FileNotFoundError):
-        if path.is_symlink() or path.is_file():
+        if path.is_symlink() or (path.exists() and not path.is_dir()):  # a FIFO too
             path.unlink()
     return os.open(path, flags | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+
+
+def _is_own(st: os.stat_result) -> bool:
+    """A regular file with one name: one this library may truncate or append to (a hard
+    link planted in its place has two names, and writing it would change the other)."""
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+
+
+def open_own(path: str | Path, flags: int = os.O_RDWR) -> int:
+    """Open (creating it if missing) a file of ours that is kept between runs (a lock
+    file): never through a symlink (O_NOFOLLOW), never a hard link or a special file
+    planted there (such a file is unlinked, which leaves what it names alone, and a fresh
+    one is created). Returns the file descriptor."""
+    path = Path(path)
+    for _ in range(3):
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_symlink():
+                path.unlink()
+        try:
+            fd = os.open(path, flags | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                         0o644)
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.ENXIO, errno.EEXIST):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                continue
+            raise
+        if _is_own(os.fstat(fd)):
+            return fd
+        os.close(fd)
+        path.unlink()
+    return open_fresh(path, flags)
+
+
+def is_own_file(path: str | Path) -> bool:
+    """Whether ``path`` (not followed if a link) is a regular file with one name."""
+    try:
+        return _is_own(os.lstat(path))
+    except OSError:
+        return False
+
+
+def own_dir(path: str | Path) -> Path:
+    """Make ``path`` a directory of ours to write into: a link (or a file) planted in its
+    place is removed (what it points to is left alone), never written through; a real
+    directory is kept. Returns ``path``."""
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def write_durable(path: str | Path, data: bytes | str) -> None:
@@ -124,10 +258,19 @@ def replace(src: str | Path, dst: str | Path) -> None:
     fsync_dir(Path(dst).parent)
 
 
-def write_atomic(path: str | Path, data: bytes | str) -> Path:
+def write_atomic(path: str | Path, data: bytes | str, *, stream: bool = False) -> Path:
     """Write ``path`` whole or not at all: ``data`` goes to ``<path>.tmp``, made durable,
-    then renamed over ``path`` (a killed run leaves the old file, never a cut-off one)."""
+    then renamed over ``path`` (a killed run leaves the old file, never a cut-off one).
+
+    With ``stream`` (a path the user named: ``--html``, ``self-label -o``), a stream
+    output (``/dev/null``, ``/dev/stdout``, a FIFO: :func:`is_stream`) is written straight
+    instead, never replaced. Without it (a file of a folder of ours: a head's extras,
+    ``evaluate --out-dir``'s files) a special file planted there is replaced like a link:
+    never written into, never waited on."""
     path = Path(path)
+    if stream and is_stream(path):
+        write_stream(path, data)
+        return path
     tmp = path.with_name(path.name + ".tmp")
     write_durable(tmp, data)
     replace(tmp, path)
@@ -142,6 +285,8 @@ def check_output_path(path: str | Path) -> Path:
         PermissionError: the directory is not writable.
     """
     path = Path(path)
+    if is_stream(path):  # written straight (a block device or a socket is refused)
+        return path
     if path.is_dir():
         raise ValueError(f"{path} is a directory; give a file name for the output")
     parent = path.parent
@@ -181,10 +326,7 @@ class DirectoryLock:
         except ImportError:  # pragma: no cover - Windows
             return self
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / self.name
-        if path.is_symlink():  # never lock (and truncate) a file a planted link points to
-            path.unlink()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
+        fd = open_own(self.directory / self.name, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -246,10 +388,13 @@ class ResumableJsonlWriter:
         self.done = 0
         self._file: Any = None
         self._end = 0  # byte offset after the last complete record
+        self.stream = is_stream(self.path)  # /dev/null, /dev/stdout, a FIFO: written straight
+        if self.stream:
+            self._lock: Any = contextlib.nullcontext()
+            return
         self._lock = output_lock(self.path, "writer").__enter__()  # released by close/exit
         try:
-            if resume and self.partial.exists() and not (
-                    self.partial.is_symlink() or self.meta.is_symlink()):
+            if resume and is_own_file(self.partial) and is_own_file(self.meta):
                 self.done = self._recover()
             else:
                 self._start()
@@ -296,7 +441,8 @@ class ResumableJsonlWriter:
 
     def _open(self) -> Any:
         if self._file is None:
-            fd = os.open(self.partial, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+            fd = open_stream(self.path) if self.stream else \
+                os.open(self.partial, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
             self._file = os.fdopen(fd, "ab")
         return self._file
 
@@ -316,7 +462,10 @@ class ResumableJsonlWriter:
 
     @staticmethod
     def _line(rec: dict) -> bytes:
-        return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+        """One record's line: always valid JSON (a NaN or infinite number is ``null``)."""
+        from .json_safety import dumps
+
+        return (dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
     def _write_lines(self, lines: list[bytes], point: str) -> None:
         data = b"".join(lines)
@@ -324,8 +473,11 @@ class ResumableJsonlWriter:
         try:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if not self.stream:
+                os.fsync(f.fileno())
         except OSError as err:
+            if self.stream:
+                raise write_error(self.path, err) from err
             self._cut_back(err)
         self._end += len(data)
         self.done += len(lines)
@@ -355,6 +507,8 @@ class ResumableJsonlWriter:
         if self.done < self.total:
             self._lock.__exit__()
             return None
+        if self.stream:
+            return self.path
         replace(self.partial, self.path)
         self.meta.unlink(missing_ok=True)
         self._lock.__exit__()

@@ -136,7 +136,9 @@ def evaluation_rows(evaluation: Any) -> list[dict[str, Any]] | str:
             with path.open(newline="", encoding="utf-8") as fh:
                 return [dict(r) for r in csv.DictReader(fh)]
         if path.suffix == ".json":
-            return evaluation_rows(json.loads(path.read_text(encoding="utf-8")))
+            from .json_safety import read_json
+
+            return evaluation_rows(read_json(path))  # bad or too deep: one line
         raise ValueError(f"evaluation table {path}: use a .csv, .json or .md file")
     if isinstance(evaluation, Mapping):
         return [{"method": m, **dict(v)} for m, v in evaluation.items()]

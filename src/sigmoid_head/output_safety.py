@@ -2,8 +2,10 @@
 
 * :func:`refuse_overlaps`: an output path that is an input, another output, or inside
   the head or model folder is refused before any work (links, ``..``, hard links resolved).
-* :func:`folder_digest` / :func:`content_settings`: a head named by its files' content in
-  a resume key, so ``./H1/`` and ``H1`` are one run and a recalibrated head is another.
+* :func:`check_out_dir`: the same for a folder of outputs (``evaluate --out-dir``).
+* :func:`folder_digest` / :func:`content_settings`: a head and a local model named by
+  their files' content in a resume key, so ``./H1/`` and ``H1`` are one run and a
+  recalibrated head, or weights swapped in place, another.
 
 Needs neither torch nor transformers.
 """
@@ -41,7 +43,10 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
     Raises:
         ValueError: an output is an input, another output, or inside one of ``folders``.
     """
-    outs = [(k, Path(v)) for k, v in outputs.items() if v]
+    from .io_utils import is_stream
+
+    # a stream (/dev/stdout, a FIFO) is written straight: it cannot destroy an input file
+    outs = [(k, Path(v)) for k, v in outputs.items() if v and not is_stream(v)]
     ins = [(k, Path(v)) for k, v in inputs.items() if v]
     dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
             if v and Path(v).is_dir()]
@@ -54,6 +59,28 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
             if out.resolve().is_relative_to(folder):
                 raise ValueError(f"{name} {out} is inside the {other} folder {folder}; "
                                  "choose an output outside it")
+
+
+def check_out_dir(option: str, out_dir: Any, names: Any, inputs: dict[str, Any]) -> None:
+    """Refuse, before any work, an output folder that is a file, or whose files ``names``
+    would overwrite an input (links and hard links resolved). Links and special files
+    planted there are never written through: every file is written by
+    :func:`sigmoid_head.io_utils.write_atomic`, which replaces a link by a file of its own.
+
+    Raises:
+        ValueError: one line naming the option and the file.
+    """
+    if not out_dir:
+        return
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{option} {out} is not a directory")
+    flat: dict[str, Any] = {}
+    for k, v in inputs.items():
+        for j, path in enumerate(v if isinstance(v, (list, tuple)) else [v]):
+            flat[k if j == 0 else f"{k} #{j + 1}"] = path
+    for n in names:  # each against the inputs (links planted there are replaced, not used)
+        refuse_overlaps({f"{option} {n}": out / n}, flat)
 
 
 def folder_digest(folder: str | Path) -> str:
@@ -73,12 +100,13 @@ def folder_digest(folder: str | Path) -> str:
 
 
 def content_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` for a resume key: a ``head`` folder by its content, not its spelling
-    (``./H1/`` and ``H1`` are one run; new files in the same folder are another), a local
-    ``model`` folder by its resolved path."""
+    """``settings`` for a resume key: a ``head`` folder and a local ``model`` folder by
+    their content, not their spelling (``./H1/`` and ``H1`` are one run; weights swapped in
+    place, or new files in the same folder, are another). Every byte of the model's files
+    is hashed: once per run, while loading reads them anyway."""
     out = dict(settings)
     if out.get("head") and Path(out["head"]).is_dir():
         out["head"] = folder_digest(out["head"])
     if out.get("model") and Path(out["model"]).is_dir():
-        out["model"] = str(Path(out["model"]).resolve())
+        out["model"] = "content:" + folder_digest(out["model"])
     return out

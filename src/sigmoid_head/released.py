@@ -30,7 +30,7 @@ import torch
 
 from .backbone import Backbone
 from .head import HeadMismatchError
-from .head_io import CONFIG_NAME, HeadConfig, fingerprint
+from .head_io import CONFIG_NAME, HeadConfig, fingerprint, first_overflowing
 
 RELEASED_CONFIG = "config.json"
 RELEASED_WEIGHTS = "model.safetensors"
@@ -81,8 +81,10 @@ def _trainer_record(directory: Path) -> dict[str, Any]:
     """What a Trainer checkpoint's ``trainer_state.json`` (JSON, read as data) says of the
     run: its step and best metric; {} when absent or unreadable. Trainer's pickles
     (``training_args.bin``, ``optimizer.pt``, ...) are never opened."""
+    from .json_safety import read_json
+
     try:
-        state = json.loads((directory / TRAINER_STATE).read_text(encoding="utf-8"))
+        state = read_json(directory / TRAINER_STATE)  # too deep: a ValueError, not a crash
     except (OSError, ValueError):
         return {}
     if not isinstance(state, dict):
@@ -92,10 +94,14 @@ def _trainer_record(directory: Path) -> dict[str, Any]:
 
 
 def _read_config(directory: Path) -> dict[str, Any]:
+    from .json_safety import read_json
+
     try:
-        data = json.loads((directory / RELEASED_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not readable JSON: {err}") from err
+        data = read_json(directory / RELEASED_CONFIG)  # bad, not UTF-8 or too deep: one line
+    except (OSError, ValueError) as err:
+        raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not readable JSON: "
+                                f"{str(err).removeprefix(str(directory / RELEASED_CONFIG) + ': ')}"
+                                ) from None
     if not isinstance(data, dict):
         raise ReleasedHeadError(f"{directory / RELEASED_CONFIG} is not a JSON object")
     return data
@@ -165,10 +171,67 @@ def check_released(weight: torch.Tensor, config: dict[str, Any], backbone: Backb
                         "(token ids without a row)")
     if not problems and not bool(torch.isfinite(weight).all()):
         problems.append("the weight holds NaN or infinite values")
+    elif not problems and first_overflowing(weight) is not None:
+        problems.append(f"weight row {first_overflowing(weight)} is too large: its logits "
+                        "overflow float32")
     if problems:
         raise ReleasedHeadError(
             f"the released head does not fit base model {backbone.name_or_path!r}: "
             + "; ".join(problems) + ".")
+    check_identity(config, backbone)
+
+
+def _names(name: str) -> set[str]:
+    """The spellings under which ``name`` (a Hub id or a folder) may name one model: the
+    whole, its last two parts (``org/model``) and its last part, lower-cased."""
+    parts = [p for p in str(name).replace("\\", "/").lower().split("/") if p and p != "."]
+    return {"/".join(parts), "/".join(parts[-2:]), *parts[-1:]} if parts else set()
+
+
+def check_identity(config: dict[str, Any], backbone: Backbone) -> None:
+    """Check the base model's identity as far as the authors' format allows.
+
+    Their format has no fingerprint of the base model (this library's heads do), so two
+    models of the same shape cannot be told apart by the weights: the base model named in
+    ``config.json`` must be the one given, by name (a Hub id, its last part, or the
+    ``_name_or_path`` the model's own config records), and its kind must be the one the
+    config declares (their heads are for decoder-only models: an encoder-decoder base is
+    refused unless the config declares ``is_encoder_decoder: true``). What cannot be
+    checked is said in a warning: that the identity rests on the name (the weights of a
+    model of that name are not compared), or, for a Trainer checkpoint that names no base
+    model, that only the shapes were checked.
+
+    Raises:
+        ReleasedHeadError: the config names another base model or another kind.
+    """
+    import logging
+
+    log = logging.getLogger(__name__)
+    named = _first(config, BASE_MODEL_KEYS)
+    given = backbone.name_or_path
+    declared_kind = config.get("is_encoder_decoder")
+    if not isinstance(declared_kind, bool):
+        declared_kind = False  # the authors' heads are trained on decoder-only models
+    if declared_kind != backbone.is_encoder_decoder:
+        if declared_kind:
+            raise ReleasedHeadError(f"config.json declares an encoder-decoder base model but "
+                                    f"{given!r} is decoder-only")
+        raise ReleasedHeadError(f"the authors' heads are for decoder-only models (config.json "
+                                f"declares no is_encoder_decoder: true) but {given!r} is an "
+                                "encoder-decoder")
+    if not isinstance(named, str):
+        log.warning("%s: the authors' format names no base model and has no fingerprint: only "
+                    "the shapes of %r were checked, not its identity", FORMAT_NAME, given)
+        return
+    recorded = getattr(getattr(backbone.model, "config", None), "_name_or_path", "") or ""
+    if _names(named) & (_names(given) | _names(recorded)):
+        log.warning("%s: the base model %r is checked by name only (the format has no "
+                    "fingerprint of its weights)", FORMAT_NAME, given)
+        return
+    raise ReleasedHeadError(
+        f"config.json names base model {named!r} but the base model given is {given!r}; the "
+        "authors' format has no fingerprint, so the base model is checked by name: pass "
+        f"--model {named} (or a local copy in a folder of that name)")
 
 
 def released_base_model(directory: str | Path) -> str | None:
@@ -206,7 +269,7 @@ def load_released_files(directory: str | Path, backbone: Backbone, source: str |
             raise ReleasedHeadError(f"{directory} is not a released head: {name} is missing")
     config = {} if trainer else _read_config(directory)
     weight = read_released_weight(directory)
-    check_released(weight, config, backbone)
+    check_released(weight, config, backbone)  # shapes, values and (by name) identity
     training: dict[str, Any] = {"imported_from": source or str(directory)}
     if trainer:
         training.update(format=TRAINER_FORMAT_NAME, trainer_state=_trainer_record(directory))

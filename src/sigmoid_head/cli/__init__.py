@@ -16,6 +16,7 @@ dependency (an ``ImportError``: the line names the extra that installs it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from importlib import import_module
@@ -23,6 +24,7 @@ from types import ModuleType
 
 from .. import threads
 from .._version import __version__
+from ..io_utils import names_stdout
 
 COMMANDS: dict[str, str] = {
     "train": "train a Sigmoid Head on a frozen model",
@@ -122,12 +124,21 @@ def main(argv: list[str] | None = None) -> int:
             from .precision import preflight
 
             preflight(args, may_reexec=from_command_line)
+        if any(names_stdout(getattr(args, k, None)) for k in ("to_json", "output", "html")):
+            with contextlib.redirect_stdout(sys.stderr):  # stdout holds the output alone
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError,
             NotADirectoryError) as err:
         return _report(args.command, err, 2)
     except (OSError, FloatingPointError, OverflowError) as err:
         return _report(args.command, err, 1)
+    except (MemoryError, RuntimeError) as err:  # torch.OutOfMemoryError is a RuntimeError
+        if not _out_of_memory(err):
+            raise
+        return _report(args.command, MemoryError(
+            f"out of memory ({_first_line(err)}); lower --batch-size, --samples, "
+            "--max-new-tokens or --num-beams"), 1)
     except ImportError as err:
         return _report(args.command, ImportError(missing_dependency(err)), 1)
 
@@ -147,6 +158,20 @@ def missing_dependency(err: ImportError) -> str:
     extra = EXTRAS.get(top)
     how = f"pip install 'sigmoid-head[{extra}]'" if extra else "reinstall sigmoid-head"
     return f"{text or type(err).__name__} (install it with: {how})"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err)
+    i = text.find("can't allocate")
+    text = text[i:] if i >= 0 else text
+    return (text.strip().splitlines() or [type(err).__name__])[0][:160]
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` is an allocator's refusal (CPU or GPU), not a bug."""
+    text = str(err)
+    return isinstance(err, MemoryError) or type(err).__name__ == "OutOfMemoryError" or any(
+        s in text for s in ("can't allocate memory", "CUDA out of memory", "out of memory"))
 
 
 def _report(command: str, err: BaseException, code: int) -> int:

@@ -10,6 +10,7 @@ Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibra
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from . import UsageError
@@ -113,7 +114,10 @@ def _read_scores(path: str) -> list[dict]:
     from ..data.records import read_jsonl
     from ..methods import upgrade_columns
 
-    return [upgrade_columns(r) for r in read_jsonl(path)]
+    # null is how a NaN score is written (always-valid JSON): read back as NaN, so the
+    # fits refuse it in one line ("NaN or inf") instead of failing on None
+    return [upgrade_columns({k: math.nan if v is None else v for k, v in r.items()})
+            if isinstance(r, dict) else r for r in read_jsonl(path)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
     if args.gold_spans:
         if any("words" not in r for r in rows):
             raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
+        from ..evaluation.gold_check import read_score_rows
+
+        read_score_rows(args.scores, [args.span_method])  # every word has the method's score
         gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")

@@ -9,7 +9,6 @@ The options come from dataclass fields (:class:`ModelOptions`,
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,20 +19,21 @@ from .options import add_dataclass_options
 
 
 def _number(kind: type, low: float, high: float | None = None, low_open: bool = False,
-            what: str = "") -> Any:
-    """An argparse type: a finite ``kind`` number in [low, high] (``(low, high]`` if low_open)."""
+             what: str = "", high_open: bool = False) -> Any:
+    """An argparse type: a finite, representable ``kind`` number in [low, high] (``(low,
+    high]`` if low_open), checked by :func:`sigmoid_head.finite.number_problem`."""
+    from ..finite import number_problem
 
     def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what or kind.__name__}") from None
-        bad = not math.isfinite(value) or value < low or (low_open and value == low) \
-            or (high is not None and value > high)
-        if bad:
-            span = f"{'(' if low_open else '['}{low}, {high if high is not None else 'inf'}" \
-                   f"{']' if high is not None else ')'}"
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number in {span}")
+        problem = number_problem(value, low=low, high=high, low_open=low_open,
+                                 high_open=high_open, integer=kind is int)
+        if problem:
+            shown = text if len(text) <= 30 else text[:27] + "..."
+            raise argparse.ArgumentTypeError(f"{shown}: {problem}")
         return value
 
     parse.__name__ = kind.__name__
@@ -44,6 +44,20 @@ POSITIVE_INT = _number(int, 1, what="an integer")
 NONNEG_INT = _number(int, 0, what="an integer")
 POSITIVE_FLOAT = _number(float, 0, low_open=True, what="a number")
 PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
+
+
+def _limited(name: str, kind: type = float) -> Any:
+    """The argparse type of a setting with a range in :data:`sigmoid_head.finite.LIMITS`."""
+    from ..finite import LIMITS
+
+    lim = {k: v for k, v in LIMITS[name].items() if k != "integer"}
+    return _number(kind, lim.pop("low"), lim.pop("high", None),
+                   what="an integer" if kind is int else "a number", **lim)
+
+
+TEMPERATURE = _limited("temperature")
+SEED = _limited("seed", int)
+SAMPLES = _limited("samples", int)
 
 
 RUN_FIELDS = ("batch_size", "max_tokens", "prompt_template", "chat", "with_tokens", "to_json",
@@ -63,8 +77,9 @@ def _layer_list(text: str) -> tuple[int, ...]:
 
 PARSERS = {"batch_size": POSITIVE_INT, "max_tokens": POSITIVE_INT, "mc_samples": NONNEG_INT,
            "rauq_alpha": _number(float, 0, 1, what="a number"), "rauq_layers": _layer_list,
-           "max_new_tokens": POSITIVE_INT, "num_beams": POSITIVE_INT, "temperature": POSITIVE_FLOAT,
-           "top_p": PROBABILITY, "seed": NONNEG_INT}
+           "max_new_tokens": POSITIVE_INT, "num_beams": POSITIVE_INT, "temperature": TEMPERATURE,
+           "top_p": PROBABILITY, "seed": SEED, "head_weight": _limited("head_weight"),
+           "head_mask_below": _limited("head_mask_below")}
 """Setting -> the argparse type that checks it on the command line."""
 
 

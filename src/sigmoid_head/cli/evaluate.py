@@ -51,6 +51,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
+OUT_FILES = ("results.md", "results.csv", "results.json", "distributions.png", "roc.png",
+             "scatter.png", "reliability.png")
+"""Every file ``--out-dir`` may receive (each written atomically, never through a link)."""
+
+
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -59,10 +64,17 @@ def run(args: argparse.Namespace) -> int:
     """``sigmoid-head evaluate``: metrics table (and report files with --out-dir)."""
     from ..evaluation.evaluate import evaluate_scores
     from ..evaluation.gold_formats import span_format
+    from ..output_safety import check_out_dir
 
+    check_out_dir("--out-dir", args.out_dir, OUT_FILES, {
+        "--scores": args.scores, "--gold": args.gold, "--extra-scores": args.extra_scores,
+        "--gold-mt": args.gold_mt, "--gold-source": args.gold_source})
     fmt = args.gold_format or span_format(args.gold)
     if fmt:
         return _run_gold(args, fmt)
+    if args.thresholds:  # silently ignored before
+        raise ValueError(f"--thresholds applies to word tags and error spans; {args.gold} is "
+                         "neither (name its format with --gold-format)")
     _, table = evaluate_scores(
         args.scores,
         args.gold,
@@ -83,10 +95,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_gold(args: argparse.Namespace, fmt: str) -> int:
     """Word and span metrics against word tags or error spans."""
-    import json
     from pathlib import Path
 
     from ..evaluation.gold_eval import evaluate_gold_files
+    from ..io_utils import write_atomic
+    from ..json_safety import dumps
 
     res, table = evaluate_gold_files(
         args.scores, args.gold, fmt, mt=args.gold_mt, source=args.gold_source,
@@ -96,7 +109,7 @@ def _run_gold(args: argparse.Namespace, fmt: str) -> int:
     if args.out_dir:
         out = Path(args.out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "results.md").write_text(table, encoding="utf-8")
-        (out / "results.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+        write_atomic(out / "results.md", table)
+        write_atomic(out / "results.json", dumps(res, indent=1))  # undefined metrics: null
         print(f"report written to {args.out_dir}")
     return 0

@@ -19,7 +19,7 @@ DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples)
 OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
 """The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
 ``--batch-size`` counts sources here)."""
-PARSERS = {**common.PARSERS, "samples": common.NONNEG_INT}
+PARSERS = {**common.PARSERS, "samples": common.SAMPLES}
 """Setting -> the argparse type that checks it."""
 
 

@@ -9,7 +9,6 @@ TER-without-shifts alignment with the references (:mod:`sigmoid_head.data.self_l
 from __future__ import annotations
 
 import argparse
-import json
 
 from . import common
 
@@ -28,12 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="base model id/path (default: the embedded SmolLM2-135M-Instruct)")
     p.add_argument("--dtype", default="auto", help="model dtype (default: auto)")
     p.add_argument("--device", help="cpu or cuda (default: cuda if available)")
-    p.add_argument("--samples", type=common.NONNEG_INT, default=2,
+    p.add_argument("--samples", type=common.SAMPLES, default=2,
                    help="sampled outputs per source, beside the greedy one (default: 2)")
-    p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (default: 0.8)")
+    p.add_argument("--temperature", type=common.TEMPERATURE, default=0.8, help="sampling temperature (default: 0.8)")
     p.add_argument("--max-new-tokens", type=common.POSITIVE_INT, default=96,
                    help="most tokens per output (default: 96)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the samples (default: 0)")
+    p.add_argument("--seed", type=common.SEED, default=0, help="seed of the samples (default: 0)")
     p.add_argument("--batch-size", type=common.POSITIVE_INT, default=16,
                    help="sources per generate call (default: 16)")
     p.add_argument("--max-sources", type=common.POSITIVE_INT,
@@ -55,11 +54,10 @@ def run(args: argparse.Namespace) -> int:
     from ..backbone import load_backbone
     from ..data.records import read_records
     from ..io_utils import write_atomic
+    from ..json_safety import dumps
     from ..output_safety import refuse_overlaps
     from ..training.self_generated import bad_share, decode_sources, group_references, label_outputs
 
-    if args.temperature <= 0:
-        raise ValueError("--temperature must be > 0")
     refuse_overlaps({"--output": args.output}, {"--train-file": args.train_file},
                     {"--model": args.model})
     sources = group_references(read_records(args.train_file))[: args.max_sources]
@@ -70,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                              use_chat_template=args.use_chat_template or None)
     rows = label_outputs(outputs, max_refs=args.max_refs, rule=args.rule,
                          case_sensitive=args.case_sensitive)
-    write_atomic(args.output, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_atomic(args.output, "".join(dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                 stream=True)  # -o /dev/stdout: written straight
     print(f"{len(rows)} outputs of {len(sources)} sources labelled ({bad_share(rows):.1%} of "
           f"words BAD); written to {args.output}")
     return 0

@@ -6,9 +6,9 @@ Record kinds, told apart by their keys (:func:`detect_task`): ``pairs``
 
 :func:`iter_lines` is the one place a text file is read, one line at a time (memory does
 not grow with the file): UTF-8 (a leading byte-order mark is dropped), gunzipped when it
-ends in ``.gz``. Lines are split at ``"\n"`` only (a trailing ``"\r"`` is dropped), never
-with ``str.splitlines``, which also splits inside JSON strings at U+2028 and other Unicode
-line breaks. :func:`read_jsonl` and :func:`read_records` (and their streaming forms
+ends in ``.gz``. Lines end at ``"\n"``, ``"\r\n"`` or a bare ``"\r"`` (old Mac files),
+never split with ``str.splitlines``, which also splits inside JSON strings at U+2028 and
+other Unicode line breaks. :func:`read_jsonl` and :func:`read_records` (and their streaming forms
 :func:`iter_jsonl_lines` and :func:`iter_records_with_lines`) are built on it; this module
 needs neither torch nor transformers.
 """
@@ -71,8 +71,9 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """(1-based line number, line) of a UTF-8 text file, read one line at a time.
 
     ``.gz`` files are gunzipped as they are read; a leading byte-order mark is dropped;
-    lines are split at ``"\n"`` only and lose a trailing ``"\r"`` (a final newline does
-    not make an extra empty line). Memory does not grow with the file.
+    lines end at ``"\n"``, ``"\r\n"`` or a bare ``"\r"`` (old Mac files), never at other
+    Unicode line breaks (a final line break does not make an extra empty line). Memory
+    does not grow with the file (unless its only line breaks are bare ``"\r"``).
 
     Raises:
         FileNotFoundError: no such file.
@@ -101,7 +102,15 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                                 f"at column {err.start + 1})") from err
             if lineno == 1:
                 line = line.removeprefix("\ufeff")
-            yield lineno, line.removesuffix("\n").removesuffix("\r")
+            line = line.removesuffix("\n").removesuffix("\r")
+            if "\r" not in line:
+                yield lineno, line
+                continue
+            # old Mac line breaks: a bare "\r" ends a line too ("\r", "\n", "\r\n" alike)
+            pieces = line.split("\r")
+            for k, piece in enumerate(pieces):
+                yield lineno + k, piece
+            lineno += len(pieces) - 1
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

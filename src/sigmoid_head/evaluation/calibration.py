@@ -21,7 +21,6 @@ Pure numpy, no torch.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,6 +33,7 @@ from numpy.typing import ArrayLike
 from .. import methods as registry
 from ..head_files import CALIBRATION_NAME, read_extra
 from ..io_utils import write_atomic
+from ..json_safety import dumps
 from .metrics import bce, ece
 
 KINDS = ("platt", "isotonic")
@@ -157,7 +157,7 @@ class Calibrator:
         """Write ``calibration.json`` into ``directory`` (atomically); returns its path."""
         data = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
                 **asdict(self)}
-        return write_atomic(Path(directory) / CALIBRATION_NAME, json.dumps(data, indent=1) + "\n")
+        return write_atomic(Path(directory) / CALIBRATION_NAME, dumps(data, indent=1) + "\n")
 
     @classmethod
     def load(cls, directory: str | Path) -> Calibrator | None:

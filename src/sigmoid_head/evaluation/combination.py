@@ -36,7 +36,6 @@ numpy, no torch.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -49,6 +48,7 @@ from numpy.typing import ArrayLike
 from .. import methods as registry
 from ..head_files import COMBINATION_NAME, read_extra
 from ..io_utils import write_atomic
+from ..json_safety import dumps
 from .metrics import pearson, roc_auc
 
 _TINY = 1e-300  # log of a probability that underflowed to 0
@@ -118,7 +118,7 @@ class Combination:
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / COMBINATION_NAME
-        write_atomic(path, json.dumps(asdict(self), indent=2) + "\n")
+        write_atomic(path, dumps(asdict(self), indent=2) + "\n")  # NaN/inf: null
         return path
 
     @classmethod

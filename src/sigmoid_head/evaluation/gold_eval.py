@@ -249,15 +249,17 @@ def evaluate_gold_files(scores: str, gold: str, fmt: str | None = None, *,
     Thresholds: ``thresholds`` (see :func:`parse_thresholds`), else the head folder's saved
     span settings (``calibrate --gold-spans``) for their method, else 0.5.
     """
-    from ..data.records import read_jsonl
+    from .gold_check import check_threshold_methods, read_score_rows
     from .gold_formats import read_gold_items
 
     per, default = parse_thresholds(thresholds)
+    rows = read_score_rows(scores, methods)  # every row and word checked: file:line, field
+    check_threshold_methods(per, [*(methods or word_methods(rows)), "errors"])
     saved = SpanConfig.load(head) if head else None
     if saved is not None:
         per.setdefault(saved.method, saved.threshold)
     items = read_gold_items(gold, fmt, mt=mt, source=source)
-    res = evaluate_gold(read_jsonl(scores, objects=True), items, methods=methods, thresholds=per,
+    res = evaluate_gold(rows, items, methods=methods, thresholds=per,
                         default_threshold=0.5 if default is None else default,
                         severity_weighted=severity_weighted, n_boot=n_boot if ci else 1)
     return res, format_gold_report(res, ci)

@@ -97,7 +97,14 @@ def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
         source: the source text file (optional).
     """
     tags = Path(tags)
-    mt = Path(mt) if mt else tags.with_suffix(".mt")
+    if not mt:
+        mt = _beside(tags, ".mt")
+        if not mt.exists():
+            other = span_format(tags) if _suffix(tags) != ".tags" else None
+            hint = f"; {tags} reads as {other} (--gold-format {other})" if other else ""
+            raise ValueError(f"{tags}: wmt-tags needs the MT text beside the tags file, and {mt} "
+                             f"is not there; name it with --gold-mt{hint}")
+    mt = Path(mt)
     tag_lines, texts = _drop_final_empty(read_lines(tags)), _drop_final_empty(read_lines(mt))
     sources = _drop_final_empty(read_lines(source)) if source else [None] * len(texts)
     if not len(tag_lines) == len(texts) == len(sources):
@@ -119,6 +126,23 @@ def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
         group = sources[k] if sources[k] is not None else str(k)
         items.append(GoldItem(text, spans, group, sources[k], t, gaps))
     return items
+
+
+def _suffix(path: Path) -> str:
+    """The suffix of ``path`` that tells its format, ``.gz`` looked through (read_lines
+    gunzips): ``.tags`` for ``x.tags.gz``."""
+    path = Path(path)
+    if path.suffix.lower() == ".gz":
+        path = path.with_suffix("")
+    return path.suffix.lower()
+
+
+def _beside(tags: Path, suffix: str) -> Path:
+    """The file beside ``tags`` with ``suffix`` (gzipped too when the tags file is)."""
+    base = tags.with_suffix("") if tags.suffix.lower() == ".gz" else tags
+    plain = base.with_suffix(suffix)
+    gz = plain.with_name(plain.name + ".gz")
+    return gz if tags.suffix.lower() == ".gz" and gz.exists() and not plain.exists() else plain
 
 
 def _drop_final_empty(lines: Sequence[Any]) -> list[Any]:
@@ -147,6 +171,9 @@ def _span(raw: dict, text: str, where: str) -> dict[str, Any] | None:
 
 def read_span_jsonl(path: str | Path) -> list[GoldItem]:
     """ESA / MQM / RAGTruth span annotations (see the module docstring)."""
+    from .gold_check import check_span_jsonl
+
+    check_span_jsonl(path)  # every value's type first: file:line and the field
     items = []
     for k, rec in enumerate(read_jsonl(path, objects=True)):
         where = f"{path}:{k + 1}"
@@ -184,9 +211,9 @@ def detect_format(path: str | Path) -> str:
         ValueError: the file is none of them (name ``--gold-format``).
     """
     path = Path(path)
-    if path.suffix.lower() == ".tags":
+    if _suffix(path) == ".tags":
         return "wmt-tags"
-    if path.suffix.lower() in (".jsonl", ".json"):
+    if _suffix(path) in (".jsonl", ".json"):
         first = next(iter_jsonl_lines(path, objects=True), (0, {}))[1]  # the first record only
         if "response" in first and "labels" in first:
             return "ragtruth"
@@ -205,5 +232,8 @@ def read_gold_items(path: str | Path, fmt: str | None = None, *, mt: str | Path 
     if fmt == "wmt-tags":
         return read_wmt_tags(path, mt, source)
     if fmt in ("esa", "mqm", "ragtruth"):
+        if _suffix(Path(path)) == ".tags":
+            raise ValueError(f"{path} is a WMT word-tags file, not {fmt} JSONL; use "
+                             "--gold-format wmt-tags")
         return read_span_jsonl(path)
     raise ValueError(f"unknown gold format {fmt!r}; use one of {', '.join(FORMATS)}")

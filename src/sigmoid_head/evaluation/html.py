@@ -81,7 +81,7 @@ def _token_line(row: dict, texts: Sequence[str], method: str) -> str:
     for tok, text in zip(row["tokens"], texts, strict=True):
         start, end = pos - shift, pos - shift + len(text)
         pos += len(text)
-        if not text or method not in tok:
+        if not text or not isinstance(tok.get(method), int | float):  # absent, or null (NaN)
             continue
         cls = "tok err" if _in_error(start, end, errors) else "tok"
         spans.append(f'<span class="{cls}" data-method="{method}" data-p="{tok[method]:.6g}" '
@@ -165,4 +165,5 @@ def write_page(path: str | Path, rows: Sequence[dict], tokenizer: Any,
     texts = [token_texts(tokenizer, [t["token"] for t in r["tokens"]]) for r in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(out, render_page(rows, texts, title, spans_from))  # whole or not at all
+    return write_atomic(out, render_page(rows, texts, title, spans_from),  # whole or not at all
+                        stream=True)  # --html /dev/stdout: written straight

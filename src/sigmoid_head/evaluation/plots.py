@@ -65,10 +65,15 @@ def checked_scores(
 
 def save_png(fig: Figure, out_path: str | Path) -> Path:
     """Write ``fig`` as a PNG at 120 dpi (parent folders created)."""
+    import io
+
+    from ..io_utils import write_atomic
+
     path = Path(out_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=120)
-    return path
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    return write_atomic(path, buf.getvalue())  # whole, and never through a planted link
 
 
 def log_axis_helps(values: ArrayLike) -> bool:

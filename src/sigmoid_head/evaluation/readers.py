@@ -31,10 +31,17 @@ def read_score_columns(path: str | Path) -> dict[str, np.ndarray]:
         raise ValueError(f"{path}: no rows")
     out: dict[str, np.ndarray] = {}
     for key in rows[0]:
-        vals = [r.get(key) for r in rows]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
-            out[key] = np.asarray(vals, dtype=np.float64)
+        vals = [r.get(key, _ABSENT) for r in rows]
+        numbers = [isinstance(v, int | float) and not isinstance(v, bool) for v in vals]
+        if all(n or v is None for n, v in zip(numbers, vals, strict=True)) and any(numbers):
+            # null is how a NaN score is written (always-valid JSON): read back as NaN,
+            # so that the column is reported ("NaN or inf"), not silently dropped
+            out[key] = np.asarray([np.nan if v is None else v for v in vals], dtype=np.float64)
     return out
+
+
+_ABSENT = object()
+"""A field a row does not have (unlike null, a column missing in a row is not numeric)."""
 
 
 def _numeric(value: Any) -> float | None:
@@ -64,9 +71,17 @@ def read_external_scores(
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix == ".gz":  # read_lines gunzips: the suffix before .gz tells the format
+        suffix = path.with_suffix("").suffix.lower()
+    if suffix == ".tags":
+        raise ValueError(f"{path}: a WMT word-tags file holds no scores; as --gold it needs "
+                         "word scores (score --with-tokens) and is read with --gold-format "
+                         "wmt-tags")
+    if suffix not in (".txt", ".csv", ".tsv", ".jsonl", ".json"):
+        raise ValueError(f"{path}: use .jsonl, .csv, .tsv or .txt (optionally .gz)")
     lines = [ln for ln in read_lines(path) if ln.strip()]
     if suffix == ".txt":
-        rows = [{path.stem: ln.strip()} for ln in lines]
+        rows = [{Path(path.name.removesuffix(".gz")).stem: ln.strip()} for ln in lines]
     elif suffix in (".csv", ".tsv"):
         rows = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
     elif suffix in (".jsonl", ".json"):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..io_utils import write_atomic
 from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
 from .plots import (
     checked_scores,
@@ -291,8 +292,8 @@ def write_report(
     if notes:
         md += ["", "Notes:", "", *(f"- {n}" for n in notes)]
     paths = {"markdown": out / "results.md", "csv": out / "results.csv"}
-    paths["markdown"].write_text("\n".join(md) + "\n", encoding="utf-8")
-    paths["csv"].write_text(format_table(rows, cols, fmt="csv"), encoding="utf-8")
+    write_atomic(paths["markdown"], "\n".join(md) + "\n")  # never through a planted link
+    write_atomic(paths["csv"], format_table(rows, cols, fmt="csv"))
     if not figures:
         return paths
     g = np.asarray(gold, dtype=np.float64)

@@ -25,7 +25,6 @@ predicted character is a false positive) count too:
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -38,6 +37,7 @@ import numpy as np
 from .. import methods as registry
 from ..head_files import SPANS_NAME, read_extra
 from ..io_utils import write_atomic
+from ..json_safety import dumps
 
 
 @dataclass
@@ -80,7 +80,7 @@ class SpanConfig:
     def save(self, directory: str | Path) -> Path:
         """Write ``error_spans.json`` into ``directory`` (atomically); returns its path."""
         return write_atomic(Path(directory) / SPANS_NAME,
-                            json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+                            dumps(asdict(self), indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, directory: str | Path) -> SpanConfig | None:

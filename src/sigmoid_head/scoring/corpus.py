@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..io_utils import is_stream
 from ..output_safety import content_settings
 from . import distributed
 from .corpus_output import CorpusInputs, run_streamed, write_page
@@ -178,7 +179,8 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
     means = run_streamed(inputs, score_batch, to_json=config.to_json, settings=settings,
                          batch_size=batch_size, window=window, rows_per_input=rows_per_input,
                          progress=not config.quiet,
-                         on_rows=None if config.to_json else kept.extend)
+                         on_rows=None if config.to_json and not is_stream(config.to_json)
+                         else kept.extend)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
         write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
@@ -192,7 +194,7 @@ def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> d
 
     backbone, head = unpack_model(model)
     head_config = getattr(model, "config", None)
-    return content_settings({  # a local head by its files' content, a model folder resolved
+    return content_settings({  # a local head and a local model folder by their content
         **{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
         "model": backbone.name_or_path, "dtype": str(backbone.dtype),
         "head_fingerprint": None if head is None else getattr(head_config, "fingerprint", ""),
@@ -259,9 +261,12 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
             rows`` (the CLI's ``--stream`` prints tokens as they come); default
             :func:`~.generate.generate_and_score`.
     """
+    from ..finite import check_new_tokens
     from .generate import DecodingConfig, generate_and_score
+    from .token_scores import unpack_model
 
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
+    check_new_tokens(decoding.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain, rauq = Explanations.load(model, "generate", head_dir), config.rauq_config()
     with_tokens = config.keep_tokens() or explain.spans is not None
 

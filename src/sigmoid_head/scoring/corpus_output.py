@@ -110,12 +110,11 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
     """The HTML page of every output row (process 0): read back from ``to_json`` when given
     (so a resumed run's page has the rows of the earlier run too), else ``rows``."""
     from ..evaluation.html import write_page as render
+    from ..io_utils import is_stream, read_complete_jsonl
 
     if process_group()[1] != 0:
         return
-    if to_json:
-        from ..io_utils import read_complete_jsonl
-
+    if to_json and not is_stream(to_json):  # a stream (/dev/stdout) cannot be read back
         rows = read_complete_jsonl(to_json)
     out = render(path, rows, tokenizer, spans_from=spans_from)
     print(f"page of {len(rows)} outputs written to {out}")

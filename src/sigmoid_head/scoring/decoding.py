@@ -15,8 +15,9 @@ import torch
 
 from ..backbone import Backbone
 from ..data.prompts import ScoreInputError, prompt_ids, render_settings
+from ..finite import check_settings
 from .aggregate import sequence_record
-from .guidance import head_guidance
+from .guidance import argmax_only, head_guidance
 from .token_scores import TokenScores, unpack_model
 
 
@@ -56,11 +57,14 @@ class DecodingConfig:
             raise ValueError("num_return_sequences > num_beams needs do_sample=True")
         if self.head_weight < 0 or not 0 <= self.head_mask_below < 1:
             raise ValueError("head_weight must be >= 0 and head_mask_below in [0, 1)")
+        check_settings(self)  # finite, representable, in range (seed, temperature, ...)
 
     def guidance(self, backbone: Backbone, head: Any) -> contextlib.AbstractContextManager[dict]:
         """The ``generate`` keyword arguments of head-guided decoding, hooked while entered
         (``{}`` when off; see :mod:`.guidance`)."""
-        return head_guidance(backbone, head, self.head_weight, self.head_mask_below)
+        greedy = argmax_only(self.do_sample, self.num_beams, self.extra,
+                             getattr(backbone.model, "generation_config", None))
+        return head_guidance(backbone, head, self.head_weight, self.head_mask_below, greedy)
 
     def generate_kwargs(self) -> dict[str, Any]:
         kw = {

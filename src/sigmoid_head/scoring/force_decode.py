@@ -137,9 +137,13 @@ def score_records(
     Args:
         model: a SigmoidHeadModel, or a Backbone for the baselines only.
         records: the inputs; ``target`` is accepted as an alias of ``candidate``.
-        prompt_template, use_chat_template, max_length: how causal pairs are rendered;
-            None = what the head was trained with (else ``"{source}\\n"``, False, 2048).
-        batch_size, max_tokens: batching (see :func:`score_examples`).
+        prompt_template: how causal pairs are rendered; None = what the head was
+            trained with (else ``"{source}\\n"``).
+        use_chat_template: render causal pairs as a chat; None = the head's setting
+            (else False).
+        max_length: the longest input in tokens; None = the head's setting (else 2048).
+        batch_size: batching (see :func:`score_examples`).
+        max_tokens: batching (see :func:`score_examples`).
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
         rauq: also RAUQ (``rauq*`` scores; causal LMs, see :mod:`.rauq`).

@@ -220,8 +220,11 @@ def generate_outputs(
     """
     from tqdm.auto import tqdm
 
+    from ..finite import check_new_tokens
+
     cfg = decoding or DecodingConfig()
     backbone, head = unpack_model(model)
+    check_new_tokens(cfg.max_new_tokens, backbone.model.config)  # a rotary model never stops
     eos = eos_ids(backbone, cfg)
     fake = [{"input_ids": p, "labels": [0]} for p in prompts]
     results: list[Generated] = []
@@ -272,8 +275,10 @@ def generate_and_score(
         model: a SigmoidHeadModel, or a Backbone (baselines only).
         records: source strings, or ``{"source"}`` / ``{"messages"}`` dicts.
         decoding: decoding settings.
-        prompt_template, use_chat_template: how causal prompts are rendered; None =
-            what the head was trained with (else ``"{source}\\n"`` and False).
+        prompt_template: how causal prompts are rendered; None = what the head was
+            trained with (else ``"{source}\\n"``).
+        use_chat_template: render causal prompts as a chat; None = the head's setting
+            (else False).
         batch_size: inputs per ``generate`` call.
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.

@@ -96,6 +96,9 @@ class RerankConfig:
             raise ValueError("no candidates: give samples >= 1, or keep the greedy candidate")
         if self.temperature <= 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
+        from ..finite import check_settings
+
+        check_settings(self)  # finite, representable, in range (seed, temperature, samples)
         self.select = check_select(self.select, selectable())
 
     def decodings(self, batch_seed: int) -> list[tuple[str, Any]]:
@@ -273,6 +276,9 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
+    from ..finite import check_new_tokens
+
+    check_new_tokens(config.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain = Explanations.load(model, "rerank", head_dir)
     head = unpack_model(model)[1] is not None
     calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []

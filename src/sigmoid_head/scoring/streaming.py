@@ -209,7 +209,8 @@ def stream_generate(
         decoding: greedy or sampling settings (``num_beams`` must be 1); sampling uses
             ``decoding.seed`` as :func:`~sigmoid_head.scoring.generate.generate_outputs`
             does, so with one input per call both draw the same outputs.
-        prompt_template, use_chat_template: prompt rendering (None: the head's setting).
+        prompt_template: prompt rendering (None: the head's setting).
+        use_chat_template: chat rendering of the prompt (None: the head's setting).
         with_tokens: put per-token and per-word scores into the output records.
         dominant: dominant-token rule.
 

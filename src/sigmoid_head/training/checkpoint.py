@@ -26,6 +26,7 @@ import torch
 
 from .. import io_utils
 from ..head import SigmoidHead
+from ..json_safety import dumps
 from .config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -48,12 +49,53 @@ class TrainState:
     history: list[dict] = field(default_factory=list)
 
 
+DATA_FIELDS = ("train_file", "validation_file", "self_generated", "self_validation_file")
+"""Settings naming data files whose content (not only name) a checkpoint is keyed on."""
+_DIGESTS: dict[tuple, str] = {}
+
+
+def data_digests(config: TrainConfig) -> dict[str, dict]:
+    """Setting -> ``{"sha256", "bytes"}`` of each local data file the run reads (hub ids and
+    folders skipped), so that a changed file under the same name is not resumed. Each
+    file is hashed once per process (cached by its size, time and inode)."""
+    from ..head_io import file_sha256
+
+    out = {}
+    for name in DATA_FIELDS:
+        value = getattr(config, name, None)
+        if not value or not Path(value).is_file():
+            continue
+        st = Path(value).stat()
+        stamp = (str(Path(value).resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+        if stamp not in _DIGESTS:
+            _DIGESTS[stamp] = file_sha256(Path(value))
+        out[name] = {"sha256": _DIGESTS[stamp], "bytes": st.st_size}
+    return out
+
+
+def _data_changes(saved: object, config: TrainConfig) -> list[str]:
+    """What changed in the data files since the checkpoint (nothing for one written before
+    data files were hashed)."""
+    if not isinstance(saved, dict):
+        return []
+    now = data_digests(config)
+    changes = []
+    for name in DATA_FIELDS:
+        old, new = saved.get(name), now.get(name)
+        if isinstance(old, dict) and old.get("sha256") != (new or {}).get("sha256"):
+            size = f"{old.get('bytes')} bytes then, {new['bytes']} now" if new else "now missing"
+            changes.append(f"{name} {getattr(config, name)} has changed ({size})")
+    return changes
+
+
 def save_checkpoint(directory: Path, config: TrainConfig, state: TrainState, head: SigmoidHead,
                     optimizer: torch.optim.Optimizer, scheduler: object) -> None:
     """Write the checkpoint atomically (into a temporary folder, then rename)."""
     tmp = directory.with_name(directory.name + ".tmp")
     old = directory.with_name(directory.name + ".old")
     recover_checkpoint(directory, quiet=True)  # never delete the only complete checkpoint
+    if tmp.is_symlink():
+        tmp.unlink()  # a planted link: removed, never written through
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
@@ -65,8 +107,9 @@ def save_checkpoint(directory: Path, config: TrainConfig, state: TrainState, hea
         raise io_utils.write_error(tmp / "state.pt", err, "cannot write checkpoint") from err
     io_utils.fault_point("checkpoint state written")
     try:
-        io_utils.write_durable(tmp / STATE_NAME, json.dumps(
-            {"state": asdict(state), "key": config.resume_key()}, indent=2, default=str))
+        io_utils.write_durable(tmp / STATE_NAME, dumps(  # best_val inf: null
+            {"state": asdict(state), "key": config.resume_key(), "data": data_digests(config)},
+            indent=2, default=str))
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -109,11 +152,12 @@ def recover_checkpoint(directory: Path, quiet: bool = False) -> bool:
 def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
                     optimizer: torch.optim.Optimizer, scheduler: object) -> TrainState:
     """Restore a checkpoint written by :func:`save_checkpoint` for the same settings."""
+    from ..json_safety import read_json
+
     try:
-        meta = json.loads((directory / STATE_NAME).read_text())
+        meta = read_json(directory / STATE_NAME, "unreadable checkpoint")  # too deep included
     except (OSError, ValueError) as err:
-        raise ValueError(f"{directory / STATE_NAME}: unreadable checkpoint ({err}); pass "
-                         "--no-resume to start over") from err
+        raise ValueError(f"{err}; pass --no-resume to start over") from None
     if not (isinstance(meta, dict) and isinstance(meta.get("key"), dict)
             and isinstance(meta.get("state"), dict)):
         raise ValueError(f"{directory / STATE_NAME}: not a checkpoint record (expected an object "
@@ -127,6 +171,10 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
             f"{directory} was written with different settings ({', '.join(changed)}); "
             "use another output_dir or pass --no-resume to start over"
         )
+    data_changes = _data_changes(meta.get("data"), config)
+    if data_changes:
+        raise ValueError(f"{directory} was written for other data: {'; '.join(data_changes)}; "
+                         "use another output_dir or pass --no-resume to start over")
     try:
         with warnings.catch_warnings():  # a refused pickle is reported in one line below
             warnings.filterwarnings("ignore", message="Detected pickle protocol",
@@ -144,5 +192,5 @@ def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
                 f"is unreadable ({next(iter(str(err).splitlines()), '') or type(err).__name__})")
         raise ValueError(f"{directory / 'state.pt'} {what}; pass --no-resume to start over, "
                          "or use another output_dir") from None
-    state.best_val = float(state.best_val)
+    state.best_val = math.inf if state.best_val is None else float(state.best_val)
     return state

@@ -21,8 +21,10 @@ import math
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
+from ..config_types import check_types, field_types
 from ..data.templates import check_template
 from ..dominant import DominantConfig
+from ..finite import SEED_MAX, check_number
 from ..negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
@@ -187,6 +189,7 @@ class LoopConfig:
                 (self.eval_every is None or self.eval_every >= 0, "eval_every must be >= 0"),
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
                 (self.seed >= 0, "seed must be >= 0"),
+                (self.seed <= SEED_MAX, f"seed must be at most {SEED_MAX} (63 bits)"),
                 (self.head_rank >= 0, "head_rank must be >= 0")])
 
 
@@ -207,9 +210,18 @@ _FLAT = flat_names()
 
 
 def _check_number(name: str, value: Any) -> None:
-    """Every numeric setting must be a finite number (inf/nan silently ruin a run)."""
+    """Every numeric setting must be a finite number float32 can hold (inf/nan/1e39
+    silently ruin a run): :func:`sigmoid_head.finite.check_number`."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
+    if isinstance(value, float):
+        check_number(name, value)
+
+
+_TYPES = field_types(groups=GROUPS, renamed=RENAMED)
+"""Flat setting name -> its declared basic types (checked on every value given)."""
+
+
 _RESUME_FREE = {"output_dir", "resume", "keep_checkpoints", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
                 "cache_dir", "num_proc", "data_cache_dir"}
@@ -245,6 +257,7 @@ class TrainConfig:
             if given[group] is not None:
                 raise TypeError(f"{name!r} given both flat and inside {group}")
             per_group[group][field] = value
+        check_types(flat, _TYPES, "training settings")  # "false" is not false
         for values in per_group.values():
             for name, value in values.items():
                 _check_number(name, value)

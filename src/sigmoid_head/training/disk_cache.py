@@ -40,6 +40,16 @@ from .cache import CachedExample, assemble, backbone_positions, trim_dominant
 _RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
 
 
+def _read_meta(path: Path) -> object:
+    """A cache's meta.json (None when unreadable, nested too deep included: rebuilt)."""
+    from ..json_safety import read_json
+
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return None
+
+
 class DiskPositionCache:
     """Per-example hidden states, targets and dominant ids in memory-mapped shard files."""
 
@@ -73,7 +83,7 @@ class DiskPositionCache:
                 "dominant": repr(dominant), "fingerprint": fingerprint,
                 "positions_sha1": hashlib.sha1(n_positions.tobytes()).hexdigest()}
         meta_path = self.dir / "meta.json"
-        reuse = meta_path.is_file() and json.loads(meta_path.read_text()) == meta
+        reuse = meta_path.is_file() and _read_meta(meta_path) == meta
         if not reuse and self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from .. import io_utils
 from ..backbone import DTYPES
 from ..cpu_precision import check_cpu_dtype
 from ..data import datasets_io
@@ -347,7 +348,8 @@ def _validate(run: Run) -> None:
     if val < state.best_val:
         state.best_val, state.best_step, state.bad_evals = val, state.step, 0
         if acc.is_main_process:
-            run.model.save_pretrained(run.out / "best", training=_record(run.config, state))
+            best = io_utils.own_dir(run.out / "best")  # never through a planted link
+            run.model.save_pretrained(best, training=_record(run.config, state))
     else:
         state.bad_evals += 1
         if run.config.patience and state.bad_evals >= run.config.patience:
@@ -369,7 +371,7 @@ def _finish(run: Run) -> SigmoidHeadModel:
     backbone: the same load path (and fingerprint check) users go through.
     """
     model, best = run.model, run.out / "best"
-    if run.state.best_step is not None and best.is_dir():
+    if run.state.best_step is not None and best.is_dir() and not best.is_symlink():
         saved = SigmoidHeadModel.from_pretrained(best, model.backbone)
         model.head.load_saved_state(saved.head.state_for_saving())
     model.config = replace(model.config, training=_record(run.config, run.state))

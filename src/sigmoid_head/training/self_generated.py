@@ -90,6 +90,12 @@ def _check(rec: dict, where: str) -> None:
     n = len(words(rec["target"]))
     if len(labels) != n:
         raise DataError(f"{where}: {len(labels)} word_labels for the {n} words of 'target'")
+    if "messages" in rec:  # the one check of chat records (a list of role/content objects)
+        from ..data.records import _check_record
+
+        problem = _check_record({"messages": rec["messages"]})
+        if problem:
+            raise DataError(f"{where}: {problem}")
 
 
 def example_labels(example: dict, target: str, word_tags: Sequence[str], tokenizer: Any) -> list[int]:

@@ -1,0 +1,216 @@
+"""The suite passes without each optional extra: run the test files that touch one, with it hidden.
+
+Usage (``make test`` runs it after the suite)::
+
+    SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json python -m pytest -q
+    python tests/check_extras.py --record .pytest-extras.json
+
+For every extra in pyproject.toml's ``[project.optional-dependencies]`` other than ``dev``
+(which the tests need), the packages it alone brings are found from the installed
+distributions (an extra that is not installed is already absent: the suite just ran without
+it). The test files at risk are those that import such a package or a ``sigmoid_head`` module
+that imports one when it loads, read two ways: statically from the test files' own imports,
+and from the record the suite writes when ``SIGMOID_HEAD_RECORD_EXTRAS`` is set (imports made
+while each file's tests ran, library code included). Those files then run in a child pytest
+with the extra's packages hidden (``tests/extras_blocker/sitecustomize.py``: importing them
+raises ModuleNotFoundError, in pytest and in every process it starts). A test that needs an
+extra must skip when it is absent (``pytest.importorskip``) or pass without it; otherwise this
+script exits 1 and names the extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.metadata as md
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+PACKAGE = ROOT / "src" / "sigmoid_head"
+BLOCKER = TESTS / "extras_blocker"
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;(]", requirement.strip(), maxsplit=1)[0]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def extras_modules() -> dict[str, set[str]]:
+    """{extra: top-level import names that it alone brings}, for the installed extras only."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    by_dist: dict[str, set[str]] = {}
+    for top, dists in md.packages_distributions().items():
+        for dist in dists:
+            by_dist.setdefault(_norm(dist), set()).add(top)
+    needed = {
+        top
+        for req in extras.get("dev", [])
+        for top in by_dist.get(_norm(_requirement_name(req)), ())
+    }
+    found: dict[str, set[str]] = {}
+    for extra, requirements in extras.items():
+        if extra == "dev":
+            continue
+        tops = {
+            top for req in requirements for top in by_dist.get(_norm(_requirement_name(req)), ())
+        } - needed
+        tops = {t for t in tops if not t.startswith("_") and t.isidentifier()}
+        if tops:
+            found[extra] = tops
+    return found
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, top_level_only: bool) -> set[str]:
+    """Absolute names a module imports (at load time only when ``top_level_only``)."""
+    names: set[str] = set()
+    stack = list(ast.iter_child_nodes(tree))
+    while stack:
+        node = stack.pop()
+        if top_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if (
+            top_level_only
+            and isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test)
+        ):
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if is_package else module.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = f"{package}.{base}" if base else package
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def package_needs() -> dict[str, set[str]]:
+    """{sigmoid_head module: every top-level package it imports when it loads, transitively}."""
+    direct: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        direct[module] = _imports(
+            ast.parse(path.read_text()), module, path.name == "__init__.py", top_level_only=True
+        )
+    closure: dict[str, set[str]] = {}
+
+    def visit(module: str, seen: set[str]) -> set[str]:
+        if module in closure:
+            return closure[module]
+        tops: set[str] = set()
+        for name in direct.get(module, ()):
+            if name.startswith("sigmoid_head"):
+                for candidate in (name, name.rpartition(".")[0]):
+                    if candidate in direct and candidate not in seen:
+                        tops |= visit(candidate, seen | {candidate})
+            else:
+                tops.add(name.partition(".")[0])
+        closure[module] = tops
+        return tops
+
+    for module in direct:
+        visit(module, {module})
+    return closure
+
+
+def files_at_risk(
+    tops: set[str], record: dict[str, list[str]], needs: dict[str, set[str]]
+) -> list[str]:
+    """Test files (relative to tests/) that import one of ``tops``, directly or through the package."""
+
+    def touches(names) -> bool:
+        return any(n.partition(".")[0] in tops or needs.get(n, set()) & tops for n in names)
+
+    risky = {file for file, names in record.items() if touches(names)}
+    for path in TESTS.rglob("test_*.py"):
+        rel = str(path.relative_to(TESTS))
+        if rel not in risky and touches(
+            _imports(ast.parse(path.read_text()), "tests", False, top_level_only=False)
+        ):
+            risky.add(rel)
+    return sorted(risky)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--record", type=Path, help="the import record the suite wrote")
+    parser.add_argument("--list", action="store_true", help="print the files; run nothing")
+    parser.add_argument("--extra", action="append", help="check only this extra (repeatable)")
+    args = parser.parse_args(argv)
+    record = json.loads(args.record.read_text()) if args.record and args.record.exists() else {}
+    if args.record and not record:
+        print(f"check_extras: no import record at {args.record}; static imports only")
+    needs = package_needs()
+    failed = []
+    for extra, tops in sorted(extras_modules().items()):
+        if args.extra and extra not in args.extra:
+            continue
+        files = files_at_risk(tops, record, needs)
+        print(
+            f"check_extras: without [{extra}] (hiding {', '.join(sorted(tops))}): "
+            f"{len(files)} test files"
+        )
+        if args.list or not files:
+            print("".join(f"  {f}\n" for f in files), end="")
+            continue
+        env = dict(
+            os.environ,
+            SIGMOID_HEAD_HIDE_MODULES=",".join(sorted(tops)),
+            PYTHONPATH=os.pathsep.join(
+                p for p in (str(BLOCKER), os.environ.get("PYTHONPATH")) if p
+            ),
+        )
+        env.pop("SIGMOID_HEAD_RECORD_EXTRAS", None)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *(str(TESTS / f) for f in files),
+            ],
+            cwd=ROOT,
+            env=env,
+            check=False,
+        )
+        if done.returncode not in (0, 5):
+            failed.append(extra)
+    if failed:
+        print(
+            f"check_extras: the suite fails without the extra(s) {', '.join(failed)}: a test "
+            "that needs one must skip when it is absent (pytest.importorskip)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
