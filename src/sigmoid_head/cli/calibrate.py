@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
         from ..evaluation.gold_check import read_score_rows
 
-        read_score_rows(args.scores, [args.span_method])  # every word has the method's score
+        # every word has the method's score (with auto: the scores the first word has)
+        read_score_rows(args.scores, None if args.span_method == "auto" else [args.span_method])
         gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")
