@@ -39,9 +39,11 @@ from sigmoid_head.threads import default_threads, usable_cpus  # noqa: E402
 
 DATA = ROOT / "src" / "sigmoid_head" / "bible_sample" / "para_test.jsonl.gz"
 POLICY_VARIABLES = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-OLD = ("import sys, torch\n"  # torch first: the CLI then leaves the thread settings alone
-       "from sigmoid_head.cli import main\n"
-       "sys.exit(main(sys.argv[1:]))\n")
+OLD = (
+    "import sys, torch\n"  # torch first: the CLI then leaves the thread settings alone
+    "from sigmoid_head.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
 
 
 def _spin(stop: float) -> None:
@@ -53,10 +55,12 @@ def variants(inputs: list[str]) -> dict[str, list[str]]:
     """Variant -> its command line."""
     cli = [sys.executable, "-m", "sigmoid_head.cli"]
     score = ["score", *inputs, "--quiet", "--batch-size", "16"]
-    return {"old": [sys.executable, "-c", OLD, *score],
-            "new": [*cli, *score],
-            "passive-all": [*cli, *score, "--threads", str(usable_cpus())],
-            "one": [*cli, *score, "--threads", "1"]}
+    return {
+        "old": [sys.executable, "-c", OLD, *score],
+        "new": [*cli, *score],
+        "passive-all": [*cli, *score, "--threads", str(usable_cpus())],
+        "one": [*cli, *score, "--threads", "1"],
+    }
 
 
 def run(cmd: list[str], env: dict[str, str]) -> float:
@@ -82,8 +86,12 @@ def main(argv: list[str] | None = None) -> None:
     env["PYTHONPATH"] = str(ROOT / "src")
     with gzip.open(DATA, "rt", encoding="utf-8") as f:
         records = [json.loads(line) for line in f][: args.rows]
-    spinners = [multiprocessing.Process(target=_spin, args=(time.time() + 60 * args.max_minutes,),
-                                        daemon=True) for _ in range(args.load)]
+    spinners = [
+        multiprocessing.Process(
+            target=_spin, args=(time.time() + 60 * args.max_minutes,), daemon=True
+        )
+        for _ in range(args.load)
+    ]
     for s in spinners:
         s.start()
     try:
@@ -95,9 +103,12 @@ def main(argv: list[str] | None = None) -> None:
             if args.load:
                 time.sleep(5)  # let the load average see the spinners
             load0 = os.getloadavg()
-            print(f"rows={len(records)} repeats={args.repeats} usable_cpus={usable_cpus()} "
-                  f"added_load={args.load} default_threads_now={default_threads()} "
-                  f"loadavg_before={load0[0]:.2f},{load0[1]:.2f},{load0[2]:.2f}", flush=True)
+            print(
+                f"rows={len(records)} repeats={args.repeats} usable_cpus={usable_cpus()} "
+                f"added_load={args.load} default_threads_now={default_threads()} "
+                f"loadavg_before={load0[0]:.2f},{load0[1]:.2f},{load0[2]:.2f}",
+                flush=True,
+            )
             if not (args.quick or args.no_warmup):
                 for cmd in cmds.values():  # warm-up: the file cache, the probe caches
                     run(cmd, env)
@@ -107,8 +118,10 @@ def main(argv: list[str] | None = None) -> None:
                 shift = rep % len(names)
                 for name in names[shift:] + names[:shift]:
                     times[name].append(run(cmds[name], env))
-                    print(f"  {name}: {times[name][-1]:.1f} s (load {os.getloadavg()[0]:.2f})",
-                          flush=True)
+                    print(
+                        f"  {name}: {times[name][-1]:.1f} s (load {os.getloadavg()[0]:.2f})",
+                        flush=True,
+                    )
             load1 = os.getloadavg()
     finally:
         for s in spinners:

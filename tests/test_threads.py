@@ -15,17 +15,21 @@ from sigmoid_head.cli import _threads_option, main
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
-@pytest.mark.parametrize(("cpus", "load", "machine", "want"), [
-    (2, 0.2, 2, 2),     # an idle laptop: every CPU
-    (2, 4.0, 2, 1),     # a shared machine under load: one thread, never zero
-    (2, 1.0, 2, 1),
-    (4, 10.0, 64, 4),   # a 4-CPU affinity mask on a big machine with room to spare
-    (64, 10.0, 64, 54),
-    (8, None, 8, 8),    # no load average on this system
-])
+@pytest.mark.parametrize(
+    ("cpus", "load", "machine", "want"),
+    [
+        (2, 0.2, 2, 2),  # an idle laptop: every CPU
+        (2, 4.0, 2, 1),  # a shared machine under load: one thread, never zero
+        (2, 1.0, 2, 1),
+        (4, 10.0, 64, 4),  # a 4-CPU affinity mask on a big machine with room to spare
+        (64, 10.0, 64, 54),
+        (8, None, 8, 8),  # no load average on this system
+    ],
+)
 def test_default_threads_leaves_the_busy_cpus_alone(cpus, load, machine, want) -> None:
-    got = threads.default_threads(cpus=cpus, load=load if load is not None else 0.0,
-                                  machine_cpus=machine)
+    got = threads.default_threads(
+        cpus=cpus, load=load if load is not None else 0.0, machine_cpus=machine
+    )
     assert got == want
 
 
@@ -45,25 +49,35 @@ def test_threads_option_is_read_before_parsing() -> None:
 
 
 def _child(code: str, env: dict[str, str], *args: str) -> str:
-    keep = {k: v for k, v in os.environ.items()
-            if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS",
-                         "OPENBLAS_NUM_THREADS")}
-    res = subprocess.run([sys.executable, "-c", code, *args], env={**keep, **env, "PYTHONPATH": SRC},
-                         capture_output=True, text=True, timeout=300)
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={**keep, **env, "PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     return res.stdout
 
 
-_PROBE = ("import os, sys\n"
-          "from sigmoid_head.cli import main\n"
-          "import sigmoid_head.cli as c\n"
-          "def run(args):\n"
-          "    import torch\n"
-          "    print(os.environ.get('OMP_WAIT_POLICY'), torch.get_num_threads())\n"
-          "    return 0\n"
-          "mod = c.command_module('push')\n"
-          "mod.run = run\n"
-          "sys.exit(main(sys.argv[1:]))\n")
+_PROBE = (
+    "import os, sys\n"
+    "from sigmoid_head.cli import main\n"
+    "import sigmoid_head.cli as c\n"
+    "def run(args):\n"
+    "    import torch\n"
+    "    print(os.environ.get('OMP_WAIT_POLICY'), torch.get_num_threads())\n"
+    "    return 0\n"
+    "mod = c.command_module('push')\n"
+    "mod.run = run\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
 
 
 def test_a_command_sets_the_policy_before_torch_starts() -> None:

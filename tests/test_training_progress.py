@@ -7,15 +7,32 @@ from sigmoid_head.training.loop import train
 from sigmoid_head.training.progress import CACHED, FILL, StepClock, clock_text
 
 
-def test_a_finished_run_keeps_only_the_head(train_config, tiny_causal_path, tiny_pairs_jsonl,
-                                            tmp_path) -> None:
-    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", max_steps=6,
-                       eval_every=3, keep_checkpoints=False))
+def test_a_finished_run_keeps_only_the_head(
+    train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path
+) -> None:
+    train(
+        train_config(
+            tiny_causal_path,
+            tiny_pairs_jsonl,
+            tmp_path / "a",
+            max_steps=6,
+            eval_every=3,
+            keep_checkpoints=False,
+        )
+    )
     names = {p.name for p in (tmp_path / "a").iterdir()}
     assert "head.safetensors" in names and "head_config.json" in names
     assert not names & {"checkpoint", "best"}, names
-    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "b", max_steps=6,
-                       eval_every=3, keep_checkpoints=True))
+    train(
+        train_config(
+            tiny_causal_path,
+            tiny_pairs_jsonl,
+            tmp_path / "b",
+            max_steps=6,
+            eval_every=3,
+            keep_checkpoints=True,
+        )
+    )
     assert {"checkpoint", "best"} <= {p.name for p in (tmp_path / "b").iterdir()}
 
 
@@ -24,8 +41,9 @@ def test_keep_checkpoints_is_a_train_option() -> None:
 
     args = build_parser(["train"]).parse_args(["train", "--output-dir", "x", "--train-file", "t"])
     assert args.keep_checkpoints is False
-    args = build_parser(["train"]).parse_args(["train", "--output-dir", "x", "--train-file", "t",
-                                                      "--keep-checkpoints"])
+    args = build_parser(["train"]).parse_args(
+        ["train", "--output-dir", "x", "--train-file", "t", "--keep-checkpoints"]
+    )
     assert args.keep_checkpoints is True
 
 
@@ -43,9 +61,20 @@ def test_time_left_uses_one_rate_per_kind() -> None:
     assert clock_text(59.6) == "1:00"
 
 
-def test_the_bar_shows_time_left_with_the_cache(train_config, tiny_causal_path, tiny_pairs_jsonl,
-                                                 tmp_path, capsys) -> None:
-    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, max_steps=8, epochs=2,
-                       eval_every=100, cache_hidden=True, progress=True))
+def test_the_bar_shows_time_left_with_the_cache(
+    train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path, capsys
+) -> None:
+    train(
+        train_config(
+            tiny_causal_path,
+            tiny_pairs_jsonl,
+            tmp_path,
+            max_steps=8,
+            epochs=2,
+            eval_every=100,
+            cache_hidden=True,
+            progress=True,
+        )
+    )
     err = capsys.readouterr().err
     assert "left=" in err and "<" not in err.split("train:")[-1].split("]")[0], err[-500:]

@@ -30,9 +30,14 @@ TORCH = "torch==2.13.0"
 pytestmark = pytest.mark.integration
 
 
-def _run(args: list[str], cwd: Path, timeout: int = 900, **extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+def _run(
+    args: list[str], cwd: Path, timeout: int = 900, **extra: str
+) -> subprocess.CompletedProcess:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+    }
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", **extra)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -45,10 +50,26 @@ def built(tmp_path_factory) -> tuple[Path, str]:
     project.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, project)
-    shutil.copytree(ROOT / "src", project / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    res = _run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
-                "--no-index", "-w", str(tmp / "dist"), str(project)], cwd=tmp, PIP_NO_INDEX="1")
+    shutil.copytree(
+        ROOT / "src", project / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    res = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-v",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp / "dist"),
+            str(project),
+        ],
+        cwd=tmp,
+        PIP_NO_INDEX="1",
+    )
     if res.returncode != 0:
         pytest.skip(f"cannot build a wheel offline here: {res.stderr.strip().splitlines()[-1:]}")
     return next((tmp / "dist").glob("sigmoid_head-*.whl")), res.stdout + res.stderr
@@ -84,21 +105,43 @@ def test_the_wheel_ships_the_bible_sample_and_its_licence(built: tuple[Path, str
 
 def test_default_dependencies_leave_out_the_extras(venv: Path, tmp_path: Path) -> None:
     python = str(venv / "bin" / "python")
-    res = _run([python, "-c", "import importlib.util as u; "
-                "print([m for m in ('matplotlib', 'scipy', 'sklearn') if u.find_spec(m)])"],
-               cwd=tmp_path)
+    res = _run(
+        [
+            python,
+            "-c",
+            "import importlib.util as u; "
+            "print([m for m in ('matplotlib', 'scipy', 'sklearn') if u.find_spec(m)])",
+        ],
+        cwd=tmp_path,
+    )
     assert res.stdout.strip() == "[]", res.stdout  # else the test below would hide a gap
 
 
 def test_demo_smoke_runs_from_the_installed_wheel(venv: Path, tmp_path: Path) -> None:
     python = venv / "bin" / "python"
-    where = _run([str(python), "-c", "import sigmoid_head.demo as d; print(d.__file__); "
-                  "print(d.sample_dir())"], cwd=tmp_path)
+    where = _run(
+        [
+            str(python),
+            "-c",
+            "import sigmoid_head.demo as d; print(d.__file__); print(d.sample_dir())",
+        ],
+        cwd=tmp_path,
+    )
     assert where.returncode == 0, where.stderr
     module, sample = where.stdout.split()
     assert module.startswith(str(venv)) and sample.startswith(str(venv)), where.stdout
-    res = _run([str(venv / "bin" / "sigmoid-head"), "demo", "--smoke", "--model", str(TINY_BASE),
-                "--out-dir", "out"], cwd=tmp_path)
+    res = _run(
+        [
+            str(venv / "bin" / "sigmoid-head"),
+            "demo",
+            "--smoke",
+            "--model",
+            str(TINY_BASE),
+            "--out-dir",
+            "out",
+        ],
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "[5/5]" in res.stdout
     assert "figures skipped: matplotlib is not installed" in res.stdout
@@ -111,19 +154,45 @@ def test_demo_smoke_runs_from_the_installed_wheel(venv: Path, tmp_path: Path) ->
 def test_score_runs_from_the_installed_wheel(venv: Path, tmp_path: Path) -> None:
     (tmp_path / "src.txt").write_text("The LORD is my shepherd.\n")
     (tmp_path / "cand.txt").write_text("The Lord is my shepherd.\n")
-    res = _run([str(venv / "bin" / "sigmoid-head"), "score", "-s", "src.txt", "-t", "cand.txt",
-                "--model", str(TINY_BASE), "--to-json", "out.jsonl"], cwd=tmp_path)
+    res = _run(
+        [
+            str(venv / "bin" / "sigmoid-head"),
+            "score",
+            "-s",
+            "src.txt",
+            "-t",
+            "cand.txt",
+            "--model",
+            str(TINY_BASE),
+            "--to-json",
+            "out.jsonl",
+        ],
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "1 output" in res.stdout and (tmp_path / "out.jsonl").is_file()
 
 
 def test_a_missing_extra_is_one_line(venv: Path, tmp_path: Path) -> None:
     """``evaluate --out-dir`` (its figures) without matplotlib: one line naming the extra."""
-    (tmp_path / "s.jsonl").write_text("".join(
-        f'{{"softmax": {p}}}\n' for p in (0.9, 0.2, 0.7, 0.4)))
+    (tmp_path / "s.jsonl").write_text(
+        "".join(f'{{"softmax": {p}}}\n' for p in (0.9, 0.2, 0.7, 0.4))
+    )
     (tmp_path / "gold.txt").write_text("1\n0\n1\n0\n")
-    res = _run([str(venv / "bin" / "sigmoid-head"), "evaluate", "--scores", "s.jsonl",
-                "--gold", "gold.txt", "--no-ci", "--out-dir", "ev"], cwd=tmp_path)
+    res = _run(
+        [
+            str(venv / "bin" / "sigmoid-head"),
+            "evaluate",
+            "--scores",
+            "s.jsonl",
+            "--gold",
+            "gold.txt",
+            "--no-ci",
+            "--out-dir",
+            "ev",
+        ],
+        cwd=tmp_path,
+    )
     assert res.returncode != 0
     assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
     assert "sigmoid-head[plots]" in res.stderr

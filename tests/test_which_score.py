@@ -26,11 +26,15 @@ def _rows(n: int = 40, seed: int = 0) -> tuple[list[dict], np.ndarray]:
     gold = (rng.random(n) > 0.5).astype(float)
     rows = []
     for g in gold:
-        rows.append({"sigmoid_mean_log": float(-1.5 + 0.8 * g + 0.3 * rng.standard_normal()),
-                     "softmax_mean_log": float(-1.0 + 0.1 * rng.standard_normal()),
-                     "softmax_min": float(np.exp(-3 + 0.2 * rng.standard_normal())),
-                     "boostedprob_mean_log": float(-1.0 + 0.1 * rng.standard_normal()),
-                     "entropy_mean": float(2 + 0.1 * rng.standard_normal())})
+        rows.append(
+            {
+                "sigmoid_mean_log": float(-1.5 + 0.8 * g + 0.3 * rng.standard_normal()),
+                "softmax_mean_log": float(-1.0 + 0.1 * rng.standard_normal()),
+                "softmax_min": float(np.exp(-3 + 0.2 * rng.standard_normal())),
+                "boostedprob_mean_log": float(-1.0 + 0.1 * rng.standard_normal()),
+                "entropy_mean": float(2 + 0.1 * rng.standard_normal()),
+            }
+        )
     return rows, gold
 
 
@@ -46,12 +50,15 @@ def test_fit_says_whether_it_beats_the_default() -> None:
     rows, gold = _rows()
     comb, info = fit_combination(rows, gold)
     assert info["default"]["command"] == "score"
-    assert info["beats_default"] == (info["per_baseline"][comb.baseline]["value"]
-                                     > info["default"]["value"])
+    assert info["beats_default"] == (
+        info["per_baseline"][comb.baseline]["value"] > info["default"]["value"]
+    )
     assert info["beats_default"]  # a fit on the same dev data cannot do worse than the default
     # a fit on data where the default is as good as anything: not "better"
-    rows = [{**r, "sigmoid_mean_log": -1.0, "softmax_min": float(np.exp(-1 - 2 * g))}
-            for r, g in zip(rows, 1 - gold, strict=True)]
+    rows = [
+        {**r, "sigmoid_mean_log": -1.0, "softmax_min": float(np.exp(-1 - 2 * g))}
+        for r, g in zip(rows, 1 - gold, strict=True)
+    ]
     _, info = fit_combination(rows, gold)
     assert info["default"]["value"] == pytest.approx(1.0) and not info["beats_default"]
 
@@ -64,8 +71,16 @@ def test_calibrate_keeps_the_default_when_the_fit_is_no_better(tmp_path: Path) -
     head = tmp_path / "head"
     shutil.copytree(FIXTURE / "head", head)
     rows, gold = _rows()
-    rows = [{**r, "candidate": "x", "sigmoid_mean_log": -1.0, "softmax": 0.5,
-             "softmax_min": float(np.exp(-1 - 2 * g))} for r, g in zip(rows, 1 - gold, strict=True)]
+    rows = [
+        {
+            **r,
+            "candidate": "x",
+            "sigmoid_mean_log": -1.0,
+            "softmax": 0.5,
+            "softmax_min": float(np.exp(-1 - 2 * g)),
+        }
+        for r, g in zip(rows, 1 - gold, strict=True)
+    ]
     (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "gold.txt").write_text("".join(f"{int(g)}\n" for g in gold))
     import contextlib
@@ -73,8 +88,19 @@ def test_calibrate_keeps_the_default_when_the_fit_is_no_better(tmp_path: Path) -
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["calibrate", "--head", str(head), "--scores", str(tmp_path / "dev.jsonl"),
-                     "--gold", str(tmp_path / "gold.txt"), "--methods", "softmax"]) in (0, 2)
+        assert main(
+            [
+                "calibrate",
+                "--head",
+                str(head),
+                "--scores",
+                str(tmp_path / "dev.jsonl"),
+                "--gold",
+                str(tmp_path / "gold.txt"),
+                "--methods",
+                "softmax",
+            ]
+        ) in (0, 2)
     text = out.getvalue()
     assert not (head / "combination.json").exists()
     assert "combined score not saved" in text and "the head keeps the default" in text
@@ -88,11 +114,21 @@ def test_span_method_is_chosen_on_dev_among_all() -> None:
     for i in range(6):
         words = ["the", "dog", f"w{i}", "runs"]
         bad = i % 3
-        rows.append({"candidate": " ".join(words), "words": [
-            {"word": w, "sigmoid": 0.5, "softmax": 0.01 if k == bad else 0.9,
-             "start": sum(len(x) + 1 for x in words[:k]),
-             "end": sum(len(x) + 1 for x in words[:k]) + len(w)}
-            for k, w in enumerate(words)]})
+        rows.append(
+            {
+                "candidate": " ".join(words),
+                "words": [
+                    {
+                        "word": w,
+                        "sigmoid": 0.5,
+                        "softmax": 0.01 if k == bad else 0.9,
+                        "start": sum(len(x) + 1 for x in words[:k]),
+                        "end": sum(len(x) + 1 for x in words[:k]) + len(w),
+                    }
+                    for k, w in enumerate(words)
+                ],
+            }
+        )
         start = sum(len(x) + 1 for x in words[:bad])
         gold.append([(start, start + len(words[bad]))])
     chosen, fitted = fit_span_method(rows, gold)
@@ -111,8 +147,15 @@ def test_evaluate_shows_combined_and_the_minima_by_default() -> None:
 def test_the_page_has_a_combined_row() -> None:
     from sigmoid_head.evaluation.html import _sequence_table
 
-    row = {"sigmoid": 0.5, "softmax": 0.4, "sigmoid_min": 0.2, "softmax_min": 0.1,
-           "sigmoid_mean_log": -0.5, "softmax_mean_log": -0.7, "combined": 0.4321}
+    row = {
+        "sigmoid": 0.5,
+        "softmax": 0.4,
+        "sigmoid_min": 0.2,
+        "softmax_min": 0.1,
+        "sigmoid_mean_log": -0.5,
+        "softmax_mean_log": -0.7,
+        "combined": 0.4321,
+    }
     table = _sequence_table(row, ["sigmoid", "softmax"])
     assert '<tr class="combined"><th>combined</th>' in table and "0.432" in table
 
@@ -142,9 +185,26 @@ def test_one_new_output_is_singular(tmp_path: Path, capsys) -> None:
 
     (tmp_path / "s.txt").write_text("el perro\n")
     (tmp_path / "t.txt").write_text("the dog\n")
-    assert main(["score", "-s", str(tmp_path / "s.txt"), "-t", str(tmp_path / "t.txt"),
-                 "--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"),
-                 "--device", "cpu", "--to-json", str(tmp_path / "o.jsonl")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "-s",
+                str(tmp_path / "s.txt"),
+                "-t",
+                str(tmp_path / "t.txt"),
+                "--head",
+                str(FIXTURE / "head"),
+                "--model",
+                str(FIXTURE / "base"),
+                "--device",
+                "cpu",
+                "--to-json",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "1 new output in" in out
     # the summary names the mix that made combined
@@ -155,12 +215,25 @@ def test_demo_without_matplotlib_skips_its_figures(causal, tmp_path, monkeypatch
     from sigmoid_head import demo
     from sigmoid_head.scoring.force_decode import score_records
 
-    verses = [{"source": f"el perro {i}", "target": t} for i, t in enumerate([
-        "the dog eats bread today", "the cat sleeps on the mat now", "a big house stands there",
-        "the red car goes fast", "my friend reads books"])]
+    verses = [
+        {"source": f"el perro {i}", "target": t}
+        for i, t in enumerate(
+            [
+                "the dog eats bread today",
+                "the cat sleeps on the mat now",
+                "a big house stands there",
+                "the red car goes fast",
+                "my friend reads books",
+            ]
+        )
+    ]
     cands = demo.candidates(verses, seed=0)
-    scored = [{**c, **s} for c, s in zip(cands, score_records(causal, cands, with_tokens=True,
-                                                              progress=False), strict=True)]
+    scored = [
+        {**c, **s}
+        for c, s in zip(
+            cands, score_records(causal, cands, with_tokens=True, progress=False), strict=True
+        )
+    ]
     (tmp_path / "head").mkdir()
     demo.explain(causal, scored, [dict(c) for c in scored], tmp_path, plots=False)
     assert not (tmp_path / "calibration.png").exists()

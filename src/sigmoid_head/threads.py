@@ -53,8 +53,9 @@ def load_average() -> float | None:
         return None
 
 
-def default_threads(cpus: int | None = None, load: float | None = None,
-                    machine_cpus: int | None = None) -> int:
+def default_threads(
+    cpus: int | None = None, load: float | None = None, machine_cpus: int | None = None
+) -> int:
     """The thread count for this process: its usable CPUs less those the rest of the
     machine keeps busy, at least 1.
 
@@ -111,5 +112,7 @@ def describe(chosen: dict[str, str]) -> str:
     threads = os.environ.get(NUM_THREADS, "torch's default")
     policy = os.environ.get(WAIT_POLICY, "OpenMP's default")
     who = "" if NUM_THREADS in chosen else " (set by the user)"
-    return (f"threads: {threads}{who}, {WAIT_POLICY}={policy}; usable CPUs {usable_cpus()}, "
-            f"load average {load_average()}")
+    return (
+        f"threads: {threads}{who}, {WAIT_POLICY}={policy}; usable CPUs {usable_cpus()}, "
+        f"load average {load_average()}"
+    )
