@@ -1,9 +1,16 @@
 # One command to set up and run the demo, one to set up and run the tests.
+#   make demo: a virtual environment with the package and its plots extra, then the demo
+#   make test: the same environment plus the test-only stack (dev and eval extras,
+#              lm-polygraph and the modules it imports) and chromium, then pytest
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# every command picks its own thread count (sigmoid_head/threads.py: the CPUs it may use,
+# less those the machine's load keeps busy); THREADS=N makes it N
+THREADS ?=
+THREADS_OPT := $(if $(THREADS),--threads $(THREADS),)
 
-.PHONY: setup browser demo test lint
+.PHONY: setup setup-demo browser demo test test-notice lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +24,19 @@ $(BIN)/python:
 POLYGRAPH_IMPORTS := openai pandas datasets nltk sentence-transformers diskcache spacy \
 	rouge-score absl-py bert-score omegaconf
 
-setup: $(BIN)/python
+# what the demo needs: the package and its figures (nothing of the test-only stack)
+setup-demo: $(BIN)/python
+	$(BIN)/pip install -e ".[plots]"
+
+# what the tests need besides: the dev and eval extras and lm-polygraph's imports
+setup: setup-demo
+	@echo "make setup: installing the test-only packages (dev and eval extras, lm-polygraph and its imports)"
 	$(BIN)/pip install -e ".[dev,plots,eval]"
 	$(BIN)/pip install --no-deps "lm-polygraph==0.7.0"
 	$(BIN)/pip install $(POLYGRAPH_IMPORTS)
 
-demo: setup
-	$(BIN)/sigmoid-head demo
+demo: setup-demo
+	$(BIN)/sigmoid-head demo $(THREADS_OPT)
 
 # The HTML page's test loads it in Debian's chromium (tests/test_evaluation_html.py). Installed here
 # when missing and possible (apt-get as root or with password-less sudo; about 2-3 minutes);
@@ -32,12 +45,16 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
 	  else echo "chromium is missing and cannot be installed: the browser test will be skipped"; exit 0; fi; \
+	  echo "make test: installing Debian's chromium with apt-get (about 100 packages, 2-3 minutes) for the HTML page's browser test"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium \
 	    || echo "installing chromium failed: the browser test will be skipped"; }
 
+test-notice:
+	@echo "make test: sets up $(VENV) with the test-only packages, installs chromium with apt-get when it is missing (root or password-less sudo), then runs pytest"
+
 # The suite, then the same suite's test files that touched an optional extra run again with
 # that extra hidden (tests/check_extras.py): a test that needs an extra must skip without it.
-test: setup browser
+test: test-notice setup browser
 	SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q
 	$(BIN)/python tests/check_extras.py --record .pytest-extras.json
 

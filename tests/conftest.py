@@ -234,12 +234,13 @@ def build_tiny_tokenizer(out_dir: Path):
 
 def make_train_config(model_path, data, out, **kw):
     """The tests' small training run on CPU (lr 3e-2, 16 sequences a batch, 4 epochs,
-    validation every 10 steps on 15% held out, no early stopping); ``kw`` overrides."""
+    validation every 10 steps on 15% held out, no early stopping, checkpoint/ and best/
+    kept, which many tests inspect after a run); ``kw`` overrides."""
     from sigmoid_head.training.config import TrainConfig
 
     base = dict(train_file=str(data), output_dir=str(out), model=str(model_path), lr=3e-2,
                 batch_size=16, epochs=4, eval_every=10, patience=0, progress=False,
-                validation_fraction=0.15, seed=0, device="cpu")
+                validation_fraction=0.15, seed=0, device="cpu", keep_checkpoints=True)
     return TrainConfig(**{**base, **kw})
 
 

@@ -28,7 +28,9 @@ def test_paint() -> None:
     assert paint("dog", 0.05, False) == "dog" and paint("dog", None, True) == "dog"
 
 
-def test_generate_stream_plain_when_not_a_terminal(tmp_path: Path) -> None:
+def test_generate_stream_into_a_pipe_writes_json_lines(tmp_path: Path) -> None:
+    """Not a terminal: one JSON line per token with its scores, one per finished output
+    (its row), nothing else on stdout (the summary goes to stderr)."""
     src, _ = _pairs(tmp_path)
     out = tmp_path / "gen.jsonl"
     res = run("generate", "-s", str(src), *MODEL, "--quiet", "--max-new-tokens", "4",
@@ -37,8 +39,15 @@ def test_generate_stream_plain_when_not_a_terminal(tmp_path: Path) -> None:
     assert "\x1b[" not in res.stdout  # no colour codes in a pipe
     rows = _rows(out)
     assert len(rows) == 3
-    streamed = "".join(r["candidate"] + "\n" for r in rows)  # each output, then a newline
-    assert res.stdout.startswith(streamed) and "3 outputs scored" in res.stdout[len(streamed):]
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    done = [x for x in lines if x.get("done")]
+    assert [d["candidate"] for d in done] == [r["candidate"] for r in rows]
+    assert [d["combined"] for d in done] == pytest.approx([r["combined"] for r in rows])
+    for i, d in enumerate(done):
+        tokens = [x for x in lines if x["input"] == i and not x.get("done")]
+        assert "".join(t["token"] for t in tokens) == d["candidate"]
+        assert all(0 <= t["sigmoid"] <= 1 and 0 <= t["softmax"] <= 1 for t in tokens)
+    assert "3 outputs scored" in res.stderr and "combined = " in res.stderr
 
 
 def test_generate_stream_colours_a_terminal(tmp_path: Path) -> None:

@@ -47,7 +47,9 @@ def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
     assert {p.name for p in (tmp_path / "head").iterdir()} == {"calibration.json", "error_spans.json"}
     assert all(0 <= c["sigmoid_platt"] <= 1 and isinstance(c["errors"], list) for c in test)
     html = page.read_text(encoding="utf-8")
-    assert html.count('class="item"') == min(8, len(cands) - 5) + 2 and "sigmoid word score" in html
+    saved = json.loads((tmp_path / "head" / "error_spans.json").read_text())
+    assert html.count('class="item"') == min(8, len(cands) - 5) + 2
+    assert f"{saved['method']} word score" in html
     assert (tmp_path / "calibration.png").read_bytes()[:4] == b"\x89PNG"
     events = [json.loads(x) for x in
               stream_demo(causal, verses[:2], tmp_path / "stream.jsonl").read_text().splitlines()]
@@ -55,10 +57,11 @@ def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
     assert all(0 <= e["sigmoid"] <= 1 and 0 <= e["softmax"] <= 1 for e in events)
 
 
-def test_combined_scores_and_how_to_read_the_table(causal, tmp_path) -> None:
+def test_combined_scores_and_how_to_read_the_table(causal, tmp_path, capsys) -> None:
     """The demo's combined scores: the default of `score` and one fitted on the dev
-    candidates (saved with the head), every table column in [0, 1], and the reading line
-    naming the baseline chosen on dev."""
+    candidates (saved with the head only when it beats the default there, and a line says
+    which), every table column in [0, 1], and the reading line naming the baseline chosen
+    on dev."""
     import math
 
     import numpy as np
@@ -76,7 +79,14 @@ def test_combined_scores_and_how_to_read_the_table(causal, tmp_path) -> None:
     dev, test = scored[:9], scored[9:]
     (tmp_path / "head").mkdir()
     fitted = combine(dev, test, tmp_path)
-    assert Combination.load(tmp_path / "head") == fitted
+    said = capsys.readouterr().out
+    from sigmoid_head.evaluation.combination import fit_combination
+
+    _, info = fit_combination(dev, [c["label"] for c in dev])
+    if info["beats_default"]:
+        assert Combination.load(tmp_path / "head") == fitted and "saved with the head" in said
+    else:
+        assert Combination.load(tmp_path / "head") is None and "nothing saved" in said
     for r in dev + test:
         assert r["combined_log"] == DEFAULTS["score"].log_score(r)
         assert r["combined_dev"] == math.exp(fitted.log_score(r))

@@ -3,8 +3,9 @@
 Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded model, the
 file-writing utilities, the names of a head folder's files (head_files), the registry
 of scoring methods (methods, torch-free), safe text (text_safety), always-valid JSON and
-depth-safe JSON reading (json_safety), the finite-and-representable number check (finite)
-and the type check of settings read from files (config_types); the output-path
+depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
+the type check of settings read from files (config_types) and the thread
+policy (threads); the output-path
 and resume-key guards (output_safety); data; the paper's core (head, head_io with the
 Hub (hub, model_card) and the paper's released format (released), dominant, negatives
 with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
@@ -22,7 +23,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
-     "finite", "config_types"},
+     "finite", "config_types", "threads"},
     {"output_safety"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",

@@ -24,7 +24,8 @@ before it; ``tests/test_layout.py`` holds the same list):
   scoring methods and aggregations, torch-free), ``text_safety`` (text made safe to
   print, to put in HTML and in a model card), ``json_safety`` (always-valid JSON out,
   depth-safe JSON in), ``finite`` (finite and representable numbers), ``config_types``
-  (the type check of settings read from files);
+  (the type check of settings read from files), ``threads`` (the thread policy every
+  command sets before torch starts);
 * ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and

@@ -61,6 +61,18 @@ def table_scores(rows: list[dict]) -> dict[str, list[float]]:
     return out
 
 
+def can_plot() -> bool:
+    """Whether matplotlib is installed (the ``plots`` extra): without it the demo writes
+    its tables, page and files, and skips the figures with a one-line notice."""
+    from importlib.util import find_spec
+
+    return find_spec("matplotlib") is not None
+
+
+PLOTS_SKIPPED = ("figures skipped: matplotlib is not installed "
+                 "(pip install 'sigmoid-head[plots]' draws them)")
+
+
 def sample_dir() -> Path:
     """The Bible sample shipped as package data (``sigmoid_head/bible_sample``), found the
     same way in a source checkout and in an installed wheel."""
@@ -126,13 +138,13 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs: float = 12.0,
              lr: float = 1e-3, seed: int = 0, model: str | None = None,
-             freq_smoothing: float = 0.0, n_dev: int = 60) -> list[dict]:
+             freq_smoothing: float = 0.0, n_dev: int = 60, n_val: int = 64) -> list[dict]:
     """Train, score, compare; returns the metric rows and writes results under ``out_dir``.
 
     ``freq_smoothing`` is added to every token count of the token_freq sampler (0 = the
     paper), so tokens that are never a training target can be drawn as negatives.
-    ``n_dev`` dev verses (not the 64 of the validation loss) give the candidates on which
-    the calibration and the error-span settings are fitted.
+    ``n_dev`` dev verses (not the ``n_val`` of the validation loss) give the candidates on
+    which the calibration and the error-span settings are fitted.
     """
     import numpy as np
 
@@ -152,23 +164,28 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
           f"(SmolLM2-135M-Instruct, token_freq negatives, dominant tokens avoided)", flush=True)
     config = TrainConfig(
         train_file=str(write_jsonl(out / "train.jsonl", train_recs[:n_train])),
-        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[:64])),
+        validation_file=str(write_jsonl(out / "dev.jsonl", short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[:n_val])),
         output_dir=str(out / "head"), model=model, use_chat_template=True, prompt_template=PROMPT,
         max_length=192, batch_size=16, epochs=epochs, lr=lr, eval_every=50, patience=3,
         cache_hidden=True, seed=seed, freq_smoothing=freq_smoothing,
     )
     head_model = train(config)
+    print(f"      {_elapsed(t0)} head saved to {out / 'head'} ({folder_mib(out / 'head'):.0f} MiB)",
+          flush=True)
     cands = candidates(test, seed)
     print(f"[2/5] {_elapsed(t0)} scoring {len(cands)} candidates for {len(test)} held-out verses "
           f"(books never seen in training)", flush=True)
-    dev = candidates(short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[64:64 + n_dev], seed)
+    dev = candidates(short(read_jsonl(data / "para_dev.jsonl.gz"), 40)[64:64 + n_dev], seed)  # never validation
     scored = [{**c, **s} for c, s in zip(cands, score_records(head_model, cands, batch_size=16,
                                                               with_tokens=True), strict=True)]
     print(f"[3/5] {_elapsed(t0)} calibrating and choosing error-span settings on {len(dev)} dev candidates "
           f"({n_dev} dev verses, not the test books)", flush=True)
     dev_scored = [{**c, **s} for c, s in zip(dev, score_records(head_model, dev, batch_size=16,
                                                                 with_tokens=True), strict=True)]
-    page = explain(head_model, dev_scored, scored, out)
+    plots = can_plot()
+    if not plots:
+        print(PLOTS_SKIPPED, flush=True)
+    page = explain(head_model, dev_scored, scored, out, plots=plots)
     choice = combine(dev_scored, scored, out)
     write_jsonl(out / "scores.jsonl", scored)
     gold = np.array([c["label"] for c in cands], dtype=float)
@@ -179,11 +196,16 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
                             groups=verse)
     print(format_table(rows, ["roc_auc", "bce", "pearson"], fmt="terminal"))
     print(read_table(dev_scored, scores, gold, choice, seed, verse))
-    methods = present(scored)  # the figures: products, length-normalised, combined, calibrated
-    reported = [*methods, *(registry.AGGREGATIONS["mean_log"].key(m) for m in methods),
-                *COMBINED[:1], *CALIBRATED]
-    paths = write_report(rows, {m: scores[m] for m in reported}, gold, out, ["roc_auc", "bce", "pearson"])
-    paths.update(calibration=out / "calibration.png", page=page)
+    methods = present(scored)  # the figures: combined, products, length-normalised, minima, calibrated
+    reported = [*COMBINED[:1], *methods,
+                *(registry.AGGREGATIONS[a].key(m) for a in ("mean_log", "min") for m in methods
+                  if registry.AGGREGATIONS[a].key(m) in scores), *CALIBRATED]
+    reported = [m for m in reported if m in scores]
+    paths = write_report(rows, {m: scores[m] for m in reported}, gold, out, ["roc_auc", "bce", "pearson"],
+                         figures=plots)
+    if plots:
+        paths["calibration"] = out / "calibration.png"
+    paths["page"] = page
     print(f"[5/5] {_elapsed(t0)} streaming: generating for two held-out verses, scores as each token appears", flush=True)
     paths["stream"] = stream_demo(head_model, test[:2], out / "stream.jsonl")
     unseen = unseen_swaps(head_model, cands)
@@ -197,18 +219,36 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
 
 def combine(dev: list[dict], test: list[dict], out: Path) -> Any:
     """Add ``combined`` (the default of ``sigmoid-head score``) and ``combined_dev`` (the
-    baseline and weight fitted on the dev candidates, saved with the head) to every
-    candidate; returns the fitted combination."""
+    baseline and weight fitted on the dev candidates) to every candidate; the fitted mix is
+    saved with the head only when it beats the default on the dev candidates (else later
+    ``score --head`` runs keep the default); one line says which. Returns the fitted
+    combination."""
     from .evaluation.combination import DEFAULTS, fit_combination
+    from .head_files import COMBINATION_NAME
 
     for rows in (dev, test):
         DEFAULTS["score"].apply(rows)
-    fitted, _ = fit_combination(dev, [c["label"] for c in dev])
-    fitted.save(out / "head")
+    fitted, info = fit_combination(dev, [c["label"] for c in dev])
+    value, default = info["per_baseline"][info["best"]]["value"], info["default"]["value"]
+    (out / "head" / COMBINATION_NAME).unlink(missing_ok=True)  # from an earlier run
+    if info["beats_default"]:
+        fitted.save(out / "head")
+        print(f"combined: the mix fitted on {len(dev)} dev candidates, {fitted.describe()}, beats "
+              f"the default on them (dev ROC-AUC {value:.3f} against {default:.3f}): saved with the "
+              f"head, `score --head {out / 'head'}` uses it")
+    else:
+        print(f"combined: the default of score, {DEFAULTS['score'].describe()}, is as good on the "
+              f"{len(dev)} dev candidates as any fitted mix (dev ROC-AUC {default:.3f}, best fit "
+              f"{value:.3f}): nothing saved, the head keeps the default")
     for rows in (dev, test):
         for r in rows:
             r["combined_dev"] = math.exp(fitted.log_score(r))
     return fitted
+
+
+def folder_mib(path: Path) -> float:
+    """The size of the files under ``path``, MiB."""
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) / 2**20
 
 
 def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int,
@@ -232,23 +272,24 @@ def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int,
              "(paired bootstrap over verses, two-sided p of no difference):"]
     for name, comb, where in (("combined", DEFAULTS["score"], "the default of `sigmoid-head score`, chosen on "
                                "the dev books of docs/results.md"),
-                              ("combined_dev", fitted, "fitted on these dev candidates, saved with the head")):
+                              ("combined_dev", fitted, "fitted on these dev candidates")):
         pb = paired_bootstrap(roc_auc, scores[name], scores[base], gold, n=1000, seed=seed, groups=groups)
         lines.append(f"  {name:<13} {pb['delta']:+.3f} [{pb['ci_low']:+.3f}, {pb['ci_high']:+.3f}], "
                      f"{describe_p(pb)}: {comb.describe()} ({where})")
     return "\n".join(lines)
 
 
-def explain(model, dev: list[dict], test: list[dict], out: Path) -> Path:
+def explain(model, dev: list[dict], test: list[dict], out: Path, plots: bool = True) -> Path:
     """Fit calibration and error spans on the dev candidates, save them with the head, apply
     them to the test candidates (in place), print before/after figures, write the page and
-    ``calibration.png``; returns the page's path."""
+    (with ``plots``) ``calibration.png``; returns the page's path. The saved error-span
+    setting is the method with the best dev span F1, every method being fitted on dev."""
     import numpy as np
 
     from .evaluation.calibration import KINDS, Calibrator, format_report
     from .evaluation.html import write_page
     from .evaluation.plots import calibration_plot
-    from .evaluation.spans import add_errors, fit_span_config, predict_spans, span_prf
+    from .evaluation.spans import add_errors, fit_span_method, predict_spans, span_prf
 
     methods = present(dev)
     cal = Calibrator.fit(dev, [c["label"] for c in dev], methods)
@@ -257,24 +298,26 @@ def explain(model, dev: list[dict], test: list[dict], out: Path) -> Path:
     print(format_report(cal.report(test, gold),
                         f"calibration fitted on {len(dev)} dev candidates; held-out test "
                         f"({len(test)} candidates), ECE and BCE before (raw) and after:"))
-    calibration_plot({m: {"raw product": [c[m] for c in test],
-                          **{k: cal.predict(test, m, k) for k in KINDS}} for m in methods},
-                     gold, out / "calibration.png")
+    if plots:
+        calibration_plot({m: {"raw product": [c[m] for c in test],
+                              **{k: cal.predict(test, m, k) for k in KINDS}} for m in methods},
+                         gold, out / "calibration.png")
     cal.apply(test)
     known = [c for c in test if "error_spans" in c]  # references and word swaps
     dev_known = [c for c in dev if "error_spans" in c]
     print(f"error spans on {len(known)} held-out candidates with a known error location "
           f"(references and word swaps), character-level, settings chosen on dev:")
-    for method in methods:
-        cfg = fit_span_config(dev_known, [c["error_spans"] for c in dev_known], method)
+    chosen, fitted = fit_span_method(dev_known, [c["error_spans"] for c in dev_known], methods)
+    for method, cfg in fitted.items():
         res = span_prf(predict_spans(known, cfg), [c["error_spans"] for c in known],
                        [c["candidate"] for c in known])
         print(f"  {method:<12} P {res['precision']:.3f}  R {res['recall']:.3f}  "
               f"F1 {res['f1']:.3f}  ({cfg.describe()}; dev F1 {cfg.dev['f1']:.3f})")
-        if method == "sigmoid":
-            cfg.save(out / "head")
-            add_errors(test, cfg)
-            found_with = cfg.describe()
+    chosen.save(out / "head")
+    add_errors(test, chosen)
+    found_with = chosen.describe()
+    print(f"saved with the head: {chosen.method}'s setting, the best dev span F1 "
+          f"({chosen.dev['f1']:.3f})")
     page = [c for c in test if c["kind"] != "next verse"][:8] + \
         [c for c in test if c["kind"] == "next verse"][:2]
     return write_page(out / "tokens.html", page, model.tokenizer,

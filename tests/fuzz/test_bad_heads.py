@@ -419,7 +419,8 @@ def state_pt(kind: str) -> Callable[[World, Path], tuple[str, str]]:
         out = tmp / "out"
         argv = ["train", "--train-file", str(w.root / "pairs.jsonl"), "--output-dir", str(out),
                 "--model", str(w.model), "--batch-size", "8", "--eval-every", "2",
-                "--validation-fraction", "0.2", "--no-progress", "--device", "cpu"]
+                "--validation-fraction", "0.2", "--no-progress", "--device", "cpu",
+                "--keep-checkpoints"]
         code, err = run_cli([*argv, "--max-steps", "2"])
         if code != 0:
             return TRACEBACK, f"first run failed: {err[-300:]}"

@@ -9,7 +9,8 @@ malformed input, a missing or unreadable file) prints ``sigmoid-head <command>: 
 <message>`` on one line of stderr and exits with code 2, without a traceback; argparse's
 own usage errors exit with code 2 too. A fault of the machine rather than the input (a
 full disk: :class:`sigmoid_head.io_utils.WriteError`, another ``OSError``, a diverging
-loss) prints the same one line and exits with code 1.
+loss) prints the same one line and exits with code 1, and so does a missing optional
+dependency (an ``ImportError``: the line names the extra that installs it).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from importlib import import_module
 from types import ModuleType
 
+from .. import threads
 from .._version import __version__
 from ..io_utils import names_stdout
 
@@ -71,17 +73,52 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         module = command_module(name)
         p = sub.add_parser(name, help=help_text, description=module.DESCRIPTION)
         module.add_arguments(p)
+        p.add_argument("--threads", type=_thread_count, default=None, metavar="N",
+                       help="CPU threads for torch (default: the CPUs this process may use "
+                       "less those the machine's load keeps busy, at least 1; or "
+                       "OMP_NUM_THREADS if set). Idle threads sleep (OMP_WAIT_POLICY=PASSIVE "
+                       "unless set), so a shared machine is not slowed down")
         p.set_defaults(func=module.run)
     return parser
+
+
+def _thread_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def _threads_option(argv: list[str]) -> int | None:
+    """``--threads N`` of the command line before it is parsed (None if absent or not a
+    positive integer: the parser then says what is wrong)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        text = arg.partition("=")[2] if arg.startswith("--threads=") else (
+            argv[i + 1] if arg == "--threads" and i + 1 < len(argv) else None)
+        if text is not None:
+            try:
+                return _thread_count(text)
+            except argparse.ArgumentTypeError:
+                return None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code (2 for a user error)."""
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    # the thread policy before the parser, whose options of train/generate import torch:
+    # OpenMP reads its variables once, when torch is first imported
+    chosen = threads.apply(_threads_option(argv))
     args = build_parser(argv).parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger(__name__).debug(threads.describe(chosen))
     try:
         if hasattr(args, "dtype") or hasattr(args, "mixed_precision"):
             from .precision import preflight
@@ -102,6 +139,25 @@ def main(argv: list[str] | None = None) -> int:
         return _report(args.command, MemoryError(
             f"out of memory ({_first_line(err)}); lower --batch-size, --samples, "
             "--max-new-tokens or --num-beams"), 1)
+    except ImportError as err:
+        return _report(args.command, ImportError(missing_dependency(err)), 1)
+
+
+EXTRAS = {"matplotlib": "plots", "scipy": "eval", "sklearn": "eval", "sacrebleu": "eval",
+          "pysword": "bible", "comet": "comet", "lm_polygraph": "polygraph"}
+"""Top-level module -> the extra of pyproject.toml that installs it."""
+
+
+def missing_dependency(err: ImportError) -> str:
+    """One line for a missing module: what is missing and the install line that brings it
+    (the error's own message when it already says how)."""
+    text = " ".join(str(err).split())
+    if "pip install" in text:
+        return text
+    top = (getattr(err, "name", None) or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    how = f"pip install 'sigmoid-head[{extra}]'" if extra else "reinstall sigmoid-head"
+    return f"{text or type(err).__name__} (install it with: {how})"
 
 
 def _first_line(err: BaseException) -> str:

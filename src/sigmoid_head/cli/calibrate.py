@@ -45,7 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold-mt", help="wmt-tags: the MT text file (default: the tags file's .mt)")
     p.add_argument("--methods", help="methods to calibrate (comma-separated; default: every "
                    "registered method in the scores)")
-    p.add_argument("--span-method", default="sigmoid", help="whose word scores give the spans")
+    p.add_argument("--span-method", default="auto",
+                   help="whose word scores give the spans (default: auto, the method with the "
+                   "best dev span F1 among those in the scores)")
     p.add_argument("--test-scores", help="held-out score .jsonl: report before/after on it")
     p.add_argument("--test-gold", help="held-out labels for --test-scores")
 
@@ -87,8 +89,20 @@ def _fit_combination(args: argparse.Namespace, rows: list[dict]) -> tuple[object
         raise UsageError(f"combined score: {e}") from None
 
 
-def _print_combination(comb: object, info: dict, path: object) -> None:
-    print(f"combined score saved to {path}: {comb.describe()}")  # type: ignore[attr-defined]
+def _print_combination(comb: object, info: dict, head: str) -> None:
+    """Save the fitted combination when it beats the default on the dev items; say which
+    mix the head's ``combined`` will be."""
+    default = info["default"]
+    if info["beats_default"]:
+        path = comb.save(head)  # type: ignore[attr-defined]
+        print(f"combined score saved to {path}: {comb.describe()} (dev {info['metric']} "  # type: ignore[attr-defined]
+              f"{info['per_baseline'][info['best']]['value']:.4f}, the default of "
+              f"{default['command']} {default['value']:.4f})")
+    else:
+        print(f"combined score not saved: the best fit, {comb.describe()}, is no better on "  # type: ignore[attr-defined]
+              f"these dev items than the default of {default['command']}, {default['describe']} "
+              f"({info['per_baseline'][info['best']]['value']:.4f} against {default['value']:.4f}); "
+              "the head keeps the default")
     print(f"dev {info['metric']} ({info['n']} items), best weight on the head per baseline:")
     for b, r in info["per_baseline"].items():
         print(f"  {b:<22} weight {r['weight']:.2f}: {r['value']:.4f} (head alone {r['head_alone']:.4f}, "
@@ -111,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     files are written, so a refusal (exit 2) leaves the head folder as it was."""
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
-    from ..evaluation.spans import fit_span_config
+    from ..evaluation.spans import fit_span_config, fit_span_method
     from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
     from ..output_safety import refuse_overlaps
 
@@ -141,11 +155,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
         from ..evaluation.gold_check import read_score_rows
 
-        read_score_rows(args.scores, [args.span_method])  # every word has the method's score
+        # every word has the method's score (with auto: the scores the first word has)
+        read_score_rows(args.scores, None if args.span_method == "auto" else [args.span_method])
         gold = _spans(args.gold_spans, args, rows)
         if len(gold) != len(rows):
             raise UsageError(f"{len(rows)} scored items but {len(gold)} lines of gold spans")
-        cfg = fit_span_config(rows, gold, args.span_method)
+        if args.span_method == "auto":
+            cfg, _ = fit_span_method(rows, gold)
+        else:
+            cfg = fit_span_config(rows, gold, args.span_method)
     # every check passed: write
     if cal is not None:
         print(f"calibration saved to {cal.save(args.head)}")
@@ -153,9 +171,9 @@ def run(args: argparse.Namespace) -> int:
         if test_report is not None:
             print(format_report(test_report[0], f"held out ({test_report[1]} items): ECE and BCE"))
     if comb is not None:
-        _print_combination(comb, info, comb.save(args.head))  # type: ignore[attr-defined]
+        _print_combination(comb, info, args.head)
     if cfg is not None:
-        print(f"error spans saved to {cfg.save(args.head)}: {args.span_method} word score "
+        print(f"error spans saved to {cfg.save(args.head)}: {cfg.method} word score "
               f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "
               f"P {cfg.dev['precision']:.3f} R {cfg.dev['recall']:.3f} F1 {cfg.dev['f1']:.3f}")
     return 0

@@ -153,11 +153,14 @@ def corpus_config(args: argparse.Namespace) -> Any:
 
 
 def print_result(result: Any) -> None:
-    """The summary table of a corpus run (process 0, when rows were scored)."""
+    """The summary table of a corpus run (process 0, when rows were scored) and the line
+    naming the mix that made ``combined``."""
     from ..scoring.corpus_output import summary
 
     if result.n:
         print(summary([result.means], n=result.n))
+        if result.mix and "combined" in result.means:
+            print(result.mix)
 
 
 class Inputs:

@@ -10,11 +10,16 @@ token.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
+from collections.abc import Iterator
 
+from ..evaluation.combination import help_text
 from . import UsageError, common
+from .terminal import uses_colour
 
-DESCRIPTION = "Generate with the original model and score it."
+DESCRIPTION = "Generate with the original model and score it. " + help_text("generate")
 DECODING = ("num_beams", "do_sample", "temperature", "top_p", "max_new_tokens", "seed",
             "head_weight", "head_mask_below")
 """The DecodingConfig fields that are options."""
@@ -32,9 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--stream",
         action="store_true",
-        help="print each output token as it is generated, coloured by its score on a terminal "
-        "(plain text otherwise); greedy or sampling, one input at a time (sampled outputs "
-        "are those of --batch-size 1 without --stream), in one process, without --rauq",
+        help="print each output token as it is generated, coloured by its score on a terminal; "
+        "into a pipe or file, JSON lines instead: one per token ({input, position, token, "
+        "<method>: probability, ...}) and one per finished output ({input, done: true, and "
+        "the output's row: candidate, combined, ...}), the summary going to stderr; greedy "
+        "or sampling, one input at a time (sampled outputs are those of --batch-size 1 "
+        "without --stream), in one process, without --rauq",
     )
 
 
@@ -57,13 +65,41 @@ def run(args: argparse.Namespace) -> int:
                          "draws from one seeded stream over all inputs; --stream prints tokens)")
     model = common.ModelOptions(args.head, args.model, args.dtype, args.device).load()
     stream = None
+    as_json = args.stream and not uses_colour(sys.stdout)
     if args.stream:
         config.quiet = True  # the streamed tokens are the progress
-        stream = _streamer(model, decoding, config)
+        stream = _streamer(model, decoding, config, as_json)
+    if as_json:  # stdout carries the JSON lines only (the streamer holds it): the rest to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            result = generate_corpus(model, inputs, config, decoding, head_dir=args.head,
+                                     generate_batch=stream)
+            common.print_result(result)
+        return 0
     result = generate_corpus(model, inputs, config, decoding, head_dir=args.head,
                              generate_batch=stream)
     common.print_result(result)
     return 0
+
+
+def json_lines(events, out, explain=None) -> Iterator:
+    """Write each event of a stream as one JSON line (tokens, then the finished output's
+    row, with what the head folder adds: ``combined``, calibration, errors); yields every
+    event on."""
+    from ..scoring.streaming import OutputEvent
+
+    for event in events:
+        if isinstance(event, OutputEvent):
+            row = dict(event.record)
+            if explain is not None:
+                explain.apply([row], keep_tokens=False)
+            row = {k: v for k, v in row.items() if k not in ("tokens", "words")}
+            line = {"input": event.input_index, "sample": event.sample, "done": True, **row}
+        else:
+            line = {"input": event.input_index, "sample": event.sample,
+                    "position": event.position, "token": event.text, **event.scores}
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.flush()
+        yield event
 
 
 def _colour_method(model) -> str:
@@ -71,18 +107,23 @@ def _colour_method(model) -> str:
     return "sigmoid" if getattr(model, "head", None) is not None else "boostedprob"
 
 
-def _streamer(model, decoding, config):
-    """Generates a batch input by input, printing every token as it comes; returns the rows."""
+def _streamer(model, decoding, config, as_json: bool = False):
+    """Generates a batch input by input, printing every token as it comes (coloured text,
+    or JSON lines with ``as_json``); returns the rows."""
+    from ..scoring.corpus import Explanations
     from ..scoring.streaming import OutputEvent, stream_generate
-    from .terminal import legend, show_stream, uses_colour
+    from .terminal import legend, show_stream
 
-    if uses_colour(sys.stdout):
+    explain = Explanations.load(model, "generate") if as_json else None
+    out = sys.stdout  # the real one, also while the summary goes to stderr
+    if uses_colour(out):
         print(legend(_colour_method(model)))
 
     def generate_batch(inputs: list[dict], with_tokens: bool) -> list[dict]:
         events = stream_generate(model, inputs, decoding, prompt_template=config.prompt_template,
                                  use_chat_template=config.chat, with_tokens=with_tokens)
-        return [e.record for e in show_stream(events, _colour_method(model), sys.stdout)
-                if isinstance(e, OutputEvent)]
+        shown = json_lines(events, out, explain) if as_json else \
+            show_stream(events, _colour_method(model), out)
+        return [e.record for e in shown if isinstance(e, OutputEvent)]
 
     return generate_batch

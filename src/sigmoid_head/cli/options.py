@@ -69,7 +69,9 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
             continue
         kind = (parsers or {}).get(f.name) or (_optional(base) if is_optional else base)
         default = None if required else f.default
-        shown = "required" if required else f"default: {default}"
+        # strings as Python literals, so that a space or a newline shows ('{source}\n')
+        shown = "required" if required else f"default: {default!r}" if isinstance(default, str) \
+            else f"default: {default}"
         parser.add_argument(flag, dest=name, type=kind, default=default, required=required,
                             metavar=name.upper(), help=_help(doc, shown))
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 
+from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD, help_text
 from . import UsageError, common
 
 DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples), score them "
-               "all and pick one by a score (default: the softmax's geo-mean, chosen on dev).")
+               f"all and pick one by a score (--select; default: {RERANK_SELECT}, or "
+               f"{RERANK_SELECT_NO_HEAD} without a head). " + help_text("rerank"))
 OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
 """The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
 ``--batch-size`` counts sources here)."""
@@ -47,7 +49,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sigmoid-head rerank``."""
-    from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
     from ..scoring.corpus import config_from
     from ..scoring.corpus_output import join_processes
     from ..scoring.rerank import RerankConfig, check_select, describe, rerank_corpus, selectable
@@ -73,4 +74,6 @@ def run(args: argparse.Namespace) -> int:
               f"{' + ' + ('greedy' if config.num_beams == 1 else 'beam') if config.greedy else ''}"
               f" each; picked by {config.select}, mean over the picks "
               f"{result.means.get('picked_score', float('nan')):.4f}; written to {corpus.to_json}")
+        if result.mix:
+            print(result.mix)
     return 0

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..evaluation.combination import help_text
 from . import common
 
-DESCRIPTION = "Score candidates given their sources, COMET-style."
+DESCRIPTION = "Score candidates given their sources, COMET-style. " + help_text("score")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -27,8 +27,11 @@ combined score"; ``recipes/bible/default_combination.py`` recomputes the choice)
 test fails when these defaults differ from it.
 
 ``sigmoid-head calibrate --quality`` (or ``--gold``) fits the baseline and the weight on the
-user's own dev scores and saves them as ``combination.json`` in the head folder; ``score``
-and ``generate`` then use that instead of the defaults. Pure Python and numpy, no torch.
+user's own dev scores and saves them as ``combination.json`` in the head folder only when
+the fit beats the command's default on those dev scores (else it says so and saves
+nothing); ``score``, ``generate`` and ``rerank`` then use it instead of the default, and
+every one of them prints which mix made ``combined`` (:func:`mix_line`). Pure Python and
+numpy, no torch.
 """
 
 from __future__ import annotations
@@ -159,6 +162,25 @@ def for_command(command: str, head_dir: str | Path | None) -> Combination:
     return Combination.load(head_dir) or DEFAULTS[command]
 
 
+def help_text(command: str) -> str:
+    """What ``combined`` is, for the ``--help`` of ``command`` (score, generate or rerank)."""
+    d = DEFAULTS[command]
+    return (f"combined, the recommended score, is the head's length-normalised score "
+            f"({HEAD_KEY}) mixed with a softmax-side score in log space; for {command} by "
+            f"default {d.describe()} (chosen on {d.chosen_on}; docs/results.md). A head folder's "
+            f"{COMBINATION_NAME} (sigmoid-head calibrate, saved only when it beats this default "
+            "on the dev data) replaces it; every run prints which mix made combined.")
+
+
+def mix_line(comb: Combination, command: str) -> str:
+    """One line saying which mix made ``combined``: its baseline and weight, and where it
+    was chosen (the head folder's ``combination.json``, or the command's default)."""
+    default = DEFAULTS.get(command)
+    where = (f"the default of {command}, chosen on {comb.chosen_on}" if comb == default
+             else f"the head's {COMBINATION_NAME}, fitted on {comb.chosen_on or 'dev data'}")
+    return f"combined = {comb.describe()} ({where})"
+
+
 def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
                 source: str = "") -> tuple[Any, Any, Combination]:
     """The objects of a head's extras (``SigmoidHeadModel.extras``: file name -> JSON).
@@ -227,4 +249,11 @@ def fit_combination(rows: Sequence[Mapping], gold: ArrayLike, *, step: float = 0
                          + ", ".join(sorted({needs for needs, _ in parts.values()})))
     best = max(per, key=lambda b: (per[b]["value"], -per[b]["weight"]))
     comb = Combination(per[best]["weight"], best, f"{g.size} dev items ({name} {per[best]['value']:.3f})")
-    return comb, {"metric": name, "n": int(g.size), "best": best, "per_baseline": per}
+    # the default this fit would replace: score's for labels, generate's for quality scores
+    command = "score" if name == "roc_auc" else "generate"
+    default = DEFAULTS[command]
+    logs = [default.log_score(r) for r in rows]
+    value = float(metric(np.array(logs, dtype=float), g)) if None not in logs else float("nan")
+    return comb, {"metric": name, "n": int(g.size), "best": best, "per_baseline": per,
+                  "default": {"command": command, "describe": default.describe(), "value": value},
+                  "beats_default": not value >= per[best]["value"]}

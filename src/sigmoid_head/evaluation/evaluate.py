@@ -28,19 +28,24 @@ UNCERTAINTIES = {"entropy_mean": -1.0}
 """Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""
 OTHER_METHODS = ("entropy_mean", "mc_softmax", "mc_sigmoid", "self_judge")
 """Columns beside the registered methods' that are evaluated when none are named."""
-DEFAULT_AGGREGATIONS = ("product", "mean_log")
+DEFAULT_AGGREGATIONS = ("product", "mean_log", "min")
 """The aggregations of every registered method evaluated when none are named."""
+COMBINED = "combined"
+"""The combined score (the head mixed with a softmax-side score; the recommended one),
+evaluated first when none are named."""
 
 
 def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
-    each registered method's product, then each one's length-normalised score, the
-    columns of :data:`OTHER_METHODS`, then the calibrated probabilities."""
+    ``combined``, each registered method's product, then each one's length-normalised
+    score, then each one's minimum, the columns of :data:`OTHER_METHODS`, then the
+    calibrated probabilities."""
     from .calibration import KINDS
 
     keys = [registry.AGGREGATIONS[a].key(m.name) for a in DEFAULT_AGGREGATIONS
             for m in registry.methods() if a in m.aggregations]
-    return [*keys, *OTHER_METHODS, *(f"{m}_{k}" for m in registry.names() for k in KINDS)]
+    return [COMBINED, *keys, *OTHER_METHODS,
+            *(f"{m}_{k}" for m in registry.names() for k in KINDS)]
 
 
 def probability_form(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

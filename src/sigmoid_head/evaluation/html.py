@@ -105,6 +105,9 @@ def _sequence_table(row: dict, methods: Sequence[str]) -> str:
                 v = c.probability(v)
             cells.append(f"<td>{v:.3g}</td>" if v is not None else "<td>–</td>")
         body.append(f"<tr><th>{m}</th>{''.join(cells)}</tr>")
+    if row.get("combined") is not None:  # the recommended score: one number, its own row
+        body.append(f'<tr class="combined"><th>combined</th><td colspan="{max(1, len(cols))}">'
+                    f'{float(row["combined"]):.3g}</td></tr>')
     return f'<table class="seq"><tr><th>sequence</th>{head}</tr>{"".join(body)}</table>'
 
 

@@ -267,10 +267,12 @@ def write_report(
     gold: ArrayLike,
     out_dir: str | Path,
     metrics: Sequence[str] | None = None,
+    figures: bool = True,
 ) -> dict[str, Path]:
-    """Write ``results.md``, ``results.csv`` and figures into ``out_dir``: for binary gold
-    ``distributions.png`` and ``roc.png`` (:mod:`.plots`), and ``reliability.png`` when a
-    method gives probabilities; otherwise ``scatter.png`` (log axis where it helps).
+    """Write ``results.md``, ``results.csv`` and (with ``figures``) figures into ``out_dir``:
+    for binary gold ``distributions.png`` and ``roc.png`` (:mod:`.plots`), and
+    ``reliability.png`` when a method gives probabilities; otherwise ``scatter.png`` (log
+    axis where it helps).
 
     Returns:
         Kind (``"markdown"``, ``"csv"``, ``"distributions"``, ``"roc"``, ``"reliability"``,
@@ -292,6 +294,8 @@ def write_report(
     paths = {"markdown": out / "results.md", "csv": out / "results.csv"}
     write_atomic(paths["markdown"], "\n".join(md) + "\n")  # never through a planted link
     write_atomic(paths["csv"], format_table(rows, cols, fmt="csv"))
+    if not figures:
+        return paths
     g = np.asarray(gold, dtype=np.float64)
     if is_binary(g) and g.min() != g.max():  # a scatter against 0/1 shows nothing
         paths["distributions"] = distribution_plot(scores, g, out / "distributions.png")

@@ -335,3 +335,21 @@ class _Candidate:
         """The counted characters inside the spans of ``runs``."""
         return self._span_mask([(self.offsets[r[0]][0], self.offsets[r[-1]][1])  # type: ignore[index]
                                 for r in runs])
+
+
+def fit_span_method(rows: Sequence[dict], gold: Sequence[Sequence[Span]],
+                    methods: Sequence[str] | None = None, **kw: Any) -> tuple[SpanConfig, dict]:
+    """:func:`fit_span_config` for each method whose word scores ``rows`` carry (default:
+    every registered method present), and the one with the best dev span F1 (ties: the
+    earlier method of the registry).
+
+    Returns:
+        (the chosen SpanConfig, method -> its fitted SpanConfig).
+    """
+    present = next((set(r["words"][0]) for r in rows if r.get("words")), set())
+    names = [m for m in (methods or registry.names()) if m in present]
+    if not names:
+        raise ValueError("no method's word scores in the dev rows: score them with --with-tokens")
+    fitted = {m: fit_span_config(rows, gold, m, **kw) for m in names}
+    best = max(names, key=lambda m: (fitted[m].dev["f1"], -names.index(m)))
+    return fitted[best], fitted

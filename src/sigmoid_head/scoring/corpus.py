@@ -106,6 +106,14 @@ class Explanations:
     combination: Any = None
     calibrator: Any = None
     spans: Any = None
+    command: str = ""
+    """The command whose default combination applies ("score", "generate" or "rerank")."""
+
+    def mix(self) -> str | None:
+        """The line naming the mix that makes ``combined`` (None without a combination)."""
+        from ..evaluation.combination import mix_line
+
+        return None if self.combination is None else mix_line(self.combination, self.command)
 
     @classmethod
     def load(cls, model: Any, command: str, head_dir: str | Path | None = None) -> Explanations:
@@ -121,7 +129,7 @@ class Explanations:
 
         cal, spans, comb = head_extras(getattr(model, "extras", None), command,
                                        str(head_dir or ""))
-        return cls(comb, cal, spans)
+        return cls(comb, cal, spans, command)
 
     def apply(self, rows: list[dict], keep_tokens: bool) -> None:
         """Add ``combined``/``combined_log``, ``<method>_platt``/``_isotonic`` and ``errors``
@@ -151,6 +159,9 @@ class CorpusResult:
     """The mean of every numeric field over all outputs."""
     rows: list[dict] | None
     """The rows, in input order, when they were not written to ``to_json``."""
+    mix: str | None = None
+    """Which mix made ``combined``: baseline, weight, where chosen (:func:`~sigmoid_head.
+    evaluation.combination.mix_line`)."""
 
 
 def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explanations,
@@ -173,7 +184,7 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
         write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
-    return CorpusResult(means.n, means.row(), None if config.to_json else kept)
+    return CorpusResult(means.n, means.row(), None if config.to_json else kept, explain.mix())
 
 
 def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> dict:

@@ -98,7 +98,7 @@ def run_streamed(inputs: CorpusInputs, score_batch: Callable[[list[dict]], list[
     seconds = time.perf_counter() - start
     _, rank, world = process_group()
     if rank == 0:
-        print(f"{new} new outputs in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f}/s, "
+        print(f"{new} new output{'' if new == 1 else 's'} in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f}/s, "
               f"{world} process{'es' if world > 1 else ''})")
     if to_json and rank == 0 and means.n != total:
         raise ValueError(f"{to_json}: has {means.n} rows, expected {total}")

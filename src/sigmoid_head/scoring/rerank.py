@@ -295,10 +295,12 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
                 for i, (rec, g) in enumerate(zip(part, groups, strict=True))]
 
     # the candidates were explained above; the rows themselves have nothing to add
-    return _run(model, inputs, corpus, Explanations(), batch, batch_size=corpus.batch_size,
-                window=RERANK_WINDOW_BATCHES * corpus.batch_size,
-                settings=_settings(model, corpus, head_dir, rerank=asdict(config),
-                                   batch_size=corpus.batch_size))
+    result = _run(model, inputs, corpus, Explanations(), batch, batch_size=corpus.batch_size,
+                  window=RERANK_WINDOW_BATCHES * corpus.batch_size,
+                  settings=_settings(model, corpus, head_dir, rerank=asdict(config),
+                                     batch_size=corpus.batch_size))
+    result.mix = explain.mix() if head else None
+    return result
 
 
 def describe() -> str:

@@ -172,6 +172,10 @@ class LoopConfig:
     """cpu or cuda; empty = what Accelerate picks."""
     resume: bool = True
     """Continue from output_dir's checkpoint when one exists (same command, same data)."""
+    keep_checkpoints: bool = False
+    """Keep output_dir's checkpoint/ and best/ once training has finished (the optimizer
+    state: about 4x the head's size), e.g. to continue later with more epochs; an
+    interrupted run keeps them either way."""
     progress: bool = True
     """Show a progress bar with loss and tokens/s."""
 
@@ -218,7 +222,7 @@ _TYPES = field_types(groups=GROUPS, renamed=RENAMED)
 """Flat setting name -> its declared basic types (checked on every value given)."""
 
 
-_RESUME_FREE = {"output_dir", "resume", "progress", "device", "eval_every", "save_every",
+_RESUME_FREE = {"output_dir", "resume", "keep_checkpoints", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
                 "cache_dir", "num_proc", "data_cache_dir"}
 

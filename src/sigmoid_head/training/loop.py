@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -137,7 +138,8 @@ class Run:
 def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
           caches: tuple[PositionCache | None, PositionCache | None] | None = None
           ) -> SigmoidHeadModel:
-    """Train a Sigmoid Head and save it (and its best checkpoint) under ``config.output_dir``.
+    """Train a Sigmoid Head and save it under ``config.output_dir`` (with its resumable
+    checkpoint and best head only while training, or with ``keep_checkpoints``).
 
     Args:
         config: every training setting.
@@ -240,21 +242,35 @@ def _run_epochs(run: Run) -> None:
     """Optimizer steps until the total is reached or early stopping, epoch after epoch."""
     from tqdm.auto import tqdm
 
+    from .progress import CACHED, FILL, StepClock
+
     config, state = run.config, run.state
+    # with the hidden-state cache, the first epoch's steps fill it and the later ones read
+    # it, far faster: the time left is estimated per kind (.progress), not by tqdm's rate
+    cached = run.train_cache is not None
+    fmt = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]" if cached else None
     bar = tqdm(total=run.total, initial=state.step, desc="train", dynamic_ncols=True,
-               disable=not (config.progress and run.accelerator.is_main_process))
+               bar_format=fmt, disable=not (config.progress and run.accelerator.is_main_process))
     n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder)
     meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
+    clock, first_epoch = StepClock(), state.epoch
     all_batches = None
     while state.step < run.total and not state.stopped:
         del all_batches  # the last epoch's batch index goes before the next one is made
         all_batches = _batches(config, run.train_ex, True, state.epoch)
-        for g in range(state.batch_in_epoch, len(all_batches) // run.per_step):
+        n_groups = len(all_batches) // run.per_step
+        for g in range(state.batch_in_epoch, n_groups):
+            t_step = time.perf_counter()
             group = [all_batches[g * run.per_step + k] for k in range(run.per_step)]
             _optimizer_step(run, g, group, n_pos, meter)
             state.step, state.batch_in_epoch = state.step + 1, g + 1
-            _show(bar, state, meter)
-            if _after_step(run):
+            ends = _after_step(run)
+            filling = cached and state.epoch == first_epoch
+            clock.add(FILL if filling else CACHED, time.perf_counter() - t_step)
+            fill_left = min(n_groups - g - 1, run.total - state.step) if filling else 0
+            _show(bar, state, meter, clock.left(fill_left, run.total - state.step - fill_left)
+                  if cached else None)
+            if ends:
                 break
         else:
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
@@ -293,11 +309,12 @@ def _optimizer_step(run: Run, g: int, group: list[list[int]], n_pos: list[int], 
     state.last_loss = step_loss
 
 
-def _show(bar: Any, state: TrainState, meter: dict) -> None:
+def _show(bar: Any, state: TrainState, meter: dict, left: str | None = None) -> None:
     bar.update(1)
     bar.set_postfix(loss=f"{meter['ema']:.4f}",
                     tok_s=f"{meter['tokens'] / (time.perf_counter() - meter['t0']):.0f}",
-                    best=f"{state.best_val:.4f}" if state.best_val < math.inf else "-")
+                    best=f"{state.best_val:.4f}" if state.best_val < math.inf else "-",
+                    **({"left": left} if left is not None else {}))
 
 
 def _after_step(run: Run) -> bool:
@@ -360,5 +377,8 @@ def _finish(run: Run) -> SigmoidHeadModel:
     model.config = replace(model.config, training=_record(run.config, run.state))
     if run.accelerator.is_main_process:
         model.save_pretrained(run.out)
+        if not run.config.keep_checkpoints:  # the head is saved: only it stays
+            for name in ("checkpoint", "best"):
+                shutil.rmtree(run.out / name, ignore_errors=True)
     run.accelerator.wait_for_everyone()
     return model
