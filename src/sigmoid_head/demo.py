@@ -17,7 +17,6 @@ generations streamed with their token scores.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from . import methods as registry
+from .io_utils import write_atomic
+from .json_safety import dumps
 
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 CALIBRATED = ("sigmoid_platt", "sigmoid_isotonic")
@@ -132,8 +133,9 @@ def _elapsed(t0: float) -> str:
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
+    """Write ``records`` as JSON lines, whole or not at all (never through a link planted at
+    ``path``; non-finite numbers as ``null``)."""
+    return write_atomic(path, "".join(dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs: float = 12.0,

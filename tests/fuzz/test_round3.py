@@ -1537,3 +1537,18 @@ def test_the_head_readers_copy_of_the_training_types_agrees_with_the_dataclasses
 
     assert {k: v for k, v in _TYPES.items() if k in TRAINING_TYPES} == TRAINING_TYPES
     assert {"prompt_template", "use_chat_template", "max_length"} <= set(TRAINING_TYPES)
+
+
+def test_the_demo_writes_its_data_files_whole_never_through_a_planted_link(tmp_path) -> None:
+    from sigmoid_head.demo import write_jsonl
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "train.jsonl").symlink_to(victim)
+    write_jsonl(out / "train.jsonl", [{"source": "a", "x": float("nan")}, {"source": "b"}])
+    assert victim.read_text() == "keep me\n"
+    assert not (out / "train.jsonl").is_symlink()
+    rows = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
+    assert rows == [{"source": "a", "x": None}, {"source": "b"}]
