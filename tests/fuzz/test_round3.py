@@ -384,8 +384,11 @@ def hard_lock_cli(w: World, tmp: Path) -> tuple[str, str]:
 
 
 def _train_argv(w: World, out: Path, steps: int, train_file: Path | None = None) -> list[str]:
+    # --keep-checkpoints: these cases resume a finished run, as an interrupted one would
+    # (a finished run removes checkpoint/ and best/ by default)
     return [
         "train",
+        "--keep-checkpoints",
         "--train-file",
         str(train_file or w.root / "pairs.jsonl"),
         "--output-dir",
