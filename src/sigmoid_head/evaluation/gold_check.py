@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.records import iter_jsonl_lines
-from .gold_formats import SPAN_KEYS, TEXT_KEYS
+from .gold_item import SPAN_KEYS, TEXT_KEYS
 
 WORD_FIELDS = ("word", "start", "end")
 """Fields of a scored word that are not a method's score."""

@@ -24,49 +24,21 @@ Every reader checks that each span lies inside its text. Numpy-free, no torch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..data.records import iter_jsonl_lines, read_jsonl, read_lines
+from .gold_item import (  # noqa: F401 - re-exported: the readers' shared shape and keys
+    CATEGORY_KEYS,
+    GROUP_KEYS,
+    SOURCE_KEYS,
+    SPAN_KEYS,
+    TEXT_KEYS,
+    GoldItem,
+)
 
 FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth", "google-mqm", "mushroom")
 """Names accepted by ``--gold-format``."""
-TEXT_KEYS = ("tgt", "mt", "translation", "hypothesis", "target", "response")
-SOURCE_KEYS = ("src", "source")
-SPAN_KEYS = ("esa_spans", "mqm_spans", "error_spans", "errors", "spans", "labels")
-CATEGORY_KEYS = ("category", "error_type", "type", "label_type")
-GROUP_KEYS = ("doc_id", "segment_id", "seg_id", "line_id")
-"""Joined into the source id when a record has neither ``source_id`` nor a source text."""
-
-
-@dataclass
-class GoldItem:
-    """One annotated text.
-
-    Attributes:
-        text: the annotated text (translation or response); spans index into it.
-        spans: error spans ``{"start", "end", "severity", "category"}`` (end exclusive).
-        group: source id for clustered intervals (items of one source move together).
-        source: the source text, if known.
-        word_bad: per whitespace word of ``text``, 1 = BAD (word-tag formats only).
-        gap_tags: per gap, 1 = BAD (when the tags file interleaves gaps).
-        omissions: errors without a place in the text (e.g. ESA ``"missing"``).
-
-    The source id is ``source_id`` (RAGTruth), else the source text, else the record's
-    document and segment ids, else its line number; word-tag files use the source line
-    when a source file is given, else the line number.
-    """
-
-    text: str
-    spans: list[dict[str, Any]]
-    group: str
-    source: str | None = None
-    word_bad: list[int] | None = None
-    gap_tags: list[int] | None = None
-    omissions: list[dict[str, Any]] = field(default_factory=list)
-
-
 def whitespace_words(text: str) -> list[tuple[int, int]]:
     """(start, end) of every whitespace-separated word of ``text``."""
     out, start = [], None

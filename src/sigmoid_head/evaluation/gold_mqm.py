@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.records import read_lines
-from .gold_formats import GoldItem
+from .gold_item import GoldItem
 
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 MARK = re.compile(r"<v>(.*?)</v>", re.DOTALL)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..data.records import read_jsonl
-from .gold_formats import GoldItem
+from .gold_item import GoldItem
 
 
 @dataclass
