@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sigmoid_head.demo import candidates
 
 
@@ -30,6 +32,7 @@ def test_word_swaps_record_their_error_location() -> None:
 def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
     """The demo's steps 3 and 5 on a tiny model: calibration and spans saved with the head,
     the figures, the page and the streamed events."""
+    pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # the figures
     import json
 
     from sigmoid_head.demo import explain, stream_demo

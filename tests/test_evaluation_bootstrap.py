@@ -109,6 +109,7 @@ def test_add_holm_and_the_printed_p_state_sidedness_and_family() -> None:
 
 
 def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None:
+    pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # out_dir draws figures
     from sigmoid_head.evaluation.evaluate import evaluate_scores
 
     p, g, p_dup, g_dup, src = _duplicated(60, 4, seed=2)

@@ -44,6 +44,7 @@ def _fake_scores(path: Path, n: int = 40) -> np.ndarray:
 
 
 def test_evaluate_writes_the_report(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # scatter.png
     scores = tmp_path / "scores.jsonl"
     gold = _fake_scores(scores)
     (tmp_path / "gold.txt").write_text("\n".join(map(str, gold)) + "\n")

@@ -57,6 +57,7 @@ def test_score_all_matches_score_records(scored) -> None:
 
 
 def test_score_all_adds_rauq_rows_and_changes_no_other(tiny_causal_path, scored, tmp_path) -> None:
+    pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # its report draws figures
     seq, _, ref = scored
     backbone = load_backbone(str(tiny_causal_path), device="cpu")
     records = experiments.other_candidates(TEST, seed=0)
@@ -78,6 +79,7 @@ def test_score_all_adds_rauq_rows_and_changes_no_other(tiny_causal_path, scored,
 
 
 def test_tables_split_products_and_length_normalised(tmp_path, scored) -> None:
+    pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # its report draws figures
     seq, _, _ = scored
     labels = np.array([c["label"] for c in experiments.other_candidates(TEST, seed=0)], dtype=float)
     gold = {"chrf": np.exp(seq["softmax@mean"]), "minilm": -seq["length"]}  # a perfect and a length gold

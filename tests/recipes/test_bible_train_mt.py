@@ -92,6 +92,7 @@ def test_loss_falls_on_fixed_batch(tokenizer, data_dir: Path, tmp_path: Path) ->
 
 
 def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("sacrebleu", reason="needs the eval extra (sacrebleu)")  # BLEU and chrF
     straight = mt.run(_config(data_dir, tmp_path / "straight", max_steps=6))
     assert straight["training"]["steps"] == 6
     cfg = _config(data_dir, tmp_path / "resumed", max_steps=6)
@@ -114,6 +115,7 @@ def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_export_reloads_and_eval_json(data_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("sacrebleu", reason="needs the eval extra (sacrebleu)")  # BLEU and chrF
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     report = mt.run(_config(data_dir, tmp_path, max_steps=3, beams=2, eval_dev=True))
@@ -154,6 +156,7 @@ def test_export_reloads_and_eval_json(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_stop_request_leaves_a_resumable_checkpoint(data_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("sacrebleu", reason="needs the eval extra (sacrebleu)")  # BLEU and chrF
     mt.STOP.set()  # what Ctrl-C / SIGTERM do in the command line tool
     try:
         assert mt.run(_config(data_dir, tmp_path, max_steps=6)) == {}
@@ -169,6 +172,7 @@ def test_stop_request_leaves_a_resumable_checkpoint(data_dir: Path, tmp_path: Pa
 def test_a_time_budget_stops_early_says_so_and_resumes_to_the_fixed_step(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
+    pytest.importorskip("sacrebleu", reason="needs the eval extra (sacrebleu)")  # BLEU and chrF
     straight = mt.run(_config(data_dir, tmp_path / "straight", max_steps=4))
     assert straight["training"]["complete"] and straight["training"]["steps"] == 4
     cfg = _config(data_dir, tmp_path / "budget", max_steps=4)
