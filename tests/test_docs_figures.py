@@ -858,7 +858,7 @@ CLAIMS: list[Claim] = [
     Claim("docs/demo.md", "It has the highest ROC-AUC here, 0.946.", lambda: [demo("combined")]),
     Claim(
         "docs/demo.md",
-        "(BoostedProb's product; 0.921 on test) its gain is +0.024 [-0.001, +0.050], two-sided p = 0.058 (verses resampled): not shown at p < 0.05",
+        "(BoostedProb's product; 0.921 on test) its gain is +0.024 [-0.001, +0.050], two-sided p = 0.058 (verses resampled, one comparison, uncorrected): not shown at p < 0.05",
         lambda: [
             demo("boostedprob"),
             *cell(RES, DEMO_FULL, "combined", 4),
@@ -868,7 +868,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         "docs/demo.md",
-        "+0.008 [-0.022, +0.035] over BoostedProb (two-sided p = 0.618)",
+        "+0.008 [-0.022, +0.035] over BoostedProb (two-sided p = 0.618, verses resampled, one comparison, uncorrected)",
         lambda: [
             *cell(RES, DEMO_FULL, "combined_dev", 4),
             *cell(RES, DEMO_FULL, "combined_dev", 5, take=slice(0, 1)),
