@@ -263,3 +263,34 @@ def header(args: argparse.Namespace, extra: str = "") -> None:
     print(f"model={args.model} device={where} dtype={torch_dtype(args)} "
           f"threads={torch.get_num_threads()} torch={torch.__version__} quick={args.quick} "
           f"repeats={args.repeats} {extra}".rstrip(), flush=True)
+
+
+def add_generation_model_options(p: argparse.ArgumentParser) -> None:
+    """``--mt-model`` / ``--head``: the options of the generation benchmarks' model."""
+    p.add_argument("--mt-model", help="an encoder-decoder model folder (Spanish sources)")
+    p.add_argument("--head", help="a trained head folder (default: an untrained head)")
+
+
+def generation_model_and_sources(args: argparse.Namespace):
+    """(SigmoidHeadModel, sources) of a generation benchmark: ``--mt-model`` (an
+    encoder-decoder, the Bible sample's Spanish MT test verses) or the ``--model`` of
+    :func:`backbone_for` (KJV verses); the head ``--head`` or an untrained one (a copy of the
+    LM head); ``args.batches * args.batch_size`` sources."""
+    import gzip
+    import json
+
+    from sigmoid_head import load_backbone
+    from sigmoid_head.model import SigmoidHeadModel
+
+    if args.mt_model:
+        backbone = load_backbone(args.mt_model, device=args.device, dtype=torch_dtype(args))
+        args.model = f"mt:{Path(args.mt_model).name}"
+    else:
+        backbone = backbone_for(args)
+    model = (SigmoidHeadModel.from_pretrained(backbone, args.head) if args.head
+             else SigmoidHeadModel.from_base(backbone))
+    data = DATA.with_name("mt_test.jsonl.gz") if backbone.is_encoder_decoder else DATA
+    with gzip.open(data, "rt") as f:
+        sources = [json.loads(line)["source"]
+                   for _, line in zip(range(args.batches * args.batch_size), f, strict=False)]
+    return model, sources

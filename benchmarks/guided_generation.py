@@ -28,16 +28,12 @@ by default, an untrained one (a copy of the LM head).
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
-from pathlib import Path
 
 import common
 import torch
 
 from sigmoid_head.data.batching import pad_with_mask
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring import decoding, guidance
 from sigmoid_head.scoring.force_decode import length_batches
 from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
@@ -47,28 +43,16 @@ def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__)
     p.add_argument("--new-tokens", type=int, default=32)
     p.add_argument("--weight", type=float, default=1.0, help="head_weight of the guided runs")
-    p.add_argument("--mt-model", help="an encoder-decoder model folder (Spanish sources)")
-    p.add_argument("--head", help="a trained head folder (default: an untrained head)")
+    common.add_generation_model_options(p)
     args = p.parse_args(argv)
     if args.quick:
         args.batches, args.repeats, args.batch_size, args.new_tokens = 1, 1, 4, 8
     common.setup_threads(args)
 
-    if args.mt_model:
-        from sigmoid_head import load_backbone
-
-        backbone = load_backbone(args.mt_model, device=args.device, dtype=common.torch_dtype(args))
-        args.model = f"mt:{Path(args.mt_model).name}"
-    else:
-        backbone, _ = common.load(1, args)
-    model = (SigmoidHeadModel.from_pretrained(backbone, args.head) if args.head
-             else SigmoidHeadModel.from_base(backbone))
+    model, sources = common.generation_model_and_sources(args)
+    backbone = model.backbone
     seq2seq = backbone.is_encoder_decoder
-    data = common.DATA.with_name("mt_test.jsonl.gz") if seq2seq else common.DATA
-    with gzip.open(data, "rt") as f:
-        records = [json.loads(line) for _, line in zip(range(args.batches * args.batch_size), f,
-                                                       strict=False)]
-    prompts = prompt_ids([{"source": r["source"]} for r in records], backbone.tokenizer,
+    prompts = prompt_ids([{"source": x} for x in sources], backbone.tokenizer,
                          is_encoder_decoder=seq2seq,
                          prompt_template=None if seq2seq else common.PROMPT,
                          use_chat_template=not seq2seq)

@@ -23,15 +23,10 @@ Spanish MT test verses (e.g. the ``model/`` folder of ``recipes/bible/train_mt.p
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import common
 import torch
 
 from sigmoid_head.data.batching import pad_with_mask
-from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.corpus import CorpusConfig
 from sigmoid_head.scoring.decoding import generation_prompts
 from sigmoid_head.scoring.force_decode import length_batches
@@ -42,26 +37,15 @@ def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__)
     p.add_argument("--samples", type=int, default=4, help="sampled candidates per source")
     p.add_argument("--new-tokens", type=int, default=32, help="most tokens per candidate")
-    p.add_argument("--mt-model", help="an encoder-decoder model folder (Spanish sources)")
-    p.add_argument("--head", help="a trained head folder (default: an untrained head)")
+    common.add_generation_model_options(p)
     args = p.parse_args(argv)
     if args.quick:
         args.batches, args.repeats, args.batch_size, args.new_tokens = 1, 1, 4, 8
     common.setup_threads(args)
-    if args.mt_model:
-        from sigmoid_head import load_backbone
-
-        backbone = load_backbone(args.mt_model, device=args.device, dtype=common.torch_dtype(args))
-        args.model = f"mt:{Path(args.mt_model).name}"
-    else:
-        backbone, _ = common.load(1, args)
-    model = (SigmoidHeadModel.from_pretrained(backbone, args.head) if args.head
-             else SigmoidHeadModel.from_base(backbone))
+    model, sources = common.generation_model_and_sources(args)
+    backbone = model.backbone
     seq2seq = backbone.is_encoder_decoder
-    data = common.DATA.with_name("mt_test.jsonl.gz") if seq2seq else common.DATA
-    with gzip.open(data, "rt") as f:
-        records = [{"source": json.loads(line)["source"]}
-                   for _, line in zip(range(args.batches * args.batch_size), f, strict=False)]
+    records = [{"source": x} for x in sources]
     template = None if seq2seq else common.PROMPT
     config = RerankConfig(samples=args.samples, max_new_tokens=args.new_tokens)
     corpus = CorpusConfig(batch_size=args.batch_size, prompt_template=template,
