@@ -288,7 +288,7 @@ def run_parallel(args: argparse.Namespace, tmp: Path, head: Path) -> None:
     """What N processes would get from the windows: measured inputs, computed balance."""
     from transformers import AutoTokenizer
 
-    from sigmoid_head.io_utils import ResumableJsonlWriter
+    from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
     from sigmoid_head.scoring.distributed import DEFAULT_WINDOW_BATCHES, window_batches
 
     n, bs = args.sizes[0], args.batch_size

@@ -24,7 +24,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
      "finite", "config_types", "threads"},
-    {"output_safety"},
+    {"output_safety", "resumable_jsonl"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
      "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf"},

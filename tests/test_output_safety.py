@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from sigmoid_head.io_utils import LOCK_NAME, DirectoryLock, ResumableJsonlWriter, write_atomic
+from sigmoid_head.io_utils import LOCK_NAME, DirectoryLock, write_atomic
+from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
 
 
 @pytest.fixture

@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head import io_utils
+from sigmoid_head import io_utils, resumable_jsonl
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.records import read_jsonl, read_lines, read_records
 from sigmoid_head.head_io import CONFIG_NAME, WEIGHTS_NAME, load_head_files
-from sigmoid_head.io_utils import DirectoryLock, LockedError, ResumableJsonlWriter, WriteError
+from sigmoid_head.io_utils import DirectoryLock, LockedError, WriteError
 from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
 from sigmoid_head.training.checkpoint import recover_checkpoint
 from sigmoid_head.training.config import TrainConfig
 
@@ -347,7 +348,7 @@ def test_10_score_crash_keeps_rows_and_rerun_continues(head_dir, texts, tmp_path
         cli_main([*args, "--to-json", str(out)])
     monkeypatch.setattr(io_utils, "fault_point", lambda name: None)
     assert not out.exists()
-    assert len(io_utils.read_complete_jsonl(out)) >= 3
+    assert len(resumable_jsonl.read_complete_jsonl(out)) >= 3
     capsys.readouterr()
     assert cli_main([*args, "--to-json", str(out)]) == 0
     assert "continuing after" in capsys.readouterr().out

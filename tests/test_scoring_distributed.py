@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head import io_utils
+from sigmoid_head import io_utils, resumable_jsonl
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.scoring import distributed
 from sigmoid_head.scoring.distributed import run_sharded
@@ -137,7 +137,7 @@ def test_a_run_killed_in_one_process_is_finished_by_two(corpus, head_dir, one_pr
     with pytest.raises(Killed):
         cli_main(_score_args(corpus, head_dir, out, "--with-tokens", "--quiet"))
     _cut_inside_row(out, 11)
-    assert not out.exists() and len(io_utils.read_complete_jsonl(out)) == 11
+    assert not out.exists() and len(resumable_jsonl.read_complete_jsonl(out)) == 11
     run = _torchrun(2, _score_args(corpus, head_dir, out, "--with-tokens", "--quiet"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "continuing after 11 rows" in run.stdout and "26 new outputs" in run.stdout

@@ -26,7 +26,8 @@ before it; ``tests/test_layout.py`` holds the same list):
   depth-safe JSON in), ``finite`` (finite and representable numbers), ``config_types``
   (the type check of settings read from files), ``threads`` (the thread policy every
   command sets before torch starts);
-* ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content);
+* ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content),
+  ``resumable_jsonl`` (the resumable JSONL writer and its reader);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
   ``model_card`` (the Hub), ``released`` (the authors' format), ``dominant``,

@@ -47,7 +47,8 @@ from test_bad_heads import (
 )
 from test_bad_heads import judge_refusal as _judge_one_line
 
-from sigmoid_head.io_utils import DirectoryLock, ResumableJsonlWriter, output_lock
+from sigmoid_head.io_utils import DirectoryLock, output_lock
+from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
 
 Case = Callable[[World, Path], tuple[str, str]]
 

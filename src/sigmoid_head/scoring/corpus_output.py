@@ -3,7 +3,7 @@
 :func:`run_streamed` reads the inputs as a stream and scores them window by window with
 :func:`sigmoid_head.scoring.distributed.run_sharded` (in one process, or in every process
 started by ``accelerate launch`` / ``torchrun``: :func:`join_processes`). Process 0 appends
-each window's rows, in input order, to :class:`sigmoid_head.io_utils.ResumableJsonlWriter`
+each window's rows, in input order, to :class:`sigmoid_head.resumable_jsonl.ResumableJsonlWriter`
 as soon as they are done: a crash keeps every row scored so far in ``<out>.partial``,
 rerunning the same call (with any number of processes) continues after the last complete
 row, and ``<out>`` itself appears only when every row is there. The summary is of every
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..io_utils import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
+from ..resumable_jsonl import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
 from .distributed import RunningMeans, from_first_process, process_group, run_sharded
 
 
@@ -110,7 +110,8 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
     """The HTML page of every output row (process 0): read back from ``to_json`` when given
     (so a resumed run's page has the rows of the earlier run too), else ``rows``."""
     from ..evaluation.html import write_page as render
-    from ..io_utils import is_stream, read_complete_jsonl
+    from ..io_utils import is_stream
+    from ..resumable_jsonl import read_complete_jsonl
 
     if process_group()[1] != 0:
         return
