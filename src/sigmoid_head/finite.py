@@ -95,10 +95,55 @@ def check_number(name: str, value: Any, **limits: Any) -> Any:
 
 
 def check_settings(obj: Any, names: tuple[str, ...] | None = None) -> None:
-    """Check the attributes of ``obj`` named in :data:`LIMITS` (or ``names``)."""
+    """Check the attributes of ``obj`` named in :data:`LIMITS` (or ``names``), and every
+    dataclass field of ``obj`` that declares its range with :func:`bounds`."""
     for name in names or tuple(LIMITS):
         if hasattr(obj, name):
             check_number(name, getattr(obj, name))
+    check_fields(obj)
+
+
+BOUNDS_KEY = "bounds"
+"""The dataclass field metadata key holding a setting's range (see :func:`bounds`)."""
+PARSE_KEY = "parse"
+"""The dataclass field metadata key holding a text -> value function for settings that are
+not plain numbers (a list of layers); it raises ValueError with a one-line reason."""
+
+
+def bounds(limit: str | None = None, **limits: Any) -> dict[str, Any]:
+    """Field metadata declaring a numeric setting's range, read by the command line (its
+    option checks the value) and by :func:`check_fields` (the dataclass checks itself)::
+
+        batch_size: int = field(default=16, metadata=bounds(low=1, integer=True))
+        temperature: float = field(default=1.0, metadata=bounds("temperature"))
+
+    ``limit`` names an entry of :data:`LIMITS`; ``limits`` are keywords of
+    :func:`number_problem` (and override it).
+    """
+    merged = {**(LIMITS[limit] if limit else {}), **limits}
+    unknown = set(merged) - {"low", "high", "low_open", "high_open", "integer"}
+    if unknown:
+        raise TypeError(f"bounds: unknown keywords {sorted(unknown)}")
+    return {BOUNDS_KEY: merged}
+
+
+def field_bounds(f: Any) -> dict[str, Any] | None:
+    """The range a dataclass field declares with :func:`bounds`, else None."""
+    return f.metadata.get(BOUNDS_KEY) if getattr(f, "metadata", None) else None
+
+
+def check_fields(obj: Any) -> None:
+    """Refuse (ValueError, naming the field) any dataclass field of ``obj`` whose value is
+    outside the range it declares with :func:`bounds`; None (unset) passes."""
+    from dataclasses import fields, is_dataclass
+
+    if not is_dataclass(obj):
+        return
+    for f in fields(obj):
+        lim = field_bounds(f)
+        value = getattr(obj, f.name, None)
+        if lim is not None and value is not None:
+            check_number(f.name, value, **lim)
 
 
 def position_limit(model_config: Any) -> int | None:

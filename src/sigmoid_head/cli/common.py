@@ -15,29 +15,15 @@ from typing import Any
 
 from ..data.records import DataError, Located, iter_jsonl_lines, iter_lines
 from . import UsageError
-from .options import add_dataclass_options
+from .options import add_dataclass_options, number_type
 
 
 def _number(kind: type, low: float, high: float | None = None, low_open: bool = False,
              what: str = "", high_open: bool = False) -> Any:
     """An argparse type: a finite, representable ``kind`` number in [low, high] (``(low,
-    high]`` if low_open), checked by :func:`sigmoid_head.finite.number_problem`."""
-    from ..finite import number_problem
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what or kind.__name__}") from None
-        problem = number_problem(value, low=low, high=high, low_open=low_open,
-                                 high_open=high_open, integer=kind is int)
-        if problem:
-            shown = text if len(text) <= 30 else text[:27] + "..."
-            raise argparse.ArgumentTypeError(f"{shown}: {problem}")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
+    high]`` if low_open), see :func:`sigmoid_head.cli.options.number_type`."""
+    return number_type(kind, low=low, high=high, low_open=low_open, high_open=high_open,
+                       what=what)
 
 
 POSITIVE_INT = _number(int, 1, what="an integer")

@@ -27,6 +27,58 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def number_type(kind: type, *, low: float | None = None, high: float | None = None,
+                low_open: bool = False, high_open: bool = False, integer: bool = False,
+                what: str = "") -> Callable[[str], object]:
+    """An argparse type: a finite, representable ``kind`` number in the range (keywords of
+    :func:`sigmoid_head.finite.number_problem`), refused in one line otherwise."""
+    from ..finite import number_problem
+
+    integer = integer or kind is int
+    what = what or ("an integer" if integer else "a number")
+
+    def parse(text: str) -> object:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        problem = number_problem(value, low=low, high=high, low_open=low_open,
+                                 high_open=high_open, integer=integer)
+        if problem:
+            shown = text if len(text) <= 30 else text[:27] + "..."
+            raise argparse.ArgumentTypeError(f"{shown}: {problem}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """A field's own ``parse`` function, its ValueError shown as argparse's one-line error."""
+    def wrapped(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    wrapped.__name__ = getattr(parse, "__name__", "value")
+    return wrapped
+
+
+def field_parser(f: dataclasses.Field, base: type) -> Callable[[str], object] | None:
+    """The argparse type a field declares in its metadata: its own ``parse`` function, or a
+    number check from its :func:`sigmoid_head.finite.bounds` range; None when it declares
+    neither."""
+    from ..finite import PARSE_KEY, field_bounds
+
+    if f.metadata.get(PARSE_KEY):
+        return _checked(f.metadata[PARSE_KEY])
+    lim = field_bounds(f)
+    if lim is not None and base in (int, float):
+        return number_type(base, **lim)
+    return None
+
+
 def _optional(kind: Callable) -> Callable[[str], object]:
     def parse(text: str) -> object:
         return None if text.lower() in ("", "none", "null") else kind(text)
@@ -48,7 +100,7 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
         only: add these fields only, in this order (default: every field).
         skip: leave these fields out.
         parsers: field -> the argparse type that parses (and checks) its value, instead of
-            the field's annotation.
+            the one the field declares (:func:`field_parser`) or its annotation.
     """
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
@@ -67,7 +119,10 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=f.default,
                                 help=_help(doc, f"default: {f.default}"))
             continue
-        kind = (parsers or {}).get(f.name) or (_optional(base) if is_optional else base)
+        kind = (parsers or {}).get(f.name)
+        if kind is None:
+            kind = field_parser(f, base) or base
+            kind = _optional(kind) if is_optional else kind
         default = None if required else f.default
         # strings as Python literals, so that a space or a newline shows ('{source}\n')
         shown = "required" if required else f"default: {default!r}" if isinstance(default, str) \
