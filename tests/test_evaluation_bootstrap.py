@@ -139,3 +139,28 @@ def test_indexed_roc_auc_equals_sorting_every_resample_to_the_last_bit() -> None
     src = rng.integers(0, 30, size=n)
     via_rows = bootstrap_ci(lambda a, b: roc_auc(a, b), p, g, n=300, groups=src)
     assert bootstrap_ci(roc_auc, p, g, n=300, groups=src) == via_rows
+
+
+def test_the_analytic_p_agrees_with_the_bootstrap_p_and_resolves_below_one_in_n() -> None:
+    """p_normal (delta over the bootstrap SE, normal) matches the bootstrap p on a moderate
+    effect, keeps resolving where the bootstrap p hits 0, and follows the alternative."""
+    from sigmoid_head.evaluation.bootstrap import normal_p
+
+    rng = np.random.default_rng(2)
+    g = rng.normal(size=300)
+    a, b = g + rng.normal(scale=1.0, size=300), g + rng.normal(scale=1.06, size=300)
+    moderate = paired_bootstrap(pearson, a, b, g, n=4000, seed=3)
+    assert 0.01 < moderate["p_value"] < 0.9
+    assert moderate["p_normal"] == pytest.approx(moderate["p_value"], abs=0.03)
+    assert moderate["se"] > 0
+    strong = paired_bootstrap(pearson, g, b, g, n=200)
+    assert strong["p_value"] == 0.0 and 0.0 < strong["p_normal"] < 1e-6
+    assert normal_p(0.0, 0.0) == 1.0 and normal_p(0.1, 0.0) == 0.0
+    assert normal_p(0.1, 0.05, alternative="better") == pytest.approx(0.02275, abs=1e-4)
+    assert normal_p(0.1, 0.05, higher_is_better=False, alternative="better") == pytest.approx(
+        0.97725, abs=1e-4)
+    assert normal_p(-0.1, 0.05) == pytest.approx(0.0455, abs=1e-3)
+    tests = {"m": dict(moderate), "s": dict(strong)}
+    add_holm(tests, "two tests")
+    assert tests["s"]["p_holm_normal"] == pytest.approx(2 * strong["p_normal"])
+    assert tests["m"]["p_holm_normal"] == pytest.approx(min(1.0, moderate["p_normal"]))

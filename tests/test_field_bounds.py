@@ -1,14 +1,19 @@
 """A setting's range is declared once, on its dataclass field (finite.bounds), and read by
 both the command line and the dataclass's own check."""
 
-import argparse, pytest
+import argparse
 from dataclasses import dataclass, field
-from sigmoid_head.finite import bounds, check_fields
+
+import pytest
+
 from sigmoid_head.cli.options import add_dataclass_options
+from sigmoid_head.finite import bounds, check_fields
+
 
 def _layers(t):
     v = tuple(int(x) for x in t.split(","))
-    if min(v) < 0: raise ValueError(f"{t!r}: layers are 0-based")
+    if min(v) < 0:
+        raise ValueError(f"{t!r}: layers are 0-based")
     return v
 
 @dataclass
@@ -21,7 +26,8 @@ class C:
     """l."""
 
 def test_cli_and_dataclass_read_one_range(capsys):
-    p = argparse.ArgumentParser(); add_dataclass_options(p, C)
+    p = argparse.ArgumentParser()
+    add_dataclass_options(p, C)
     a = p.parse_args(["--n", "3", "--t", "none", "--layers", "1,2"])
     assert (a.n, a.t, a.layers) == (3, None, (1, 2))
     for bad in (["--n", "0"], ["--t", "nan"], ["--layers", "-1"]):
