@@ -61,7 +61,7 @@ _EXPORTS = {
     "rerank_corpus": "scoring.rerank",
     "RerankConfig": "scoring.rerank",
     "generate_and_score": "scoring.generate",
-    "DecodingConfig": "scoring.generate",
+    "DecodingConfig": "scoring.decoding",
     "stream_generate": "scoring.streaming",
     "evaluate_scores": "evaluation.evaluate",
     "find_dominant": "dominant",
@@ -98,8 +98,9 @@ if TYPE_CHECKING:
     from .head_io import HeadConfig
     from .model import SigmoidHeadModel
     from .scoring.corpus import CorpusConfig, generate_corpus, score_corpus
+    from .scoring.decoding import DecodingConfig
     from .scoring.force_decode import score_records
-    from .scoring.generate import DecodingConfig, generate_and_score
+    from .scoring.generate import generate_and_score
     from .scoring.rerank import RerankConfig, rerank_corpus
     from .scoring.streaming import stream_generate
     from .training.config import TrainConfig

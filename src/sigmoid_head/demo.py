@@ -332,7 +332,7 @@ def stream_demo(model, verses: list[dict], path: Path) -> Path:
     import sys
 
     from .cli.terminal import legend, show_stream, uses_colour
-    from .scoring.generate import DecodingConfig
+    from .scoring.decoding import DecodingConfig
     from .scoring.streaming import TokenEvent, stream_generate
 
     if uses_colour(sys.stdout):
