@@ -25,7 +25,8 @@ before it; ``tests/test_layout.py`` holds the same list):
   print, to put in HTML and in a model card), ``json_safety`` (always-valid JSON out,
   depth-safe JSON in), ``finite`` (finite and representable numbers), ``config_types``
   (the type check of settings read from files), ``threads`` (the thread policy every
-  command sets before torch starts);
+  command sets before torch starts), ``hub_access`` (whether the Hub can be reached),
+  ``terminal`` (token colours in a terminal);
 * ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content),
   ``resumable_jsonl`` (the resumable JSONL writer and its reader);
 * ``data/`` (records, tokenization, batching, prompt rendering);

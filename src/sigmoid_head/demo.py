@@ -331,7 +331,7 @@ def stream_demo(model, verses: list[dict], path: Path) -> Path:
     writes every token event to ``path``."""
     import sys
 
-    from .cli.terminal import legend, show_stream, uses_colour
+    from .terminal import legend, show_stream, uses_colour
     from .scoring.decoding import DecodingConfig
     from .scoring.streaming import TokenEvent, stream_generate
 

@@ -13,15 +13,13 @@ files are fetched, never code or pickles), uploads through ``HfApi.create_repo``
 
 from __future__ import annotations
 
-import functools
 import os
-import socket
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from .head_io import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME, HeadConfig
+from .hub_access import hub_offline, offline_env, reachable
 
 RELEASED_FILES = ("config.json", "model.safetensors")
 """The files of a head in the paper authors' released format (:mod:`sigmoid_head.released`)."""
@@ -29,29 +27,6 @@ RELEASED_FILES = ("config.json", "model.safetensors")
 
 class HeadNotFoundError(FileNotFoundError):
     """Neither a local head directory nor a Hub repository that holds a head."""
-
-
-@functools.lru_cache(maxsize=4)
-def _reachable(endpoint: str, timeout: float) -> bool:
-    url = urlparse(endpoint)
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
-    except OSError:
-        return False
-    return True
-
-
-def hub_offline(timeout: float = 3.0) -> bool:
-    """Whether the Hub must be treated as offline: ``HF_HUB_OFFLINE`` is set, or its endpoint
-    (``HF_ENDPOINT``, default huggingface.co) does not accept a connection within ``timeout``
-    seconds. Checked once per process and endpoint, so that a machine without network gets a
-    one-line answer from the cache at once instead of minutes of retried requests."""
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        return True
-    return not _reachable(os.environ.get("HF_ENDPOINT", "https://huggingface.co"), timeout)
 
 
 def is_local(name_or_path: str | Path) -> bool:
@@ -115,13 +90,6 @@ def resolve_head_dir(name_or_path: str | Path, *, revision: str | None = None,
 class HubUnavailableError(ValueError):
     """The Hub cannot take an upload: offline mode, an endpoint that does not answer, or a
     request it refused (reported in one line)."""
-
-
-def _offline_env() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() \
-        in {"1", "true", "yes", "on"}
 
 
 def _network_error(err: BaseException) -> bool:
@@ -193,10 +161,10 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
     license = check_license(license) if license else base_license(config.base_model,
                                                                   config.base_revision, hub_offline)
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
-    if _offline_env():
+    if offline_env():
         raise HubUnavailableError("cannot push: HF_HUB_OFFLINE is set (offline mode); unset it "
                                   "to upload")
-    if not _reachable(endpoint, 5.0):
+    if not reachable(endpoint, 5.0):
         raise HubUnavailableError(f"cannot push: {endpoint} does not accept a connection (no "
                                   "network, or a wrong HF_ENDPOINT)")
     if base_params is None:

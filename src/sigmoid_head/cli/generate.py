@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from ..evaluation.combination import help_text
 from . import UsageError, common
-from .terminal import uses_colour
+from ..terminal import uses_colour
 
 DESCRIPTION = "Generate with the original model and score it. " + help_text("generate")
 DECODING = ("num_beams", "do_sample", "temperature", "top_p", "max_new_tokens", "seed",
@@ -112,7 +112,7 @@ def _streamer(model, decoding, config, as_json: bool = False):
     or JSON lines with ``as_json``); returns the rows."""
     from ..scoring.corpus import Explanations
     from ..scoring.streaming import OutputEvent, stream_generate
-    from .terminal import legend, show_stream
+    from ..terminal import legend, show_stream
 
     explain = Explanations.load(model, "generate") if as_json else None
     out = sys.stdout  # the real one, also while the summary goes to stderr
