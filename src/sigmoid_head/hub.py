@@ -3,7 +3,8 @@
 A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
 (``head_config.json`` + ``head.safetensors``, and the extras ``sigmoid-head calibrate``
 fitted: ``calibration.json``, ``error_spans.json``, ``combination.json``) plus a generated
-``README.md`` model card (:mod:`.model_card`); :data:`HEAD_FILES` names them all. The
+``README.md`` model card (:mod:`.model_card`); :mod:`.head_files` names them all and lists
+what an upload sends (:func:`~.head_files.push_files`). The
 base model stays in its own repository and is named in the config. Everything goes
 through ``huggingface_hub``: downloads through ``snapshot_download`` (its cache,
 ``revision``, ``token``, ``HF_HUB_OFFLINE``, ``HF_ENDPOINT`` work as usual; only data
@@ -18,7 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .head_io import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME, HeadConfig
+from . import head_files
+from .head_files import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME
+from .head_io import HeadConfig
 from .hub_access import hub_offline, offline_env, reachable
 
 RELEASED_FILES = ("config.json", "model.safetensors")
@@ -169,32 +172,32 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
                                   "network, or a wrong HF_ENDPOINT)")
     if base_params is None:
         base_params = base_parameter_count(config.base_model, config.base_revision)
-    extras = [name for name in EXTRA_FILES if (head_dir / name).is_file()]
+    files = head_files.push_files(head_dir)  # config, weights, the extras it holds
+    extras = [name for name in files if name in EXTRA_FILES]
     card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation,
                       extras=extras, license=license)
     api = HfApi(token=token, endpoint=endpoint)
     _hub_call(f"creating {repo_id}", endpoint, api.create_repo, repo_id, private=private,
               exist_ok=True, repo_type="model")
     ops: list[Any] = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
-                      for name in (CONFIG_NAME, WEIGHTS_NAME, *extras)]
+                      for name in files]
     ops.append(CommitOperationAdd(path_in_repo=CARD_NAME, path_or_fileobj=card.encode("utf-8")))
     ops += [CommitOperationDelete(path_in_repo=name)
-            for name in _hub_call(f"listing {repo_id}", endpoint, _stale_extras, api, repo_id,
-                                  revision, keep=extras)]
+            for name in head_files.stale_extras(head_dir, _hub_call(
+                f"listing {repo_id}", endpoint, _repo_files, api, repo_id, revision))]
     return _hub_call(f"committing to {repo_id}", endpoint, api.create_commit, repo_id=repo_id,
                      operations=ops, repo_type="model", revision=revision,
                      commit_message=commit_message or "Upload sigmoid head")
 
 
-def _stale_extras(api: Any, repo_id: str, revision: str | None, keep: list[str]) -> list[str]:
-    """The extras files the repository holds at ``revision`` that the pushed folder lacks."""
+def _repo_files(api: Any, repo_id: str, revision: str | None) -> list[str]:
+    """The files the repository holds at ``revision`` (none on a new branch)."""
     from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 
     try:
-        present = set(api.list_repo_files(repo_id, revision=revision, repo_type="model"))
+        return list(api.list_repo_files(repo_id, revision=revision, repo_type="model"))
     except (EntryNotFoundError, RevisionNotFoundError):  # a new branch: nothing to delete
         return []
-    return [name for name in EXTRA_FILES if name in present and name not in keep]
 
 
 def push_to_hub(model: Any, repo_id: str, **kwargs: Any) -> Any:

@@ -55,7 +55,7 @@ class SigmoidHeadModel:
             its files (``{"calibration.json": {...}, "error_spans.json": {...},
             "combination.json": {...}}``, each only when present; see
             :mod:`sigmoid_head.head_files`). Saved, pushed and loaded with the head;
-            :func:`sigmoid_head.evaluation.combination.head_extras` makes objects of them.
+            :func:`sigmoid_head.evaluation.extras.head_extras` makes objects of them.
     """
 
     def __init__(self, backbone: Backbone, head: SigmoidHead, config: HeadConfig,

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .head_io import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, HeadConfig
+from .head_files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME
+from .head_io import HeadConfig
 from .text_safety import card_safe
 
 LIBRARY_NAME = "sigmoid-head"

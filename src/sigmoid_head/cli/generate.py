@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator
 
 from ..evaluation.combination import help_text
-from . import UsageError, common
 from ..terminal import uses_colour
+from . import UsageError, common
 
 DESCRIPTION = "Generate with the original model and score it. " + help_text("generate")
 DECODING = ("num_beams", "do_sample", "temperature", "top_p", "max_new_tokens", "seed",

@@ -125,7 +125,7 @@ class Explanations:
         Raises:
             ValueError: a malformed extra file, named.
         """
-        from ..evaluation.combination import head_extras
+        from ..evaluation.extras import head_extras
 
         cal, spans, comb = head_extras(getattr(model, "extras", None), command,
                                        str(head_dir or ""))
