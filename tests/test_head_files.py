@@ -69,7 +69,7 @@ def test_push_folder_uploads_the_list_head_files_gives(hub, trained_head,  # noq
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     _, head_dir = trained_head
-    for name, obj in _fitted().items():
+    for obj in _fitted().values():
         obj.save(head_dir)  # type: ignore[attr-defined]
     assert head_files.push_files(head_dir) == [head_files.CONFIG_NAME, head_files.WEIGHTS_NAME,
                                                *head_files.EXTRA_FILES]
