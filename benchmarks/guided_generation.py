@@ -35,8 +35,9 @@ import torch
 from sigmoid_head.data.batching import pad_with_mask
 from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.scoring import decoding, guidance
+from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.force_decode import length_batches
-from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+from sigmoid_head.scoring.generate import generate_outputs
 
 
 def main(argv: list[str] | None = None) -> None:

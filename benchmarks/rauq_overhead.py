@@ -31,8 +31,9 @@ from collections.abc import Callable
 import common
 
 from sigmoid_head.scoring import force_decode, generate, rauq
+from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.force_decode import length_batches, score_examples
-from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+from sigmoid_head.scoring.generate import generate_outputs
 from sigmoid_head.scoring.rauq import RauqConfig
 
 SPENT = {"hooks": 0.0, "recurrence": 0.0, "switch": 0.0}

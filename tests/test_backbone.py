@@ -86,3 +86,16 @@ def test_a_refused_pickle_weights_file_ends_in_one_line(tiny_causal_path, tmp_pa
         load_backbone(str(folder), device="cpu")
     assert str(folder) in str(err.value) and "\n" not in str(err.value)
     assert not marker.exists()
+
+
+def test_loading_the_frozen_model_pulls_in_no_upload_or_card_code() -> None:
+    """backbone asks hub_access whether the Hub can be reached; importing it must not
+    import the Hub's upload code, the model card or the head file format."""
+    import subprocess
+    import sys
+
+    code = ("import sys, sigmoid_head.backbone; print(sorted(m for m in ('sigmoid_head.hub', "
+            "'sigmoid_head.model_card', 'sigmoid_head.head_io') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

@@ -12,7 +12,8 @@ import pytest
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.prompts import prompt_ids
 from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs, score_generated
+from sigmoid_head.scoring.decoding import DecodingConfig
+from sigmoid_head.scoring.generate import generate_outputs, score_generated
 
 
 def _rows(path: Path) -> list[dict]:

@@ -1,4 +1,4 @@
-"""``sigmoid-head generate --stream`` and its terminal colours (cli/terminal.py), through
+"""``sigmoid-head generate --stream`` and its terminal colours (sigmoid_head/terminal.py), through
 the installed entry point in a pipe and on a pseudo-terminal (committed 0.1.0 head, tiny
 model)."""
 
@@ -13,7 +13,7 @@ import pytest
 from test_cli import ENTRY, FIXTURE, _pairs, run
 
 from sigmoid_head.cli import main
-from sigmoid_head.cli.terminal import colour_code, paint, show_stream
+from sigmoid_head.terminal import colour_code, paint, show_stream
 
 MODEL = ["--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"), "--device", "cpu"]
 

@@ -51,8 +51,9 @@ from sigmoid_head.integrations.polygraph import (  # noqa: E402
     SigmoidHeadToken,
 )
 from sigmoid_head.model import SigmoidHeadModel  # noqa: E402
+from sigmoid_head.scoring.decoding import DecodingConfig  # noqa: E402
 from sigmoid_head.scoring.force_decode import score_examples  # noqa: E402
-from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score  # noqa: E402
+from sigmoid_head.scoring.generate import generate_and_score  # noqa: E402
 from sigmoid_head.scoring.rauq import RauqConfig  # noqa: E402
 
 pytestmark = pytest.mark.integration

@@ -4,8 +4,9 @@ Layers, lowest first (docs/development.md, "Package layout"): the version, the e
 file-writing utilities, the names of a head folder's files (head_files), the registry
 of scoring methods (methods, torch-free), safe text (text_safety), always-valid JSON and
 depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
-the type check of settings read from files (config_types) and the thread
-policy (threads); the output-path
+the type check of settings read from files (config_types), the thread
+policy (threads), whether the Hub can be reached (hub_access) and token colours in a
+terminal (terminal); the output-path
 and resume-key guards (output_safety); data; the paper's core (head, head_io with the
 Hub (hub, model_card) and the paper's released format (released), dominant, negatives
 with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
@@ -23,7 +24,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
     {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
-     "finite", "config_types", "threads"},
+     "finite", "config_types", "threads", "hub_access", "terminal"},
     {"output_safety", "resumable_jsonl"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
@@ -67,6 +68,13 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
     upward = [(m, t) for m, targets in _imports().items() for t in targets
               if _layer(t) > _layer(Path(m).parts[0].removesuffix(".py"))]
     assert upward == []
+
+
+def test_the_library_imports_nothing_from_the_cli() -> None:
+    """The CLI sits on the library, never under it: no module outside cli/ imports from it
+    (the demo's streamed generations take their colours from terminal, not cli/)."""
+    assert sorted(m for m, targets in _imports().items()
+                  if "cli" in targets and Path(m).parts[0] != "cli") == []
 
 
 def test_evaluation_needs_no_torch() -> None:

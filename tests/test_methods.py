@@ -78,7 +78,8 @@ def test_a_registered_method_reaches_the_polygraph_plugin(toy, causal) -> None:
         _stats,
         estimator_names,
     )
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_outputs
 
     stat = "sigmoid_head_toy_log_likelihoods"
     assert stat in SigmoidHeadCalculator.meta_info()[0]

@@ -31,8 +31,9 @@ def test_to_and_eval_return_the_model_and_reach_both_parts(tiny_causal_path):
 
 def test_public_api_names_resolve_to_the_library_objects():
     from sigmoid_head.evaluation.evaluate import evaluate_scores
+    from sigmoid_head.scoring.decoding import DecodingConfig
     from sigmoid_head.scoring.force_decode import score_records
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.generate import generate_and_score
     from sigmoid_head.training.loop import train
 
     assert sigmoid_head.score_records is score_records

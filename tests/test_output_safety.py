@@ -144,7 +144,7 @@ def test_stream_shows_the_models_control_characters_visibly():
     import io
     from types import SimpleNamespace
 
-    from sigmoid_head.cli.terminal import show_stream
+    from sigmoid_head.terminal import show_stream
 
     out = io.StringIO()
     events = [SimpleNamespace(text="a\x1b[2J\x07b\u202ec", scores={"sigmoid": 0.5}),

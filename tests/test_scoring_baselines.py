@@ -19,7 +19,8 @@ from sigmoid_head.scoring.baselines import (
     self_judge,
     yes_no_ids,
 )
-from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs, score_generated
+from sigmoid_head.scoring.decoding import DecodingConfig
+from sigmoid_head.scoring.generate import generate_outputs, score_generated
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.spans import SpanConfig
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring.corpus import CorpusConfig, generate_corpus, score_corpus
-from sigmoid_head.scoring.generate import DecodingConfig
+from sigmoid_head.scoring.decoding import DecodingConfig
 
 
 @pytest.fixture(scope="module")

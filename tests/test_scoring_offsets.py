@@ -10,8 +10,9 @@ import unicodedata
 import pytest
 
 from sigmoid_head.evaluation.spans import SpanConfig, add_errors
+from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.force_decode import score_records
-from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+from sigmoid_head.scoring.generate import generate_and_score
 from sigmoid_head.scoring.offsets import char_map, decoded_pieces, token_offsets
 
 TEXTS = [

@@ -16,8 +16,9 @@ from sigmoid_head.evaluation.combination import RERANK_SELECT, Combination
 from sigmoid_head.model import SigmoidHeadModel
 from sigmoid_head.scoring import rerank
 from sigmoid_head.scoring.corpus import CorpusConfig, score_corpus
+from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.distributed import window_batches
-from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+from sigmoid_head.scoring.generate import generate_and_score
 from sigmoid_head.scoring.rerank import RerankConfig, rerank_corpus
 
 SOURCES = ["el perro come el pan", "la casa", "una mujer", "el niño lee un libro hoy"]

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score, generate_outputs
+from sigmoid_head.scoring.decoding import DecodingConfig
+from sigmoid_head.scoring.generate import generate_and_score, generate_outputs
 from sigmoid_head.scoring.streaming import OutputEvent, TokenEvent, stream_generate
 
 SOURCES = [{"source": "el perro come"}, {"source": "la casa grande es roja hoy"}]

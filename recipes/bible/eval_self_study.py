@@ -72,7 +72,8 @@ def eval_items(setting: str, data: Path, split: str, max_words: int = 40) -> lis
 
 @torch.no_grad()
 def greedy(model: SigmoidHeadModel, items: list[dict], render: dict, max_new: int) -> list[str]:
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_and_score
 
     out = generate_and_score(model, [{"source": t["source"]} for t in items],
                              DecodingConfig(max_new_tokens=max_new), progress=True, **render)

@@ -250,7 +250,8 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     from sigmoid_head.data.prompts import prompt_ids
     from sigmoid_head.scoring.baselines import mc_sequence_entropy, self_judge
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_and_score
 
     quick = args.quick
     n_train = args.n_train if args.n_train is not None else (120 if quick else 3000)

@@ -25,7 +25,8 @@ def run_setting(model, verses: list[dict], weight: float, mask: float, max_new: 
     from sacrebleu.metrics import CHRF
 
     from sigmoid_head.demo import PROMPT
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_and_score
 
     cfg = DecodingConfig(max_new_tokens=max_new, head_weight=weight, head_mask_below=mask)
     t0 = time.perf_counter()

@@ -85,7 +85,8 @@ def render_kw(setting: str) -> dict:
 def candidates(model, recs: list[dict], samples: int, temperature: float, seed: int,
                max_new_tokens: int, setting: str = "llm") -> list[dict]:
     """Greedy + ``samples`` sampled outputs per record, each scored, in source order."""
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_and_score
 
     kw = {**render_kw(setting), "with_tokens": True, "batch_size": 8}
     greedy = generate_and_score(model, recs, DecodingConfig(max_new_tokens=max_new_tokens), **kw)
@@ -156,7 +157,8 @@ def also_scores(rows: list[dict], label: str, run_dir: Path, split: str) -> dict
 
 def decode_greedy(model, recs: list[dict], weight: float, setting: str, max_new_tokens: int) -> tuple[list[dict], float]:
     """Greedy outputs (head-guided with ``weight`` > 0) and the wall seconds they took."""
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_and_score
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_and_score
 
     t0 = time.perf_counter()
     rows = generate_and_score(model, recs, DecodingConfig(max_new_tokens=max_new_tokens, head_weight=weight),

@@ -122,7 +122,8 @@ def candidates(verses: list[dict], seed: int, split: str, tokenizer) -> list[dic
 def add_sampled(backbone, verses: list[dict], seed: int, split: str, prompt: str) -> list[dict]:
     """The model's continuation (temperature 0.8) after two tokens of a random script."""
     from sigmoid_head.data.prompts import prompt_ids
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_outputs
 
     tok, rng = backbone.tokenizer, random.Random(seed + 1)
     pools = {s: script_tokens(tok, s) for s in SCRIPTS}

@@ -25,7 +25,8 @@ before it; ``tests/test_layout.py`` holds the same list):
   print, to put in HTML and in a model card), ``json_safety`` (always-valid JSON out,
   depth-safe JSON in), ``finite`` (finite and representable numbers), ``config_types``
   (the type check of settings read from files), ``threads`` (the thread policy every
-  command sets before torch starts);
+  command sets before torch starts), ``hub_access`` (whether the Hub can be reached),
+  ``terminal`` (token colours in a terminal);
 * ``output_safety`` (outputs that cannot overwrite inputs; resume keys from content),
   ``resumable_jsonl`` (the resumable JSONL writer and its reader);
 * ``data/`` (records, tokenization, batching, prompt rendering);
@@ -61,7 +62,7 @@ _EXPORTS = {
     "rerank_corpus": "scoring.rerank",
     "RerankConfig": "scoring.rerank",
     "generate_and_score": "scoring.generate",
-    "DecodingConfig": "scoring.generate",
+    "DecodingConfig": "scoring.decoding",
     "stream_generate": "scoring.streaming",
     "evaluate_scores": "evaluation.evaluate",
     "find_dominant": "dominant",
@@ -98,8 +99,9 @@ if TYPE_CHECKING:
     from .head_io import HeadConfig
     from .model import SigmoidHeadModel
     from .scoring.corpus import CorpusConfig, generate_corpus, score_corpus
+    from .scoring.decoding import DecodingConfig
     from .scoring.force_decode import score_records
-    from .scoring.generate import DecodingConfig, generate_and_score
+    from .scoring.generate import generate_and_score
     from .scoring.rerank import RerankConfig, rerank_corpus
     from .scoring.streaming import stream_generate
     from .training.config import TrainConfig

@@ -23,7 +23,7 @@ from torch import nn
 
 from .cpu_precision import check_cpu_dtype
 from .data.batching import IGNORE_INDEX
-from .hub import hub_offline
+from .hub_access import hub_offline
 
 logger = logging.getLogger(__name__)
 

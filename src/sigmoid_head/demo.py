@@ -226,13 +226,13 @@ def combine(dev: list[dict], test: list[dict], out: Path) -> Any:
     ``score --head`` runs keep the default); one line says which. Returns the fitted
     combination."""
     from .evaluation.combination import DEFAULTS, fit_combination
-    from .head_files import COMBINATION_NAME
+    from .head_files import COMBINATION_NAME, remove_extra
 
     for rows in (dev, test):
         DEFAULTS["score"].apply(rows)
     fitted, info = fit_combination(dev, [c["label"] for c in dev])
     value, default = info["per_baseline"][info["best"]]["value"], info["default"]["value"]
-    (out / "head" / COMBINATION_NAME).unlink(missing_ok=True)  # from an earlier run
+    remove_extra(out / "head", COMBINATION_NAME)  # from an earlier run
     if info["beats_default"]:
         fitted.save(out / "head")
         print(f"combined: the mix fitted on {len(dev)} dev candidates, {fitted.describe()}, beats "
@@ -331,9 +331,9 @@ def stream_demo(model, verses: list[dict], path: Path) -> Path:
     writes every token event to ``path``."""
     import sys
 
-    from .cli.terminal import legend, show_stream, uses_colour
-    from .scoring.generate import DecodingConfig
+    from .scoring.decoding import DecodingConfig
     from .scoring.streaming import TokenEvent, stream_generate
+    from .terminal import legend, show_stream, uses_colour
 
     if uses_colour(sys.stdout):
         print(legend("sigmoid"))

@@ -1,8 +1,10 @@
-"""Every file a head folder can hold, named in one place (no torch here).
+"""Every file a head folder can hold: named, written, read and listed in one place (no torch).
 
 A head folder is one unit: what :meth:`sigmoid_head.model.SigmoidHeadModel.save_pretrained`
 writes, what ``from_pretrained`` loads (locally or from the Hub), what ``push`` uploads
-and what the model card lists.
+(:func:`push_files`) and what the model card lists. Every extra is written here,
+atomically (:func:`write_extra`), and read here (:func:`read_extra`), whichever command
+fits it.
 
 * ``head_config.json`` and ``head.safetensors``: the head itself (:mod:`sigmoid_head.head_io`);
 * ``calibration.json``, ``error_spans.json``, ``combination.json``: the *extras* that
@@ -15,8 +17,7 @@ and what the model card lists.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +62,27 @@ def read_extras(directory: str | Path) -> dict[str, dict[str, Any]]:
     return {name: data for name, data in found.items() if data is not None}
 
 
-def write_extra(directory: str | Path, name: str, text: str) -> Path:
-    """Write one extra's JSON text atomically; returns its path."""
+def write_extra(directory: str | Path, name: str, data: Mapping[str, Any] | str) -> Path:
+    """Write one extra atomically (the whole file or the old one, never through a planted
+    link): ``data`` is its JSON object (written with sorted keys, NaN and inf as null) or
+    JSON text already made. Returns its path.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`EXTRA_FILES`.
+    """
+    from .json_safety import dumps
+
     if name not in EXTRA_FILES:
         raise ValueError(f"{name!r} is not a head folder extra; one of {list(EXTRA_FILES)}")
+    text = data if isinstance(data, str) else dumps(dict(data), indent=2, sort_keys=True) + "\n"
     return io_utils.write_atomic(Path(directory) / name, text)
+
+
+def remove_extra(directory: str | Path, name: str) -> None:
+    """Remove one extra from a head folder (nothing happens when it is not there)."""
+    if name not in EXTRA_FILES:
+        raise ValueError(f"{name!r} is not a head folder extra; one of {list(EXTRA_FILES)}")
+    (Path(directory) / name).unlink(missing_ok=True)
 
 
 def write_extras(directory: str | Path, extras: Mapping[str, Mapping[str, Any]]) -> None:
@@ -73,6 +90,25 @@ def write_extras(directory: str | Path, extras: Mapping[str, Mapping[str, Any]])
     extras files it does not name, so that a new head never keeps an old head's calibration."""
     for name in EXTRA_FILES:
         if name in extras:
-            write_extra(directory, name, json.dumps(extras[name], indent=2, sort_keys=True) + "\n")
+            write_extra(directory, name, extras[name])
         else:
-            (Path(directory) / name).unlink(missing_ok=True)
+            remove_extra(directory, name)
+
+
+def extras_in(directory: str | Path) -> list[str]:
+    """The extras files the folder holds, in :data:`EXTRA_FILES` order."""
+    return [name for name in EXTRA_FILES if (Path(directory) / name).is_file()]
+
+
+def push_files(directory: str | Path) -> list[str]:
+    """The files of a head folder that an upload sends as they are, in upload order: the
+    head (config and weights) and the extras it holds. Not ``README.md``: the model card is
+    generated for each upload."""
+    return [CONFIG_NAME, WEIGHTS_NAME, *extras_in(directory)]
+
+
+def stale_extras(directory: str | Path, present: Iterable[str]) -> list[str]:
+    """Of the files ``present`` in an upload's destination, the extras the folder lacks:
+    they belonged to another head and go with the upload."""
+    keep, there = set(extras_in(directory)), set(present)
+    return [name for name in EXTRA_FILES if name in there and name not in keep]

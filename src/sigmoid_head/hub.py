@@ -3,7 +3,8 @@
 A head repository holds exactly what :meth:`SigmoidHeadModel.save_pretrained` writes
 (``head_config.json`` + ``head.safetensors``, and the extras ``sigmoid-head calibrate``
 fitted: ``calibration.json``, ``error_spans.json``, ``combination.json``) plus a generated
-``README.md`` model card (:mod:`.model_card`); :data:`HEAD_FILES` names them all. The
+``README.md`` model card (:mod:`.model_card`); :mod:`.head_files` names them all and lists
+what an upload sends (:func:`~.head_files.push_files`). The
 base model stays in its own repository and is named in the config. Everything goes
 through ``huggingface_hub``: downloads through ``snapshot_download`` (its cache,
 ``revision``, ``token``, ``HF_HUB_OFFLINE``, ``HF_ENDPOINT`` work as usual; only data
@@ -13,15 +14,15 @@ files are fetched, never code or pickles), uploads through ``HfApi.create_repo``
 
 from __future__ import annotations
 
-import functools
 import os
-import socket
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-from .head_io import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME, HeadConfig
+from . import head_files
+from .head_files import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME
+from .head_io import HeadConfig
+from .hub_access import hub_offline, offline_env, reachable
 
 RELEASED_FILES = ("config.json", "model.safetensors")
 """The files of a head in the paper authors' released format (:mod:`sigmoid_head.released`)."""
@@ -29,29 +30,6 @@ RELEASED_FILES = ("config.json", "model.safetensors")
 
 class HeadNotFoundError(FileNotFoundError):
     """Neither a local head directory nor a Hub repository that holds a head."""
-
-
-@functools.lru_cache(maxsize=4)
-def _reachable(endpoint: str, timeout: float) -> bool:
-    url = urlparse(endpoint)
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
-    except OSError:
-        return False
-    return True
-
-
-def hub_offline(timeout: float = 3.0) -> bool:
-    """Whether the Hub must be treated as offline: ``HF_HUB_OFFLINE`` is set, or its endpoint
-    (``HF_ENDPOINT``, default huggingface.co) does not accept a connection within ``timeout``
-    seconds. Checked once per process and endpoint, so that a machine without network gets a
-    one-line answer from the cache at once instead of minutes of retried requests."""
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        return True
-    return not _reachable(os.environ.get("HF_ENDPOINT", "https://huggingface.co"), timeout)
 
 
 def is_local(name_or_path: str | Path) -> bool:
@@ -115,13 +93,6 @@ def resolve_head_dir(name_or_path: str | Path, *, revision: str | None = None,
 class HubUnavailableError(ValueError):
     """The Hub cannot take an upload: offline mode, an endpoint that does not answer, or a
     request it refused (reported in one line)."""
-
-
-def _offline_env() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() \
-        in {"1", "true", "yes", "on"}
 
 
 def _network_error(err: BaseException) -> bool:
@@ -193,40 +164,40 @@ def push_folder(head_dir: str | Path, repo_id: str, *, private: bool | None = No
     license = check_license(license) if license else base_license(config.base_model,
                                                                   config.base_revision, hub_offline)
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
-    if _offline_env():
+    if offline_env():
         raise HubUnavailableError("cannot push: HF_HUB_OFFLINE is set (offline mode); unset it "
                                   "to upload")
-    if not _reachable(endpoint, 5.0):
+    if not reachable(endpoint, 5.0):
         raise HubUnavailableError(f"cannot push: {endpoint} does not accept a connection (no "
                                   "network, or a wrong HF_ENDPOINT)")
     if base_params is None:
         base_params = base_parameter_count(config.base_model, config.base_revision)
-    extras = [name for name in EXTRA_FILES if (head_dir / name).is_file()]
+    files = head_files.push_files(head_dir)  # config, weights, the extras it holds
+    extras = [name for name in files if name in EXTRA_FILES]
     card = model_card(config, repo_id=repo_id, base_params=base_params, evaluation=evaluation,
                       extras=extras, license=license)
     api = HfApi(token=token, endpoint=endpoint)
     _hub_call(f"creating {repo_id}", endpoint, api.create_repo, repo_id, private=private,
               exist_ok=True, repo_type="model")
     ops: list[Any] = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(head_dir / name))
-                      for name in (CONFIG_NAME, WEIGHTS_NAME, *extras)]
+                      for name in files]
     ops.append(CommitOperationAdd(path_in_repo=CARD_NAME, path_or_fileobj=card.encode("utf-8")))
     ops += [CommitOperationDelete(path_in_repo=name)
-            for name in _hub_call(f"listing {repo_id}", endpoint, _stale_extras, api, repo_id,
-                                  revision, keep=extras)]
+            for name in head_files.stale_extras(head_dir, _hub_call(
+                f"listing {repo_id}", endpoint, _repo_files, api, repo_id, revision))]
     return _hub_call(f"committing to {repo_id}", endpoint, api.create_commit, repo_id=repo_id,
                      operations=ops, repo_type="model", revision=revision,
                      commit_message=commit_message or "Upload sigmoid head")
 
 
-def _stale_extras(api: Any, repo_id: str, revision: str | None, keep: list[str]) -> list[str]:
-    """The extras files the repository holds at ``revision`` that the pushed folder lacks."""
+def _repo_files(api: Any, repo_id: str, revision: str | None) -> list[str]:
+    """The files the repository holds at ``revision`` (none on a new branch)."""
     from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 
     try:
-        present = set(api.list_repo_files(repo_id, revision=revision, repo_type="model"))
+        return list(api.list_repo_files(repo_id, revision=revision, repo_type="model"))
     except (EntryNotFoundError, RevisionNotFoundError):  # a new branch: nothing to delete
         return []
-    return [name for name in EXTRA_FILES if name in present and name not in keep]
 
 
 def push_to_hub(model: Any, repo_id: str, **kwargs: Any) -> Any:

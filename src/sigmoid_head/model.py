@@ -1,7 +1,9 @@
-"""SigmoidHeadModel: a frozen backbone plus its Sigmoid Head, with PEFT-style save/load."""
+"""SigmoidHeadModel: a frozen backbone plus its Sigmoid Head, with PEFT-style save/load, and
+the constant prior of the head rows that training never reaches (:func:`apply_untrained_prior`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,7 +55,7 @@ class SigmoidHeadModel:
             its files (``{"calibration.json": {...}, "error_spans.json": {...},
             "combination.json": {...}}``, each only when present; see
             :mod:`sigmoid_head.head_files`). Saved, pushed and loaded with the head;
-            :func:`sigmoid_head.evaluation.combination.head_extras` makes objects of them.
+            :func:`sigmoid_head.evaluation.extras.head_extras` makes objects of them.
     """
 
     def __init__(self, backbone: Backbone, head: SigmoidHead, config: HeadConfig,
@@ -191,3 +193,39 @@ class SigmoidHeadModel:
         self.backbone.model.eval()
         self.head.eval()
         return self
+
+
+def apply_untrained_prior(model: SigmoidHeadModel, prior: float) -> int:
+    """Set the head rows of tokens that never occur as training targets to a constant prior.
+
+    Row ``v`` with ``model.token_counts[v] == 0`` gets weight 0 and bias ``logit(prior)``,
+    so ``sigmoid(W_qe[v] . h + b[v]) = prior`` whatever the context: the head has no
+    evidence about such a token, and token_freq sampling never trains its row. A head
+    without a bias gets one (zeros elsewhere, trained like the rest; ``model.config.bias``
+    is set), so the prior is saved and loaded with the head.
+
+    Args:
+        model: a SigmoidHeadModel with a full-rank head and ``token_counts`` set.
+        prior: p in (0, 1).
+
+    Returns:
+        How many rows were set.
+    """
+    head, counts = model.head, model.token_counts
+    if counts is None:
+        raise ValueError("untrained_prior needs the training data's token counts")
+    if head.rank:
+        raise ValueError("untrained_prior needs a full head (head_rank 0): a low-rank head "
+                         "cannot hold a row of its own")
+    if not 0 < prior < 1:
+        raise ValueError(f"untrained_prior must be in (0, 1), got {prior}")
+    weight = head.weight
+    if head.bias is None:
+        head.bias = torch.nn.Parameter(torch.zeros(weight.shape[0], 1, dtype=weight.dtype,
+                                                   device=weight.device))
+        model.config = replace(model.config, bias=True)
+    rows = (counts == 0).to(weight.device)  # (V,)
+    with torch.no_grad():
+        weight[rows] = 0.0
+        head.bias[rows] = math.log(prior / (1 - prior))
+    return int(rows.sum())

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .head_io import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, HeadConfig
+from .head_files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME
+from .head_io import HeadConfig
 from .text_safety import card_safe
 
 LIBRARY_NAME = "sigmoid-head"
@@ -177,7 +178,7 @@ def base_license(base_model: str, revision: str | None = None,
     """The base model's license id where it is known, else None: the embedded model's
     (SmolLM2 is Apache 2.0); a local checkpoint's README.md metadata (or ``license`` in its
     config.json); a Hub model's card metadata, from the Hub cache, or asked of the Hub
-    unless ``offline()`` says it cannot be reached (:func:`.hub.hub_offline`; errors: None)."""
+    unless ``offline()`` says it cannot be reached (:func:`.hub_access.hub_offline`; errors: None)."""
     from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
     if base_model in (DEFAULT_MODEL_NAME, EMBEDDED_HUB_ID):

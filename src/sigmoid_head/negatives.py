@@ -35,25 +35,18 @@ token_freq never draws a token that is not a training target, so its row keeps t
 head's values, and the sigmoid reads text made of such tokens (another script, say) as
 valid. Two remedies: ``uniform_negative_share`` s mixes a uniform distribution over the
 whole vocabulary into every part, ``q' = s / V + (1 - s) q`` (:meth:`NegativeSampler.mix`),
-so those rows are trained as negatives in the training data's contexts;
-``untrained_prior`` p gives them the constant probability p in every context
-(:func:`apply_untrained_prior`, before training).
-"""
+so those rows are trained as negatives in the training data's contexts; ``untrained_prior`` p
+sets their rows to p in every context before training (:func:`.model.apply_untrained_prior`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import torch
 
 from .inverse_cdf import DrawFn, cdf_draw, two_level_draw
 from .profiles import fixed_shapes, slice_rows
-
-if TYPE_CHECKING:
-    from .model import SigmoidHeadModel
 
 ROUNDS = 8
 """Rounds of draws from the sampler's own distribution."""
@@ -135,42 +128,6 @@ def count_target_tokens(label_lists: list[list[int]], vocab_size: int) -> torch.
     if flat.numel() and int(flat.max()) >= vocab_size:
         raise ValueError(f"label id {int(flat.max())} is outside the vocabulary ({vocab_size})")
     return torch.bincount(flat, minlength=vocab_size).to(torch.float64)
-
-
-def apply_untrained_prior(model: SigmoidHeadModel, prior: float) -> int:
-    """Set the head rows of tokens that never occur as training targets to a constant prior.
-
-    Row ``v`` with ``model.token_counts[v] == 0`` gets weight 0 and bias ``logit(prior)``,
-    so ``sigmoid(W_qe[v] . h + b[v]) = prior`` whatever the context: the head has no
-    evidence about such a token, and token_freq sampling never trains its row. A head
-    without a bias gets one (zeros elsewhere, trained like the rest; ``model.config.bias``
-    is set), so the prior is saved and loaded with the head.
-
-    Args:
-        model: a SigmoidHeadModel with a full-rank head and ``token_counts`` set.
-        prior: p in (0, 1).
-
-    Returns:
-        How many rows were set.
-    """
-    head, counts = model.head, model.token_counts
-    if counts is None:
-        raise ValueError("untrained_prior needs the training data's token counts")
-    if head.rank:
-        raise ValueError("untrained_prior needs a full head (head_rank 0): a low-rank head "
-                         "cannot hold a row of its own")
-    if not 0 < prior < 1:
-        raise ValueError(f"untrained_prior must be in (0, 1), got {prior}")
-    weight = head.weight
-    if head.bias is None:
-        head.bias = torch.nn.Parameter(torch.zeros(weight.shape[0], 1, dtype=weight.dtype,
-                                                   device=weight.device))
-        model.config = replace(model.config, bias=True)
-    rows = (counts == 0).to(weight.device)  # (V,)
-    with torch.no_grad():
-        weight[rows] = 0.0
-        head.bias[rows] = math.log(prior / (1 - prior))
-    return int(rows.sum())
 
 
 def avoided_ids(dominant_ids: torch.Tensor, targets: torch.Tensor, when: str) -> torch.Tensor:

@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config, fit_span_method
-    from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+    from ..head_files import CONFIG_NAME, EXTRA_FILES
     from ..output_safety import refuse_overlaps
 
     if not (args.gold or args.gold_spans or args.quality):
@@ -134,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
                          "--gold-spans (error locations)")
     if args.test_scores and not args.test_gold:
         raise UsageError("--test-scores needs --test-gold")
-    if not (Path(args.head) / "head_config.json").is_file():
-        raise UsageError(f"{args.head} is not a head directory (no head_config.json)")
-    refuse_overlaps({n: Path(args.head) / n for n in (CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME)},
+    if not (Path(args.head) / CONFIG_NAME).is_file():
+        raise UsageError(f"{args.head} is not a head directory (no {CONFIG_NAME})")
+    refuse_overlaps({n: Path(args.head) / n for n in EXTRA_FILES},
                     {f"--{k.replace('_', '-')}": getattr(args, k) for k in (
                         "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
                         "test_gold")})

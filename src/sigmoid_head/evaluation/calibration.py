@@ -31,9 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import methods as registry
-from ..head_files import CALIBRATION_NAME, read_extra
-from ..io_utils import write_atomic
-from ..json_safety import dumps
+from ..head_files import CALIBRATION_NAME, read_extra, write_extra
 from .metrics import bce, ece
 
 KINDS = ("platt", "isotonic")
@@ -154,10 +152,11 @@ class Calibrator:
         return out
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``calibration.json`` into ``directory`` (atomically); returns its path."""
+        """Write ``calibration.json`` into ``directory`` (atomically, through
+        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
         data = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
                 **asdict(self)}
-        return write_atomic(Path(directory) / CALIBRATION_NAME, dumps(data, indent=1) + "\n")
+        return write_extra(directory, CALIBRATION_NAME, data)
 
     @classmethod
     def load(cls, directory: str | Path) -> Calibrator | None:

@@ -46,9 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import methods as registry
-from ..head_files import COMBINATION_NAME, read_extra
-from ..io_utils import write_atomic
-from ..json_safety import dumps
+from ..head_files import COMBINATION_NAME, read_extra, write_extra
 from .metrics import pearson, roc_auc
 
 _TINY = 1e-300  # log of a probability that underflowed to 0
@@ -117,9 +115,9 @@ class Combination:
                 r["combined"] = math.exp(v)
 
     def save(self, directory: str | Path) -> Path:
-        path = Path(directory) / COMBINATION_NAME
-        write_atomic(path, dumps(asdict(self), indent=2) + "\n")  # NaN/inf: null
-        return path
+        """Write ``combination.json`` into ``directory`` (atomically, through
+        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
+        return write_extra(directory, COMBINATION_NAME, asdict(self))
 
     @classmethod
     def load(cls, directory: str | Path | None) -> Combination | None:
@@ -179,33 +177,6 @@ def mix_line(comb: Combination, command: str) -> str:
     where = (f"the default of {command}, chosen on {comb.chosen_on}" if comb == default
              else f"the head's {COMBINATION_NAME}, fitted on {comb.chosen_on or 'dev data'}")
     return f"combined = {comb.describe()} ({where})"
-
-
-def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
-                source: str = "") -> tuple[Any, Any, Combination]:
-    """The objects of a head's extras (``SigmoidHeadModel.extras``: file name -> JSON).
-
-    Returns:
-        (the :class:`~sigmoid_head.evaluation.calibration.Calibrator` or None, the
-        :class:`~sigmoid_head.evaluation.spans.SpanConfig` or None, the fitted
-        :class:`Combination`, else ``command``'s default: "score", "generate" or "rerank").
-
-    Raises:
-        ValueError: a malformed extra, named as ``source/<file>``.
-    """
-    from ..head_files import CALIBRATION_NAME, SPANS_NAME
-    from .calibration import Calibrator
-    from .spans import SpanConfig
-
-    extras = extras or {}
-
-    def where(name: str) -> str:
-        return f"{source}/{name}" if source else name
-
-    cal, spans, comb = (extras.get(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
-    return (None if cal is None else Calibrator.from_dict(cal, where(CALIBRATION_NAME)),
-            None if spans is None else SpanConfig.from_dict(spans, where(SPANS_NAME)),
-            DEFAULTS[command] if comb is None else Combination.from_dict(comb, where(COMBINATION_NAME)))
 
 
 def _metric(gold: np.ndarray) -> tuple[str, Callable[[ArrayLike, ArrayLike], float]]:

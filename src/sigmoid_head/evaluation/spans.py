@@ -35,9 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import methods as registry
-from ..head_files import SPANS_NAME, read_extra
-from ..io_utils import write_atomic
-from ..json_safety import dumps
+from ..head_files import SPANS_NAME, read_extra, write_extra
 
 
 @dataclass
@@ -78,9 +76,9 @@ class SpanConfig:
                 f"{self.min_words} word{'s' if self.min_words > 1 else ''}")
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``error_spans.json`` into ``directory`` (atomically); returns its path."""
-        return write_atomic(Path(directory) / SPANS_NAME,
-                            dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        """Write ``error_spans.json`` into ``directory`` (atomically, through
+        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
+        return write_extra(directory, SPANS_NAME, asdict(self))
 
     @classmethod
     def load(cls, directory: str | Path) -> SpanConfig | None:

@@ -22,7 +22,8 @@ import torch
 
 from ..data.batching import pad_id, pad_with_mask
 from ..data.prompts import ScoreInputError
-from .generate import DecodingConfig, generate_outputs
+from .decoding import DecodingConfig
+from .generate import generate_outputs
 from .token_scores import unpack_model
 
 JUDGE_TEMPLATE = (

@@ -7,7 +7,7 @@ inputs batch by batch (:func:`.force_decode.score_records` /
 score, calibrated probabilities, error spans), and write the rows with
 :mod:`.corpus_output` (resumable ``to_json``, data-parallel under ``accelerate launch`` /
 ``torchrun``, an HTML page). Settings are :class:`CorpusConfig` (and
-:class:`~.generate.DecodingConfig`); the CLI's options are generated from their fields, so
+:class:`~.decoding.DecodingConfig`); the CLI's options are generated from their fields, so
 a setting is documented once, under its field.
 """
 
@@ -125,7 +125,7 @@ class Explanations:
         Raises:
             ValueError: a malformed extra file, named.
         """
-        from ..evaluation.combination import head_extras
+        from ..evaluation.extras import head_extras
 
         cal, spans, comb = head_extras(getattr(model, "extras", None), command,
                                        str(head_dir or ""))
@@ -254,7 +254,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
         model: a SigmoidHeadModel, or a Backbone for the baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
         config: the settings (default: :class:`CorpusConfig`'s).
-        decoding: a :class:`~.generate.DecodingConfig` (default: greedy).
+        decoding: a :class:`~.decoding.DecodingConfig` (default: greedy).
         head_dir: where the head came from, recorded in the run's settings (its calibration,
             error spans and fitted combination come with ``model.extras``).
         generate_batch: generates and scores one batch itself, ``(inputs, with_tokens) ->
@@ -262,7 +262,8 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
             :func:`~.generate.generate_and_score`.
     """
     from ..finite import check_new_tokens
-    from .generate import DecodingConfig, generate_and_score
+    from .decoding import DecodingConfig
+    from .generate import generate_and_score
     from .token_scores import unpack_model
 
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()

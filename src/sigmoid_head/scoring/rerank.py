@@ -103,7 +103,7 @@ class RerankConfig:
 
     def decodings(self, batch_seed: int) -> list[tuple[str, Any]]:
         """(origin, DecodingConfig) of each kind of candidate, in candidate order."""
-        from .generate import DecodingConfig
+        from .decoding import DecodingConfig
 
         out = []
         if self.greedy:

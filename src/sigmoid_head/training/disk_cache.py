@@ -135,9 +135,6 @@ class DiskPositionCache:
         """Bytes the cache files take on disk."""
         return sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
 
-    def n_filled(self) -> int:
-        return int(self.filled[: self.n].sum())
-
     # ------------------------------------------------------------- the contract
 
     @torch.no_grad()

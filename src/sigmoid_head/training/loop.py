@@ -35,8 +35,8 @@ from ..backbone import DTYPES
 from ..cpu_precision import check_cpu_dtype
 from ..data import datasets_io
 from ..data.batching import Collator, pad_id
-from ..model import SigmoidHeadModel
-from ..negatives import NegativeSampler, apply_untrained_prior, count_target_tokens
+from ..model import SigmoidHeadModel, apply_untrained_prior
+from ..negatives import NegativeSampler, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig

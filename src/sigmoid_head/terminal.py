@@ -1,12 +1,13 @@
-"""Token colours in a terminal: ``sigmoid-head generate --stream`` prints each token as it
-is generated, coloured by its score (plain text when the output is not a terminal)."""
+"""Token colours in a terminal: ``sigmoid-head generate --stream`` and the demo's streamed
+generations print each token as it is generated, coloured by its score (plain text when the
+output is not a terminal). Library level, so that the demo needs nothing from the CLI."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from ..text_safety import visible
+from .text_safety import visible
 
 BANDS: tuple[tuple[float, int, str], ...] = (
     (0.1, 196, "< 0.1"),

@@ -1,0 +1,49 @@
+"""A head folder's extras as objects (numpy only, no torch).
+
+:mod:`sigmoid_head.head_files` names, writes and reads the extras that ``sigmoid-head
+calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object);
+:data:`EXTRA_CLASSES` says which class parses each file, and :func:`head_extras` turns a
+loaded head's extras into those objects for ``score``, ``generate`` and ``rerank``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+from .calibration import Calibrator
+from .combination import DEFAULTS, Combination
+from .spans import SpanConfig
+
+EXTRA_CLASSES: dict[str, Any] = {
+    CALIBRATION_NAME: Calibrator,
+    SPANS_NAME: SpanConfig,
+    COMBINATION_NAME: Combination,
+}
+"""Extras file name -> the class whose ``from_dict`` parses it (and whose ``save`` writes it
+through :func:`sigmoid_head.head_files.write_extra`)."""
+
+
+def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
+                source: str = "") -> tuple[Calibrator | None, SpanConfig | None, Combination]:
+    """The objects of a head's extras (``SigmoidHeadModel.extras``: file name -> JSON).
+
+    Returns:
+        (the :class:`~sigmoid_head.evaluation.calibration.Calibrator` or None, the
+        :class:`~sigmoid_head.evaluation.spans.SpanConfig` or None, the fitted
+        :class:`~sigmoid_head.evaluation.combination.Combination`, else ``command``'s
+        default: "score", "generate" or "rerank").
+
+    Raises:
+        ValueError: a malformed extra, named as ``source/<file>``.
+    """
+    extras = extras or {}
+
+    def parse(name: str) -> Any:
+        data = extras.get(name)
+        where = f"{source}/{name}" if source else name
+        return None if data is None else EXTRA_CLASSES[name].from_dict(data, where)
+
+    cal, spans, comb = (parse(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
+    return cal, spans, DEFAULTS[command] if comb is None else comb
