@@ -2,7 +2,8 @@
 
 Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded model, the
 file-writing utilities, the names of a head folder's files (head_files), the registry
-of scoring methods (methods, torch-free), safe text (text_safety), always-valid JSON and
+of scoring methods and of output columns with the baselines' settings (methods, columns,
+baseline_settings, torch-free), safe text (text_safety), always-valid JSON and
 depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
 the type check of settings read from files (config_types) and the thread
 policy (threads); the output-path
@@ -22,8 +23,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
-     "finite", "config_types", "threads"},
+    {"_version", "embedded", "io_utils", "head_files", "methods", "columns", "baseline_settings",
+     "text_safety", "json_safety", "finite", "config_types", "threads"},
     {"output_safety", "resumable_jsonl"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",

@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 
 from .finite import PARSE_KEY, bounds
 
+TEMPLATE_KEY = "template"
+"""Field metadata of a prompt template setting: (the fields it must use, its name);
+:class:`sigmoid_head.scoring.corpus_config.CorpusConfig` checks it with
+:func:`sigmoid_head.data.templates.check_template`."""
+
 
 def layer_list(text: str) -> tuple[int, ...]:
     """``"3,4,5"`` -> (3, 4, 5): 0-based layer indices (ValueError with the reason)."""
@@ -52,14 +57,9 @@ class SelfJudgeSettings:
 
     self_judge: bool = False
     """Add the LLM self-judge score."""
-    judge_template: str | None = None
+    judge_template: str | None = field(default=None, metadata={
+        TEMPLATE_KEY: (("source", "candidate"), "judge template")})
     """Self-judge prompt with {source} and {candidate}."""
-
-    def __post_init__(self) -> None:
-        if self.judge_template:
-            from .data.templates import check_template
-
-            check_template(self.judge_template, ("source", "candidate"), "judge template")
 
     def active(self) -> bool:
         return self.self_judge

@@ -300,6 +300,9 @@ def _builtin() -> None:
     add(Column("finished, truncated", ROW, NEITHER, "true/false", "generation ended with EOS / "
                "the prompt or the candidate was cut to fit the model (a warning names the "
                "input's file:line)"))
+    add(Column("tokens, words", ROW, NEITHER, "lists", "one item per token / per word "
+               "(--with-tokens, --html, or error spans to find): the fields below"))
+    add(Column("errors", ROW, NEITHER, "list", "error spans of a calibrated head: the fields below"))
     add(Column("tokens[].token", TOKEN, NEITHER, "text", "the token as the tokenizer spells it "
                "(--with-tokens)"))
     add(Column("tokens[].<m>", TOKEN, HIGHER_BETTER, "[0, 1]",
@@ -326,6 +329,7 @@ def _builtin() -> None:
             ("pick", "[0, candidates)", "the picked candidate's index"),
             ("select", "a score name", "the score that picked it"),
             ("picked_score", "the score's", "the pick's value of that score"),
+            ("candidates", "list", "every candidate drawn, in order: the fields below"),
             ("candidates[].candidate", "text", "a candidate"),
             ("candidates[].origin", "greedy/beam/sample", "how it was drawn"),
             ("candidates[].sample", "[0, samples)", "which sample (sampled candidates only)"),

@@ -98,6 +98,19 @@ def flat_names() -> dict[str, tuple[str, str]]:
     return out
 
 
+def _check(settings: Any) -> None:
+    """A baseline's settings: the ranges (:func:`sigmoid_head.finite.check_fields`) and the
+    templates (:data:`sigmoid_head.baseline_settings.TEMPLATE_KEY`) their fields declare."""
+    from ..baseline_settings import TEMPLATE_KEY
+    from ..data.templates import check_template
+
+    check_fields(settings)
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if TEMPLATE_KEY in f.metadata and value:
+            check_template(value, *f.metadata[TEMPLATE_KEY])
+
+
 class CorpusConfig:
     """How a corpus is scored and written (``score`` and ``generate``; see the module
     docstring): build it from flat settings, ``CorpusConfig(batch_size=8, rauq=True)``, or
@@ -128,7 +141,7 @@ class CorpusConfig:
         built = {}
         for name, cls in baseline_settings().items():
             obj = chosen.pop(name, None) or cls(**per.get(f"baselines.{name}", {}))
-            check_fields(obj)
+            _check(obj)
             built[name] = obj
         if chosen:
             raise TypeError(f"CorpusConfig got settings of unknown baselines {sorted(chosen)}")
