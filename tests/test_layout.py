@@ -2,7 +2,8 @@
 
 Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded model, the
 file-writing utilities, the names of a head folder's files (head_files), the registry
-of scoring methods (methods, torch-free), safe text (text_safety), always-valid JSON and
+of scoring methods and of output columns with the baselines' settings (methods, columns,
+baseline_settings, torch-free), safe text (text_safety), always-valid JSON and
 depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
 the type check of settings read from files (config_types), the thread
 policy (threads), whether the Hub can be reached (hub_access) and token colours in a
@@ -23,8 +24,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods", "text_safety", "json_safety",
-     "finite", "config_types", "threads", "hub_access", "terminal"},
+    {"_version", "embedded", "io_utils", "head_files", "methods", "columns", "baseline_settings",
+     "text_safety", "json_safety", "finite", "config_types", "threads", "hub_access", "terminal"},
     {"output_safety", "resumable_jsonl"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
@@ -80,7 +81,7 @@ def test_the_library_imports_nothing_from_the_cli() -> None:
 def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
-            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods",
+            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods", "columns",
                                "text_safety", "json_safety"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module

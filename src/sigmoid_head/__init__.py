@@ -21,7 +21,9 @@ before it; ``tests/test_layout.py`` holds the same list):
 
 * ``_version``, ``embedded/`` (the offline default model), ``io_utils`` (durable writes),
   ``head_files`` (the names of a head folder's files), ``methods`` (the registry of
-  scoring methods and aggregations, torch-free), ``text_safety`` (text made safe to
+  scoring methods and aggregations, torch-free), ``columns`` (the registry of output
+  columns, torch-free), ``baseline_settings`` (the opt-in baselines' settings),
+  ``text_safety`` (text made safe to
   print, to put in HTML and in a model card), ``json_safety`` (always-valid JSON out,
   depth-safe JSON in), ``finite`` (finite and representable numbers), ``config_types``
   (the type check of settings read from files), ``threads`` (the thread policy every

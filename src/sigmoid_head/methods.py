@@ -8,7 +8,9 @@ consumer (token scores and records, ``evaluate``, the HTML page, calibration, th
 score, the CLI summary, the demo, the LM-Polygraph plugin) iterates this registry.
 
 Adding a baseline is one file (its per-token function) plus one :func:`register` line
-below, e.g.::
+(below, or in a plugin: a distribution whose entry point in the group
+:data:`ENTRY_POINT_GROUP` names a module or function that registers it; plugins are loaded
+on the registry's first use, a broken one with a one-line warning), e.g.::
 
     register(Method("margin", reads="lm_logits",
                     token_values="sigmoid_head.scoring.margin:token_log_probs"))
@@ -36,6 +38,8 @@ from importlib import import_module
 from typing import Any
 
 import numpy as np
+
+from .baseline_settings import RauqSettings
 
 READS = ("head", "lm_logits", "attention")
 """What a method reads from the pass: the Sigmoid Head's row of the token at the LM head's
@@ -109,6 +113,12 @@ class Method:
     combination_parts: tuple[str, ...] = ()
     """Aggregations offered as the softmax-side part of the combined score
     (:mod:`sigmoid_head.evaluation.combination`)."""
+    monte_carlo: bool = True
+    """Monte Carlo sequence entropy applies (``generate --mc-samples`` writes ``mc_<name>``
+    from its sampled outputs' log-probabilities)."""
+    settings: type | None = None
+    """Settings dataclass of an opt-in method (RAUQ's); its fields are settings of
+    ``CorpusConfig`` and it runs when their ``active()`` is true. None: always computed."""
 
     def __post_init__(self) -> None:
         if self.reads not in READS:
@@ -157,8 +167,38 @@ def unregister(name: str) -> None:
     del METHODS[name]
 
 
+ENTRY_POINT_GROUP = "sigmoid_head.methods"
+"""The entry-point group of plugins: each entry names a module (registering at import) or a
+function (called without arguments) that registers methods and columns."""
+_plugins = {"loaded": False}
+
+
+def load_plugins() -> list[str]:
+    """Load every plugin of :data:`ENTRY_POINT_GROUP` once (later calls do nothing); a
+    plugin that fails to load is skipped with a one-line warning. Returns the loaded names."""
+    if _plugins["loaded"]:
+        return []
+    _plugins["loaded"] = True
+    import warnings
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+            if callable(obj):
+                obj()
+            loaded.append(ep.name)
+        except Exception as err:  # a broken plugin must not stop the library
+            first = str(err).splitlines()[0] if str(err) else ""
+            warnings.warn(f"sigmoid-head plugin {ep.name!r} ({ep.value}) not loaded: "
+                          f"{type(err).__name__}: {first}", stacklevel=2)
+    return loaded
+
+
 def methods(reads: str | None = None) -> list[Method]:
     """The registered methods (those reading ``reads`` only, when given)."""
+    load_plugins()
     return [m for m in METHODS.values() if reads is None or m.reads == reads]
 
 
@@ -169,6 +209,7 @@ def names(reads: str | None = None) -> tuple[str, ...]:
 
 def aggregation_of(key: str) -> tuple[Method, Aggregation] | None:
     """(method, aggregation) of a record key such as ``softmax_mean_log``, else None."""
+    load_plugins()
     for m in METHODS.values():
         for a in m.aggregations:
             if AGGREGATIONS[a].key(m.name) == key:
@@ -179,6 +220,7 @@ def aggregation_of(key: str) -> tuple[Method, Aggregation] | None:
 def canonical(key: str) -> str:
     """A score name with an old aggregation suffix renamed (``softmax_geomean`` ->
     ``softmax_mean_log``; see :data:`OLD_AGGREGATION_NAMES`); other names unchanged."""
+    load_plugins()
     for m in METHODS:
         for old, new in OLD_AGGREGATION_NAMES.items():
             if key == f"{m}_{old}":
@@ -218,5 +260,6 @@ register(Method("softmax", reads="lm_logits", label="softmax",
                 combination_parts=("min", "mean_log")))
 register(Method("boostedprob", reads="lm_logits", label="BoostedProb", token_unit="probability",
                 token_values="sigmoid_head.scoring.token_scores:boostedprob",
-                combination_parts=("mean_log",)))
-register(Method("rauq", reads="attention", label="RAUQ", token_values=None))
+                combination_parts=("mean_log",), monte_carlo=False))
+register(Method("rauq", reads="attention", label="RAUQ", token_values=None, monte_carlo=False,
+                settings=RauqSettings))

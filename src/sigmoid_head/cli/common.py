@@ -46,29 +46,6 @@ SEED = _limited("seed", int)
 SAMPLES = _limited("samples", int)
 
 
-RUN_FIELDS = ("batch_size", "max_tokens", "prompt_template", "chat", "with_tokens", "to_json",
-              "html", "quiet")
-"""CorpusConfig fields in the "scoring and output" option group (the rest are baselines)."""
-
-
-def _layer_list(text: str) -> tuple[int, ...]:
-    try:
-        layers = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of layers") from None
-    if not layers or min(layers) < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: layers are 0-based indices")
-    return layers
-
-
-PARSERS = {"batch_size": POSITIVE_INT, "max_tokens": POSITIVE_INT, "mc_samples": NONNEG_INT,
-           "rauq_alpha": _number(float, 0, 1, what="a number"), "rauq_layers": _layer_list,
-           "max_new_tokens": POSITIVE_INT, "num_beams": POSITIVE_INT, "temperature": TEMPERATURE,
-           "top_p": PROBABILITY, "seed": SEED, "head_weight": _limited("head_weight"),
-           "head_mask_below": _limited("head_mask_below")}
-"""Setting -> the argparse type that checks it on the command line."""
-
-
 @dataclass
 class ModelOptions:
     """Which model scores."""
@@ -96,20 +73,40 @@ class ModelOptions:
 
 
 def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
-    """The model, scoring/output and baseline options of ``score`` or ``generate``, from
-    :class:`ModelOptions` and :class:`~sigmoid_head.scoring.corpus.CorpusConfig`."""
-    from ..scoring.corpus import CorpusConfig
-
+    """The model options (:class:`ModelOptions`) and those of
+    :class:`~sigmoid_head.scoring.corpus_config.CorpusConfig` of ``score`` or ``generate``:
+    one option group per config group, one per registered baseline that the command runs
+    (a field or a baseline of other commands left out); ranges come from the fields."""
     p.add_argument("--describe", action="store_true",
                    help="print every output field with its direction (higher = better or "
                    "worse) and range, then exit")
     add_dataclass_options(p.add_argument_group("model"), ModelOptions)
-    run = [f for f in RUN_FIELDS if command == "score" or f != "max_tokens"]
-    add_dataclass_options(p.add_argument_group("scoring and output"), CorpusConfig, only=run,
-                          parsers=PARSERS)
-    add_dataclass_options(p.add_argument_group("extra baselines"), CorpusConfig,
-                          skip=(*RUN_FIELDS, *(("mc_samples",) if command in ("score", "rerank") else ())),
-                          parsers=PARSERS)
+    add_config_groups(p, command)
+
+
+def add_config_groups(p: argparse.ArgumentParser, command: str,
+                      only: tuple[str, ...] | None = None) -> None:
+    """The CorpusConfig option groups of ``command`` (``only``: these settings only)."""
+    from dataclasses import fields
+
+    from .. import columns
+    from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings
+
+    def offered(f: Any) -> bool:
+        return command in f.metadata.get("commands", (command,)) and (only is None or f.name in only)
+
+    for group, cls in GROUPS.items():
+        names = [f.name for f in fields(cls) if offered(f)]
+        if names:
+            add_dataclass_options(p.add_argument_group(GROUP_TITLES[group]), cls, only=names)
+    for name, cls in baseline_settings().items():
+        column = columns.COLUMNS.get(name)
+        if column is not None and command not in column.commands:
+            continue
+        names = [f.name for f in fields(cls) if offered(f)]
+        if names:
+            title = (cls.__doc__ or name).split(" (")[0].strip().rstrip(".")
+            add_dataclass_options(p.add_argument_group(f"extra baseline: {title}"), cls, only=names)
 
 
 def describe_fields() -> int:

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", help=".jsonl with {source} or {messages}")
     common.add_corpus_args(p, "generate")
     g = p.add_argument_group("decoding")
-    add_dataclass_options(g, DecodingConfig, only=DECODING, parsers=common.PARSERS)
+    add_dataclass_options(g, DecodingConfig, only=DECODING)
     g.add_argument(
         "--stream",
         action="store_true",

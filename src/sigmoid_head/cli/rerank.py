@@ -19,14 +19,12 @@ DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples)
 OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
 """The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
 ``--batch-size`` counts sources here)."""
-PARSERS = {**common.PARSERS, "samples": common.SAMPLES}
-"""Setting -> the argparse type that checks it."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..scoring.corpus import CorpusConfig
+    from ..scoring.corpus_config import BatchingConfig
     from ..scoring.rerank import RerankConfig
-    from .options import add_dataclass_options
+    from .options import add_dataclass_options, field_parser
 
     p.add_argument("-s", "--sources", help="sources, one per line")
     p.add_argument("--input", help=".jsonl with {source} or {messages} (a target is kept)")
@@ -37,14 +35,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--describe", action="store_true",
                    help="print every output field with its direction and range, then exit")
     add_dataclass_options(p.add_argument_group("model"), common.ModelOptions)
-    add_dataclass_options(p.add_argument_group("candidates and selection"), RerankConfig,
-                          parsers=PARSERS)
-    g = p.add_argument_group("scoring and output")
-    g.add_argument("--batch-size", type=common.POSITIVE_INT, default=CorpusConfig.batch_size,
-                   metavar="BATCH_SIZE", help="Sources per batch: each generate call runs "
-                   "batch-size x samples sequences, and the samples' seeds depend on the "
-                   f"batches. (default: {CorpusConfig.batch_size})")
-    add_dataclass_options(g, CorpusConfig, only=OUTPUT, parsers=PARSERS)
+    add_dataclass_options(p.add_argument_group("candidates and selection"), RerankConfig)
+    size = BatchingConfig.__dataclass_fields__["batch_size"]
+    p.add_argument_group("batching").add_argument(
+        "--batch-size", type=field_parser(size, int), default=size.default,
+        metavar="BATCH_SIZE", help="Sources per batch: each generate call runs "
+        "batch-size x samples sequences, and the samples' seeds depend on the "
+        f"batches. (default: {size.default})")
+    common.add_config_groups(p, "rerank", only=OUTPUT)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """Evaluate QE score files against gold quality: load, orient, correlate, report.
 
 Every method's scores are oriented so that higher = better quality before any metric
-is computed: uncertainties listed in :data:`UNCERTAINTIES` (mean token entropy) are
-negated and shown as ``-<name>``. The sequence scores of the registered methods
+is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.columns` where
+higher = worse: the mean token entropy) are negated and shown as ``-<name>``. The sequence scores of the registered methods
 (:mod:`sigmoid_head.methods`) are evaluated in probability form: the products, minima and
 ``<method>_mean_log`` (the length-normalised score, evaluated as its exponential, the
 geometric mean of the token probabilities) lie in [0, 1], so BCE/ECE apply to them too;
@@ -20,14 +20,20 @@ from typing import Any
 
 import numpy as np
 
+from .. import columns as column_registry
 from .. import methods as registry
 from ..data.records import read_jsonl
 from .readers import read_external_scores, read_gold, read_score_columns
 
-UNCERTAINTIES = {"entropy_mean": -1.0}
-"""Columns that measure uncertainty: multiplied by this sign (and renamed ``-name``)."""
-OTHER_METHODS = ("entropy_mean", "mc_softmax", "mc_sigmoid", "self_judge")
-"""Columns beside the registered methods' that are evaluated when none are named."""
+
+def __getattr__(name: str) -> object:
+    if name == "UNCERTAINTIES":  # the column registry's, read when asked
+        return column_registry.uncertainties()
+    if name == "OTHER_METHODS":
+        return tuple(column_registry.evaluated_keys())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 DEFAULT_AGGREGATIONS = ("product", "mean_log", "min")
 """The aggregations of every registered method evaluated when none are named."""
 COMBINED = "combined"
@@ -38,13 +44,14 @@ evaluated first when none are named."""
 def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
     ``combined``, each registered method's product, then each one's length-normalised
-    score, then each one's minimum, the columns of :data:`OTHER_METHODS`, then the
-    calibrated probabilities."""
+    score, then each one's minimum, the columns the column registry marks ``evaluate``
+    (:func:`sigmoid_head.columns.evaluated_keys`: ``entropy_mean``, ``mc_<method>``,
+    ``self_judge``, a plugin's baseline, ...), then the calibrated probabilities."""
     from .calibration import KINDS
 
     keys = [registry.AGGREGATIONS[a].key(m.name) for a in DEFAULT_AGGREGATIONS
             for m in registry.methods() if a in m.aggregations]
-    return [COMBINED, *keys, *OTHER_METHODS,
+    return [COMBINED, *keys, *column_registry.evaluated_keys(),
             *(f"{m}_{k}" for m in registry.names() for k in KINDS)]
 
 
@@ -70,11 +77,12 @@ def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, 
         Display name -> (N,) oriented scores (uncertainties negated, shown as ``-name``).
     """
     out = {}
+    uncertain = column_registry.uncertainties()
     for m in map(registry.canonical, methods):
-        raw = m[1:] if m.startswith("-") and m[1:] in UNCERTAINTIES else m
+        raw = m[1:] if m.startswith("-") and m[1:] in uncertain else m
         if raw not in columns:
             raise ValueError(f"no scores for method {m!r}; available: {sorted(columns)}")
-        sign = UNCERTAINTIES.get(raw, 1.0)
+        sign = uncertain.get(raw, 1.0)
         out[f"-{raw}" if sign < 0 else raw] = sign * columns[raw]
     return out
 

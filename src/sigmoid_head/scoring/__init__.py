@@ -4,6 +4,7 @@ capture (:mod:`.generate`, Eval Self), token -> word -> sequence aggregation
 (:mod:`.aggregate`) with character offsets (:mod:`.offsets`), the fields' directions
 (:mod:`.fields`), the further baselines (:mod:`.baselines`), RAUQ from the same pass's
 attention weights (:mod:`.rauq`), and whole corpora as ``score`` / ``generate`` do them
-(:mod:`.corpus`, written by :mod:`.corpus_output`). The methods and aggregations are
-those registered in :mod:`sigmoid_head.methods`.
+(:mod:`.corpus` with the settings of :mod:`.corpus_config`, written by
+:mod:`.corpus_output`). The methods and aggregations are those registered in
+:mod:`sigmoid_head.methods`, the output columns those of :mod:`sigmoid_head.columns`.
 """

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import columns
 from ..data.tokenize import special_ids
 from ..methods import sequence_scores
 from .offsets import add_offsets
@@ -152,6 +153,21 @@ def word_scores(words: Sequence[Word], probs: np.ndarray, how: str = "product") 
     return [WORD_REDUCERS[how](p[w.tokens]) for w in words]
 
 
+def entropy_mean(ts: TokenScores) -> float | None:
+    """The pass statistic ``entropy_mean``: mean softmax entropy (None without the softmax)."""
+    return None if ts.entropy is None else float(np.mean(ts.entropy))
+
+
+def dominant_mean(ts: TokenScores) -> float | None:
+    """The pass statistic ``dominant_mean``: mean dominant-set size."""
+    return None if ts.n_dominant is None else float(np.mean(ts.n_dominant))
+
+
+def n_tokens(ts: TokenScores) -> int:
+    """The pass statistic ``n_tokens``: scored tokens."""
+    return int(ts.ids.size)
+
+
 def sequence_record(
     ts: TokenScores, tokenizer: Any, text: str | None = None, with_tokens: bool = False
 ) -> dict[str, Any]:
@@ -170,10 +186,10 @@ def sequence_record(
     logs = ts.log_probs()
     for name, lp in logs.items():
         rec.update(sequence_scores(name, lp))
-    if ts.entropy is not None:
-        rec["entropy_mean"] = float(np.mean(ts.entropy))
-        rec["dominant_mean"] = float(np.mean(ts.n_dominant))
-    rec["n_tokens"] = int(ts.ids.size)
+    for column in columns.pass_statistics():  # entropy_mean, dominant_mean, n_tokens, ...
+        value = column.hook()(ts)
+        if value is not None:
+            rec[column.name] = value
     if with_tokens:
         probs = ts.probabilities()
         pieces = tokenizer.convert_ids_to_tokens([int(t) for t in ts.ids])

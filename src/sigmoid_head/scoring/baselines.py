@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import methods as registry
 from ..data.batching import pad_id, pad_with_mask
 from ..data.prompts import ScoreInputError
 from .decoding import DecodingConfig
@@ -68,8 +69,9 @@ def mc_sequence_entropy(
         progress: show a progress bar.
 
     Returns:
-        Per input ``{"mc_softmax": -H_softmax, "mc_sigmoid": -H_sigmoid}`` (the latter
-        only with a head); both ``<= 0``, higher = more certain = better.
+        Per input ``{"mc_<method>": -H_<method>}`` for every registered method whose
+        ``monte_carlo`` is set (``mc_sigmoid`` only with a head); each ``<= 0``, higher =
+        more certain = better.
     """
     if n_samples < 1:
         raise ValueError("n_samples must be >= 1")
@@ -87,7 +89,7 @@ def mc_sequence_entropy(
     for g in outs:
         per = sums.setdefault(g.input_index, {})
         for name, lp in g.scores.log_probs().items():
-            if name != "boostedprob":
+            if registry.METHODS[name].monte_carlo:  # the registry's mc_<method> columns
                 per.setdefault(f"mc_{name}", []).append(float(np.sum(lp)))
     return [{k: float(np.mean(v)) for k, v in sums[i].items()} for i in range(len(prompts))]
 
@@ -234,3 +236,34 @@ def comet_kiwi(
     model = load_from_checkpoint(str(checkpoint))
     data = [{"src": s, "mt": c} for s, c in zip(sources, candidates, strict=True)]
     return [float(x) for x in model.predict(data, batch_size=batch_size, gpus=gpus).scores]
+
+
+# ------------------------------------------------------------------ the registry's hooks
+# (sigmoid_head.columns: each gets a BaselineInputs, returns one value or dict per row)
+
+
+def self_judge_column(b: Any) -> list[float]:
+    """``self_judge`` of every row."""
+    return self_judge(b.model, b.sources, b.candidates,
+                      template=b.settings.judge_template or JUDGE_TEMPLATE,
+                      batch_size=b.corpus.batch_size if b.corpus is not None else 8)
+
+
+def comet_kiwi_column(b: Any) -> list[float]:
+    """``comet_kiwi`` of every row."""
+    return comet_kiwi(b.sources, b.candidates, b.settings.comet_model)
+
+
+def mc_columns(b: Any) -> list[dict[str, float]] | None:
+    """``mc_<method>`` of every row (generate only: None without a decoding)."""
+    if b.decoding is None:
+        return None
+    from ..data.prompts import prompt_ids, render_settings
+
+    backbone, _ = unpack_model(b.model)
+    corpus = b.corpus
+    prompts = prompt_ids(b.inputs, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
+                         **render_settings(b.model, corpus.prompt_template, corpus.chat))
+    mc = mc_sequence_entropy(b.model, prompts, b.settings.mc_samples, seed=b.decoding.seed,
+                             max_new_tokens=b.decoding.max_new_tokens, progress=not corpus.quiet)
+    return [mc[i // b.per_input] for i in range(len(b.rows))]

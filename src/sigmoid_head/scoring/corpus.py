@@ -6,7 +6,7 @@ inputs batch by batch (:func:`.force_decode.score_records` /
 (:mod:`.baselines`), then what the head folder holds (:class:`Explanations`: the combined
 score, calibrated probabilities, error spans), and write the rows with
 :mod:`.corpus_output` (resumable ``to_json``, data-parallel under ``accelerate launch`` /
-``torchrun``, an HTML page). Settings are :class:`CorpusConfig` (and
+``torchrun``, an HTML page). Settings are :class:`~.corpus_config.CorpusConfig` (and
 :class:`~.decoding.DecodingConfig`); the CLI's options are generated from their fields, so
 a setting is documented once, under its field.
 """
@@ -21,7 +21,11 @@ from typing import Any
 from ..io_utils import is_stream
 from ..output_safety import content_settings
 from . import distributed
+from .corpus_config import CorpusConfig
 from .corpus_output import CorpusInputs, run_streamed, write_page
+
+__all__ = ["CorpusConfig", "CorpusResult", "Explanations", "add_baselines", "config_from",
+           "generate_corpus", "score_corpus", "source_text"]
 
 GENERATE_WINDOW_BATCHES = 16
 """Batches per window of ``generate`` (the unit written to disk; generation is slower)."""
@@ -30,69 +34,6 @@ KEEP = ("source", "messages", "candidate", "target")
 NOT_RESULT_SETTINGS = frozenset({"quiet", "to_json", "batch_size", "max_tokens"})
 """Settings that do not change the rows (scores are batch-invariant), left out of the
 resume key."""
-
-
-@dataclass
-class CorpusConfig:
-    """How a corpus is scored and written (``score`` and ``generate``)."""
-
-    batch_size: int = 16
-    """Sequences per forward pass."""
-    max_tokens: int | None = None
-    """Batch by padded tokens instead of sequences (score only)."""
-    prompt_template: str | None = None
-    """Causal pairs: prompt with {source} (default: the head's training setting, else '{source}\\n')."""
-    chat: bool | None = None
-    """Render source/candidate pairs with the tokenizer's chat template (default: the head's training setting)."""
-    with_tokens: bool = False
-    """Add per-token and per-word scores."""
-    to_json: str | None = None
-    """Write one JSON record per output to this .jsonl file (resumed when rerun after an interruption)."""
-    html: str | None = None
-    """Also write one self-contained page of the outputs' tokens coloured by each method's score, numbers
-    on hover, error spans marked (keeps the per-token scores in the rows, as with_tokens does, and draws
-    the page from them)."""
-    quiet: bool = False
-    """No progress bars."""
-    rauq: bool = False
-    """Add RAUQ (attention-based, causal LMs) from the same pass; it runs with eager attention."""
-    rauq_alpha: float | None = None
-    """RAUQ's weight of the token probability (default 0.2, LM-Polygraph's; it uses 0.5 for
-    instruction-tuned models)."""
-    rauq_layers: tuple[int, ...] | None = None
-    """RAUQ's layers, comma-separated 0-based (default: the middle third)."""
-    self_judge: bool = False
-    """Add the LLM self-judge score."""
-    judge_template: str | None = None
-    """Self-judge prompt with {source} and {candidate}."""
-    comet_model: str | None = None
-    """Local CometKiwi checkpoint (needs unbabel-comet)."""
-    mc_samples: int = 0
-    """Add Monte Carlo sequence entropy from N samples (paper: 10; generate only)."""
-
-    def __post_init__(self) -> None:
-        from ..data.templates import check_template
-
-        if self.batch_size < 1 or (self.max_tokens is not None and self.max_tokens < 1):
-            raise ValueError("batch_size and max_tokens must be >= 1")
-        if self.mc_samples < 0:
-            raise ValueError("mc_samples must be >= 0")
-        if not self.rauq and (self.rauq_alpha is not None or self.rauq_layers is not None):
-            raise ValueError("--rauq-alpha and --rauq-layers need --rauq")
-        if self.prompt_template is not None:
-            check_template(self.prompt_template)
-        if self.judge_template:
-            check_template(self.judge_template, ("source", "candidate"), "judge template")
-
-    def rauq_config(self) -> Any:
-        """The RauqConfig asked for, or None."""
-        from .rauq import RauqConfig
-
-        return RauqConfig(alpha=self.rauq_alpha, layers=self.rauq_layers) if self.rauq else None
-
-    def keep_tokens(self) -> bool:
-        """Whether rows keep their per-token scores (the page is drawn from them)."""
-        return self.with_tokens or bool(self.html)
 
 
 @dataclass
@@ -195,7 +136,7 @@ def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> d
     backbone, head = unpack_model(model)
     head_config = getattr(model, "config", None)
     return content_settings({  # a local head and a local model folder by their content
-        **{k: v for k, v in asdict(config).items() if k not in NOT_RESULT_SETTINGS},
+        **{k: v for k, v in config.to_dict().items() if k not in NOT_RESULT_SETTINGS},
         "model": backbone.name_or_path, "dtype": str(backbone.dtype),
         "head_fingerprint": None if head is None else getattr(head_config, "fingerprint", ""),
         "head": None if head_dir is None else str(head_dir), **more})
@@ -232,7 +173,7 @@ def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None =
         for r in rows:
             if "candidate" not in r:
                 r["candidate"] = r.pop("target")
-        add_baselines(model, part, rows, config)
+        add_baselines(model, part, rows, config, command="score")
         return rows
 
     return _run(model, inputs, config, explain, batch, batch_size=config.batch_size,
@@ -278,7 +219,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
             rows = generate_and_score(model, part, decoding, prompt_template=config.prompt_template,
                                       use_chat_template=config.chat, batch_size=config.batch_size,
                                       with_tokens=with_tokens, rauq=rauq, progress=False)
-        add_baselines(model, part, rows, config, decoding)
+        add_baselines(model, part, rows, config, decoding, command="generate")
         return rows
 
     one_stream = decoding.do_sample or config.mc_samples
@@ -297,33 +238,29 @@ def source_text(rec: dict) -> str:
 
 
 def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: CorpusConfig,
-                  decoding: Any = None, per_input: int = 1) -> None:
-    """Add the self-judge / CometKiwi / Monte Carlo columns asked for to the rows in place."""
-    from .baselines import JUDGE_TEMPLATE, comet_kiwi, mc_sequence_entropy, self_judge
+                  decoding: Any = None, per_input: int = 1, command: str | None = None) -> None:
+    """Add the columns of every active sequence baseline of the column registry
+    (:func:`sigmoid_head.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
+    plugin's, ...) to the rows in place, in registry order; ``command``: only the baselines
+    that command computes."""
+    from ..columns import BaselineInputs, active, baselines
 
     sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]
-    if config.self_judge:
-        judged = self_judge(model, sources, cands, template=config.judge_template or JUDGE_TEMPLATE,
-                            batch_size=config.batch_size)
-        for r, v in zip(rows, judged, strict=True):
-            r["self_judge"] = v
-    if config.comet_model:
-        for r, v in zip(rows, comet_kiwi(sources, cands, config.comet_model), strict=True):
-            r["comet_kiwi"] = v
-    if config.mc_samples and decoding is not None:
-        from ..data.prompts import prompt_ids, render_settings
-        from .token_scores import unpack_model
-
-        backbone, _ = unpack_model(model)
-        prompts = prompt_ids(inputs, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
-                             **render_settings(model, config.prompt_template, config.chat))
-        mc = mc_sequence_entropy(model, prompts, config.mc_samples, seed=decoding.seed,
-                                 max_new_tokens=decoding.max_new_tokens, progress=not config.quiet)
-        for i, r in enumerate(rows):
-            r.update(mc[i // per_input])
+    for column in baselines(command):
+        settings = config.baseline(column.name)
+        if not active(settings):
+            continue
+        values = column.hook()(BaselineInputs(model, inputs, rows, sources, cands, settings,
+                                              config, decoding, per_input))
+        if values is None:
+            continue
+        for r, v in zip(rows, values, strict=True):
+            r.update(v if isinstance(v, dict) else {column.name: v})
 
 
 def config_from(values: dict, cls: type = CorpusConfig) -> Any:
-    """A settings dataclass from a flat dict holding its fields (and others, ignored)."""
-    return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+    """A settings dataclass (or :class:`CorpusConfig`, from its flat names) from a flat dict
+    holding its fields (and others, ignored)."""
+    names = cls.field_names() if hasattr(cls, "field_names") else [f.name for f in fields(cls)]
+    return cls(**{n: values[n] for n in names if n in values})

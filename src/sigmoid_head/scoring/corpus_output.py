@@ -121,14 +121,19 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
     print(f"page of {len(rows)} outputs written to {out}")
 
 
-PASS_COLUMNS = ("entropy_mean", "self_judge", "comet_kiwi", "mc_softmax", "mc_sigmoid", "n_tokens")
-"""Single columns of the summary, after the methods and the combined score."""
+def __getattr__(name: str) -> object:
+    if name == "PASS_COLUMNS":  # the registry's, read when asked
+        from ..columns import summary_keys
+
+        return tuple(summary_keys())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def summary(rows: Sequence[dict], n: int | None = None) -> str:
     """Mean sequence scores per registered method (product, mean_log, min), the combined
-    score and the single columns, as a small text table (``n``: the number of outputs, when
+    score and the single columns the column registry shows in the summary, as a small text table (``n``: the number of outputs, when
     ``rows`` holds their means only)."""
+    from ..columns import summary_keys
     from ..methods import AGGREGATIONS, methods
 
     shown = ("product", "mean_log", "min")
@@ -140,7 +145,7 @@ def summary(rows: Sequence[dict], n: int | None = None) -> str:
     if "combined" in rows[0]:
         lines.append(f"{'combined':<14}{_mean(rows, 'combined'):>12.4f}"
                      f"{_mean(rows, 'combined_log'):>12.4f}")
-    for name in PASS_COLUMNS:
+    for name in summary_keys():  # the registry's single columns (entropy_mean, ...)
         if name in rows[0]:
             lines.append(f"{name:<14}{_mean(rows, name):>12.4f}")
     return f"{len(rows) if n is None else n} outputs scored\n" + "\n".join(lines)

@@ -15,7 +15,7 @@ import torch
 
 from ..backbone import Backbone
 from ..data.prompts import ScoreInputError, prompt_ids, render_settings
-from ..finite import check_settings
+from ..finite import bounds, check_settings
 from .aggregate import sequence_record
 from .guidance import argmax_only, head_guidance
 from .token_scores import TokenScores, unpack_model
@@ -25,25 +25,25 @@ from .token_scores import TokenScores, unpack_model
 class DecodingConfig:
     """How the original model generates."""
 
-    max_new_tokens: int = 128
+    max_new_tokens: int = field(default=128, metadata=bounds(low=1, integer=True))
     """Most tokens generated per output (the EOS included)."""
-    num_beams: int = 1
+    num_beams: int = field(default=1, metadata=bounds(low=1, integer=True))
     """Beam size (> 1: beam search, scored by force-decoding)."""
     do_sample: bool = False
     """Sample instead of greedy/beam decoding."""
-    temperature: float = 1.0
+    temperature: float = field(default=1.0, metadata=bounds("temperature"))
     """Sampling temperature."""
-    top_p: float = 1.0
+    top_p: float = field(default=1.0, metadata=bounds("top_p"))
     """Nucleus sampling mass (1 = off)."""
     top_k: int = 0
     """Top-k sampling (0 = off; overrides the model's generation-config default)."""
     num_return_sequences: int = 1
     """Outputs per input."""
-    seed: int = 0
+    seed: int = field(default=0, metadata=bounds("seed"))
     """Seed of sampling (the global torch RNG state is restored afterwards)."""
-    head_weight: float = 0.0
+    head_weight: float = field(default=0.0, metadata=bounds("head_weight"))
     """Head-guided decoding: add this weight times the Sigmoid Head's log-probability of each token to the next-token scores (0 = off: the original model decodes alone, as in the paper). The output's scores stay the LM's and the head's own."""
-    head_mask_below: float = 0.0
+    head_mask_below: float = field(default=0.0, metadata=bounds("head_mask_below"))
     """Head-guided decoding: never choose a token whose head probability is below this (the head's most probable allowed token of a step is always kept; 0 = off)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further keyword arguments for ``generate`` (e.g. ``eos_token_id``)."""

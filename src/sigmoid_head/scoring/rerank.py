@@ -15,7 +15,7 @@ on a resume (:mod:`.distributed`), so the same settings (``batch_size`` included
 same candidates in one process or many, and after an interruption. Output is
 :func:`.corpus_output.run_streamed`'s, as for ``score`` and ``generate``: streamed,
 resumable, data-parallel under ``accelerate launch`` / ``torchrun``, one row per source
-(:data:`ROW_FIELDS`).
+(:func:`row_fields`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import methods as registry
 from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
+from ..finite import bounds
 from . import fields
-from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings
+from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings, add_baselines
 
 RERANK_WINDOW_BATCHES = 4
 """Batches per window (the unit written to disk): each batch generates 1 + ``samples``
@@ -46,40 +47,39 @@ CALIBRATION_KINDS = ("platt", "isotonic")
 """The calibrated probabilities a head folder's calibration adds (``<method>_<kind>``)."""
 KEEP = ("source", "messages", "target")
 """Input fields copied into a row (a ``target`` is kept as a reference for the picks)."""
-ROW_FIELDS: tuple[fields.Field, ...] = (
-    fields.Field("source / messages", fields.NEITHER, "text", "the input (and its target, when it has one)"),
-    fields.Field("picked", fields.NEITHER, "text", "the picked candidate's text"),
-    fields.Field("pick", fields.NEITHER, "[0, candidates)", "the picked candidate's index"),
-    fields.Field("select", fields.NEITHER, "a score name", "the score that picked it"),
-    fields.Field("picked_score", fields.NEITHER, "the score's", "the pick's value of that score"),
-    fields.Field("truncated", fields.NEITHER, "true", "the prompt was cut to fit the model"),
-    fields.Field("candidates[].candidate", fields.NEITHER, "text", "a candidate"),
-    fields.Field("candidates[].origin", fields.NEITHER, "greedy/beam/sample", "how it was drawn"),
-    fields.Field("candidates[].sample", fields.NEITHER, "[0, samples)",
-                 "which sample (sampled candidates only)"),
-    fields.Field("candidates[].<score>", fields.NEITHER, "see below",
-                 "every score of a generate row (finished, n_tokens and the table below)"),
-)
-"""The fields of a rerank row, in order (``sigmoid-head rerank --describe``)."""
+
+
+def row_fields() -> tuple[fields.Field, ...]:
+    """The fields of a rerank row, in order: the input, the column registry's rerank-row
+    entries, and ``truncated``."""
+    from .. import columns as cols
+
+    first = fields.Field("source / messages", fields.NEITHER, "text",
+                         "the input (and its target, when it has one)")
+    cut = fields.Field("truncated", fields.NEITHER, "true", "the prompt was cut to fit the model")
+    return (first, *(fields.Field(*r) for r in cols.describe_rows(lambda c: c.level == cols.RERANK)),
+            cut)
+
+
 
 
 @dataclass
 class RerankConfig:
     """Which candidates are drawn per source, and which score picks one (``rerank``)."""
 
-    samples: int = 6
+    samples: int = field(default=6, metadata=bounds("samples"))
     """Sampled candidates per source."""
-    temperature: float = 0.8
+    temperature: float = field(default=0.8, metadata=bounds("temperature"))
     """Sampling temperature of the samples."""
-    top_p: float = 1.0
+    top_p: float = field(default=1.0, metadata=bounds("top_p"))
     """Nucleus sampling mass of the samples (1 = off)."""
     greedy: bool = True
     """Also the greedy output as a candidate (beam search's best with --num-beams > 1)."""
-    num_beams: int = 1
+    num_beams: int = field(default=1, metadata=bounds(low=1, integer=True))
     """Beam size of the non-sampled candidate (1 = greedy)."""
-    max_new_tokens: int = 128
+    max_new_tokens: int = field(default=128, metadata=bounds(low=1, integer=True))
     """Most tokens generated per candidate (the EOS included)."""
-    seed: int = 0
+    seed: int = field(default=0, metadata=bounds("seed"))
     """Seed of the samples: each batch of sources draws from its own stream, seeded by this
     and the batch's inputs, so the same command (the same --batch-size) draws the same
     candidates with any number of processes and after a resume."""
@@ -137,14 +137,17 @@ def select_key(name: str) -> str:
 def selectable(head: bool = True, calibrated: Iterable[str] | None = None) -> list[str]:
     """The scores a candidate can be picked by: every aggregation of each registered method
     (those reading the head only with a head; not RAUQ, whose attention weights rerank does
-    not capture), ``entropy_mean``, with a head the combined score and the calibrated
-    probabilities of the ``calibrated`` methods (None: of any method, as a head folder's
-    calibration may hold)."""
+    not capture), the column registry's sequence scores with a direction that rerank
+    computes (``entropy_mean``, a baseline registered for rerank; with a head the combined
+    score), and with a head the calibrated probabilities of the ``calibrated`` methods
+    (None: of any method, as a head folder's calibration may hold)."""
+    from .. import columns as cols
+
     names = [k for m in registry.methods() if m.reads != "attention" and (head or m.reads != "head")
              for k in m.keys(distinct_only=False)]
-    names.append("entropy_mean")
+    names += [k for c in cols.columns(command="rerank") if head or not c.from_head
+              for k in c.expand() if k in cols.selectable_keys("rerank")]
     if head:
-        names += ["combined", "combined_log"]
         cal = [m.name for m in registry.methods() if m.reads != "attention"] \
             if calibrated is None else list(calibrated)
         names += [f"{m}_{kind}" for m in cal for kind in CALIBRATION_KINDS]
@@ -169,7 +172,7 @@ def check_select(name: str, choices: Sequence[str]) -> str:
 
 
 def higher_is_better(key: str) -> bool:
-    """Whether a higher value of score ``key`` is better (:data:`.fields.FIELDS`' direction)."""
+    """Whether a higher value of score ``key`` is better (its column's direction)."""
     field = fields.field_for(key)
     if field is None or field.direction == fields.NEITHER:
         raise ValueError(f"{key!r} is not a score with a direction")
@@ -261,7 +264,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
 
     Returns:
         The count, the means of the rows' numbers (``picked_score``), and the rows (one per
-        input, :data:`ROW_FIELDS`) unless written to ``corpus.to_json``.
+        input, :func:`row_fields`) unless written to ``corpus.to_json``.
 
     Raises:
         ValueError: an option rerank does not offer, or a ``select`` score this model's
@@ -270,9 +273,13 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     from .token_scores import unpack_model
 
     config, corpus = config or RerankConfig(), corpus or CorpusConfig()
-    offered = {"html": corpus.html, "max_tokens": corpus.max_tokens, "rauq": corpus.rauq,
-               "self_judge": corpus.self_judge, "comet_model": corpus.comet_model,
-               "mc_samples": corpus.mc_samples}
+    from .. import columns as cols
+
+    offered = {"html": corpus.html, "max_tokens": corpus.max_tokens}
+    for name, settings in corpus.baselines.items():  # the opt-in baselines rerank does not run
+        column = cols.COLUMNS.get(name)
+        if (column is None or "rerank" not in column.commands) and cols.active(settings):
+            offered[next(iter(settings.__dataclass_fields__))] = True
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
@@ -290,7 +297,10 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
         groups, cut = candidates(model, part, config, prompt_template=corpus.prompt_template,
                                  use_chat_template=corpus.chat, batch_size=corpus.batch_size,
                                  with_tokens=with_tokens)
-        explain.apply([c for g in groups for c in g], corpus.keep_tokens())
+        flat = [c for g in groups for c in g]
+        add_baselines(model, [r for r, g in zip(part, groups, strict=True) for _ in g], flat,
+                      corpus, command="rerank")  # the baselines registered for rerank
+        explain.apply(flat, corpus.keep_tokens())
         return [reranked_row(rec, g, key, i in cut)
                 for i, (rec, g) in enumerate(zip(part, groups, strict=True))]
 
@@ -306,5 +316,5 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
 def describe() -> str:
     """The fields of a rerank row, then those of a candidate's scores, as Markdown tables."""
     rows = ["One row per source:", "", "| field | direction | range | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in ROW_FIELDS]
+    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in row_fields()]
     return "\n".join(rows) + "\n\nEvery candidate's scores:\n\n" + fields.describe()

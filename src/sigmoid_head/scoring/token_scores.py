@@ -13,7 +13,8 @@ Per scored token, one value per method of the registry (:mod:`sigmoid_head.metho
   attention weights of the same pass and each sequence's earlier tokens, so the scoring
   paths add it after :func:`position_scores`.
 
-A registered method's values come from its ``token_values`` function, called with a
+:class:`TokenScores` holds them in one mapping by key. A registered method's values come
+from its ``token_values`` function, called with a
 :class:`PassRows` view of the positions (the functions of the built-in methods are below).
 Force-decoding (:mod:`.force_decode`) and generation (:mod:`.generate`) both compute them
 with :func:`position_scores` and cut them per sequence with :func:`split_rows`.
@@ -22,7 +23,7 @@ with :func:`position_scores` and cut them per sequence with :func:`split_rows`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,10 +40,12 @@ LOGIT_CHUNK = 2048
 TINY = 1e-45
 """Floor of a probability before taking its log (the smallest float32 subnormal)."""
 SOFTMAX_KEYS = ("softmax_log", "boostedprob", "entropy", "n_dominant")
-"""The per-position values of the LM's softmax that TokenScores holds as fields."""
-FIELDS = (*SOFTMAX_KEYS, "sigmoid_log", "rauq_log")
-"""Per-position values held as TokenScores fields; further registered methods' values go
-to :attr:`TokenScores.extra`."""
+"""The per-position values of the LM's softmax (``entropy`` and ``n_dominant`` beside the
+registered methods reading the logits)."""
+OLD_FIELDS = (*SOFTMAX_KEYS, "sigmoid_log", "rauq_log")
+"""Value keys that earlier releases held as TokenScores fields: still readable as
+attributes (``ts.softmax_log``) and accepted as keywords of the constructor."""
+FIELDS = OLD_FIELDS
 
 
 def safe_log(p: np.ndarray) -> np.ndarray:
@@ -50,51 +53,72 @@ def safe_log(p: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(np.asarray(p, dtype=np.float64), TINY))
 
 
-@dataclass
 class TokenScores:
     """Scores of one scored sequence, one value per scored token (shape (T,) each).
 
     Attributes:
         ids: token ids.
-        softmax_log: log softmax probability (None when scored with the sigmoid only).
-        boostedprob: BoostedProb score (idem).
-        entropy: softmax entropy in nats, an uncertainty (idem).
-        n_dominant: dominant-set size (idem).
-        sigmoid_log: log sigmoid probability, or None without a head.
-        heads: log sigmoid probability under each further head scored in the same pass.
-        rauq_log: log of RAUQ's per-token confidence, or None when not asked for.
-        extra: the per-token values of further registered methods, by their
-            :attr:`~sigmoid_head.methods.Method.value_key`.
+        values: per-token values by key: each registered method's under its
+            :attr:`~sigmoid_head.methods.Method.value_key` (``sigmoid_log``, ``softmax_log``,
+            ``boostedprob``, ``rauq_log``, ...), ``entropy`` (softmax entropy in nats, an
+            uncertainty) and ``n_dominant`` (dominant-set size), and ``sigmoid_log:<name>``
+            for each further head scored in the same pass; a key is absent when not computed.
+
+    ``ts.softmax_log``, ``ts.entropy``, ... (:data:`OLD_FIELDS`) read ``values`` (None when
+    absent), ``ts.heads`` the further heads and ``ts.extra`` the other methods' values, as
+    earlier releases' fields did.
     """
 
-    ids: np.ndarray
-    softmax_log: np.ndarray | None
-    boostedprob: np.ndarray | None
-    entropy: np.ndarray | None
-    n_dominant: np.ndarray | None
-    sigmoid_log: np.ndarray | None = None
-    heads: dict[str, np.ndarray] = field(default_factory=dict)
-    rauq_log: np.ndarray | None = None
-    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    def __init__(self, ids: np.ndarray, values: Mapping[str, np.ndarray] | None = None, *,
+                 heads: Mapping[str, np.ndarray] | None = None,
+                 extra: Mapping[str, np.ndarray] | None = None, **named: Any) -> None:
+        unknown = sorted(set(named) - set(OLD_FIELDS))
+        if unknown:
+            raise TypeError(f"TokenScores got unknown values {unknown}")
+        self.ids = ids
+        self.values: dict[str, np.ndarray] = {
+            **{k: v for k, v in (values or {}).items() if v is not None},
+            **{k: v for k, v in named.items() if v is not None},
+            **{f"sigmoid_log:{k}": v for k, v in (heads or {}).items()},
+            **dict(extra or {})}
 
     @classmethod
     def from_values(cls, ids: np.ndarray, values: Mapping[str, np.ndarray]) -> TokenScores:
         """Scores from per-position values keyed as :func:`position_scores` keys them."""
-        return cls(ids=ids, **{k: values.get(k) for k in FIELDS},
-                   heads={k.split(":", 1)[1]: v for k, v in values.items()
-                          if k.startswith("sigmoid_log:")},
-                   extra={k: v for k, v in values.items() if k not in FIELDS and ":" not in k})
+        return cls(ids, values)
 
-    def values(self, method: registry.Method) -> np.ndarray | None:
+    def __getattr__(self, name: str) -> Any:
+        if name in OLD_FIELDS:
+            return self.__dict__.get("values", {}).get(name)
+        raise AttributeError(f"'TokenScores' object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"TokenScores(ids={self.ids!r}, values={sorted(self.values)})"
+
+    @property
+    def heads(self) -> dict[str, np.ndarray]:
+        """Log sigmoid probability under each further head, by name."""
+        return {k.split(":", 1)[1]: v for k, v in self.values.items()
+                if k.startswith("sigmoid_log:")}
+
+    @property
+    def extra(self) -> dict[str, np.ndarray]:
+        """The values of keys that were not fields in earlier releases (further methods)."""
+        return {k: v for k, v in self.values.items() if k not in OLD_FIELDS and ":" not in k}
+
+    def get(self, key: str) -> np.ndarray | None:
+        """(T,) the values under ``key``, or None."""
+        return self.values.get(key)
+
+    def method_values(self, method: registry.Method) -> np.ndarray | None:
         """(T,) the method's per-token values (in its ``token_unit``), or None."""
-        key = method.value_key
-        return getattr(self, key) if key in FIELDS else self.extra.get(key)
+        return self.values.get(method.value_key)
 
     def log_probs(self) -> dict[str, np.ndarray]:
         """Method -> (T,) token log-probabilities, for every available registered method."""
         out = {}
         for m in registry.methods():
-            v = self.values(m)
+            v = self.method_values(m)
             if v is not None:
                 out[m.name] = v if m.token_unit == "log" else safe_log(v)
         return out
@@ -103,22 +127,14 @@ class TokenScores:
         """Method -> (T,) token probabilities (a probability-valued method's own values)."""
         out = {}
         for m in registry.methods():
-            v = self.values(m)
+            v = self.method_values(m)
             if v is not None:
                 out[m.name] = np.exp(v) if m.token_unit == "log" else v
         return out
 
     def trimmed(self, n: int) -> TokenScores:
         """The scores of the first ``n`` tokens."""
-        def cut(a):
-            return None if a is None else a[:n]
-
-        return TokenScores(ids=self.ids[:n], softmax_log=cut(self.softmax_log),
-                           boostedprob=cut(self.boostedprob), entropy=cut(self.entropy),
-                           n_dominant=cut(self.n_dominant), sigmoid_log=cut(self.sigmoid_log),
-                           heads={k: v[:n] for k, v in self.heads.items()},
-                           rauq_log=cut(self.rauq_log),
-                           extra={k: v[:n] for k, v in self.extra.items()})
+        return TokenScores(self.ids[:n], {k: v[:n] for k, v in self.values.items()})
 
 
 def unpack_model(model: Any) -> tuple[Backbone, SigmoidHead | None]:
