@@ -97,7 +97,8 @@ def test_a_registered_baseline_reaches_the_polygraph_plugin(toy_baseline, causal
         load_estimator,
     )
     from sigmoid_head.integrations.polygraph_calculator import _baselines
-    from sigmoid_head.scoring.generate import DecodingConfig, generate_outputs
+    from sigmoid_head.scoring.decoding import DecodingConfig
+    from sigmoid_head.scoring.generate import generate_outputs
 
     assert "sigmoid_head_toy_judge" in SigmoidHeadCalculator.meta_info()[0]
     assert "SigmoidHeadBaseline_toy_judge" in estimator_names()
