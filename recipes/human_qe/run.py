@@ -145,15 +145,22 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
         lines += [
             f"### Paired tests: {res['primary']}",
             "",
-            "| sigmoid vs | delta | 95% CI | p | p (Holm) |",
-            "|---|---|---|---|---|",
+            "| sigmoid vs | delta | 95% CI | p | p (Holm) | p (normal) | p (normal, Holm) |",
+            "|---|---|---|---|---|---|---|",
         ]
         for m, t in res["paired"].items():
             lines.append(
                 f"| {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                f"| {t['p_value']:.3g} | {t['p_holm']:.3g} |"
+                f"| {t['p_value']:.3g} | {t['p_holm']:.3g} "
+                f"| {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |"
             )
-        lines.append("")
+        lines += [
+            "",
+            "p: two-sided paired bootstrap over sources (0 = below one in n_boot); p (normal):"
+            " the delta over its bootstrap standard error, normal (resolves small p); Holm"
+            " within this table's family.",
+            "",
+        ]
     else:
         lines += ["No paired tests: no head (`sigmoid`) scores in this run.", ""]
     return "\n".join(lines)

@@ -1,0 +1,239 @@
+"""Rebuild the human-label tables from the committed per-item scores (issue 38).
+
+No model runs here: each set's ``results.json`` and ``report.md`` under
+``recipes/human_qe/results/<set>/`` are made again from the committed gold
+(``data/<set>/``) and the committed per-item scores (``{dev,test}.scores.jsonl.gz``) with
+:func:`evaluate_sets.evaluate_set`, the same seed and resamples as the run that wrote them,
+and the report blocks of ``docs/human_labels.md`` are compared with (or replaced by) them. A
+figure edited by hand in a report, a results file or the page fails ``--check``.
+
+Head variants (``results/<set>/heads/<variant>/{dev,test}.scores.jsonl.gz``, the head's own
+columns of a ``run.py`` output, packed with ``--pack``) are scored into one more table per
+set: each variant's primary figure beside the softmax's, with two-sided paired tests over
+sources (bootstrap and analytic p) and Holm within the declared family of that table.
+
+Usage::
+
+    python recipes/human_qe/tables.py --check            # exit 1 with a diff if anything differs
+    python recipes/human_qe/tables.py --write            # rewrite results, reports and the page
+    python recipes/human_qe/tables.py --pack RUN_DIR --set mlqe-roen-word --variant paper
+
+``mushroom-en``'s gold is not committed (its repository states no licence): that set is
+rebuilt only when ``--shroom-data`` (``build_data.py``'s output) is given, and skipped with a
+notice otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "src"))
+
+from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
+from run import _jsonable, report  # noqa: E402
+
+RESULTS = HERE / "results"
+DOC = ROOT / "docs" / "human_labels.md"
+HEAD_KEY = re.compile(r"^sigmoid(_|$)")
+"""The head's own sequence columns in a score row (``sigmoid``, ``sigmoid_mean_log``, ...)."""
+VARIANTS_BLOCK = "human-qe-variants"
+
+
+def read_jsonl_gz(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def gold_rows(name: str, split: str, shroom_data: Path | None) -> list[dict] | None:
+    """The set's gold records of one split (None: not available here)."""
+    base = (shroom_data if KIND[name] == "shroom" else HERE / "data")
+    if base is None:
+        return None
+    path = base / name / f"{split}.jsonl.gz"
+    return read_jsonl_gz(path) if path.exists() else None
+
+
+def joined(gold: list[dict], scored: list[dict]) -> list[dict]:
+    """Scored rows aligned with the gold by ``id``; the candidate text restored where the
+    committed rows drop it (Mu-SHROOM)."""
+    if [g["id"] for g in gold] != [s["id"] for s in scored]:
+        raise SystemExit("committed scores and gold differ in their ids or order")
+    return [{**s, "candidate": s.get("candidate", g["candidate"])} for g, s in zip(gold, scored)]
+
+
+def with_head(base: list[dict], head: list[dict]) -> list[dict]:
+    """``base`` rows with the head columns (sequence keys and per-word ``sigmoid``) of
+    another head's packed rows."""
+    out = []
+    for b, h in zip(base, head, strict=True):
+        if b["id"] != h["id"]:
+            raise SystemExit(f"{h['id']}: packed head rows are not in the set's order")
+        row = {k: v for k, v in b.items() if not HEAD_KEY.match(k)}
+        row.update({k: v for k, v in h.items() if HEAD_KEY.match(k)})
+        if "words" in b:
+            row["words"] = [{**w, "sigmoid": hw} for w, hw in zip(b["words"], h["words"], strict=True)]
+        out.append(row)
+    return out
+
+
+def rebuild(name: str, shroom_data: Path | None, variant: str | None = None) -> dict | None:
+    """One set's results, made again from the committed data (None: gold not here)."""
+    folder = RESULTS / name
+    settings = json.loads((folder / "results.json").read_text())["settings"]
+    limit, splits = settings["limit"], {}
+    for split in ("dev", "test"):
+        gold = gold_rows(name, split, shroom_data)
+        if gold is None:
+            return None
+        gold = gold[:limit] if limit else gold
+        scored = joined(gold, read_jsonl_gz(folder / f"{split}.scores.jsonl.gz"))
+        if variant:
+            scored = with_head(scored, read_jsonl_gz(folder / "heads" / variant / f"{split}.scores.jsonl.gz"))
+        splits[split] = (gold, scored)
+    res = evaluate_set(name, *splits["dev"], *splits["test"], n_boot=settings["n_boot"])
+    res["settings"] = settings
+    if "shroom" in res:
+        res["shroom"].pop("per_item", None)
+    return res
+
+
+def primary_figure(res: dict) -> tuple[str, str]:
+    """(table, row key) of the set's primary figure for the head and softmax."""
+    return {"wmt": ("word", "mcc"), "mqm": ("segment", "pearson"), "shroom": ("shroom", "iou")}[res["kind"]]
+
+
+def variants_table(name: str, per_variant: dict[str, dict]) -> list[str]:
+    """Each head variant's primary figure beside softmax's, with its paired test."""
+    kind = KIND[name]
+    part, fig = primary_figure(next(iter(per_variant.values())))
+    head_key, base_key = ("sigmoid_mean_log", "softmax_mean_log") if kind == "mqm" else ("sigmoid", "softmax")
+    lines = [f"#### {name}: head variants, {PRIMARY[kind]} (test)", "",
+             "| head | head | softmax | delta | 95% CI | p | p (normal) | Holm p (normal) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for variant, res in per_variant.items():
+        rows = res[part] if part == "segment" else res[part]["methods"]
+        t = res["paired"][base_key]
+        lines.append(
+            f"| {variant} | {rows[head_key][fig][0]:.3f} | {rows[base_key][fig][0]:.3f} "
+            f"| {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+            f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |")
+    return [*lines, "",
+            "p: two-sided paired bootstrap over sources; p (normal): the same delta over its "
+            "bootstrap standard error; Holm within each variant's family (the head against "
+            "every baseline on this figure).", ""]
+
+
+def _p(p: float, n_boot: int) -> str:
+    return f"< {1 / n_boot:.3g}" if p == 0 else f"{p:.3g}"
+
+
+def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
+    """Where each set's recorded report sits in the page: name -> (start, end) of the text
+    inside its fence."""
+    out = {}
+    for m in re.finditer(r"<!-- recorded output: recipes/human_qe/results/([\w-]+)/report\.md[^\n]*-->\n```text\n(.*?)```",
+                         text, re.S):
+        out[m.group(1)] = (m.start(2), m.end(2))
+    for m in re.finditer(rf"<!-- {VARIANTS_BLOCK} -->\n(.*?)<!-- /{VARIANTS_BLOCK} -->", text, re.S):
+        out[VARIANTS_BLOCK] = (m.start(1), m.end(1))
+    return out
+
+
+def pack(run_dir: Path, name: str, variant: str) -> None:
+    """Keep a run's head columns (sequence keys, per-word ``sigmoid``) as a variant."""
+    dest = RESULTS / name / "heads" / variant
+    dest.mkdir(parents=True, exist_ok=True)
+    for split in ("dev", "test"):
+        rows = read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")
+        with gzip.GzipFile(dest / f"{split}.scores.jsonl.gz", "wb", mtime=0) as f:
+            for r in rows:
+                kept = {"id": r["id"], **{k: v for k, v in r.items() if HEAD_KEY.match(k)}}
+                if "words" in r:
+                    kept["words"] = [w["sigmoid"] for w in r["words"]]
+                f.write((json.dumps(kept, ensure_ascii=False) + "\n").encode())
+    settings = json.loads((run_dir / "results.json").read_text())["settings"]
+    (dest / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
+    print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
+
+
+def build(shroom_data: Path | None) -> tuple[dict[Path, str], dict[str, str], list[str]]:
+    """(file -> text, page block -> text, notices) of everything this script makes."""
+    files: dict[Path, str] = {}
+    blocks: dict[str, str] = {}
+    notices: list[str] = []
+    variant_lines: list[str] = []
+    for name in KIND:
+        res = rebuild(name, shroom_data)
+        if res is None:
+            notices.append(f"{name}: gold not available here (--shroom-data), not rebuilt")
+            continue
+        folder = RESULTS / name
+        files[folder / "results.json"] = json.dumps(_jsonable(res), indent=1)
+        files[folder / "report.md"] = report(res, res["settings"])
+        blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
+        variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir())
+        if variants:
+            per = {Path(res["settings"]["head"]).name: res}
+            per.update({v: rebuild(name, shroom_data, v) for v in variants})
+            variant_lines += variants_table(name, per)
+    if variant_lines:
+        blocks[VARIANTS_BLOCK] = "\n".join(variant_lines)
+    return files, blocks, notices
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 if a file or the page differs")
+    mode.add_argument("--write", action="store_true", help="rewrite results, reports and the page")
+    mode.add_argument("--pack", type=Path, metavar="RUN_DIR", help="a run.py output folder to keep as a head variant")
+    ap.add_argument("--set", choices=sorted(KIND), help="with --pack: the set of the run")
+    ap.add_argument("--variant", help="with --pack: the head variant's name (e.g. paper, smooth1)")
+    ap.add_argument("--shroom-data", type=Path, help="build_data.py's output folder (for mushroom-en)")
+    args = ap.parse_args(argv)
+    if args.pack:
+        if not (args.set and args.variant):
+            ap.error("--pack needs --set and --variant")
+        pack(args.pack, args.set, args.variant)
+        return 0
+    files, blocks, notices = build(args.shroom_data)
+    for n in notices:
+        print(n)
+    doc = DOC.read_text()
+    found = doc_blocks(doc)
+    new_doc = doc
+    for key, (start, end) in sorted(found.items(), key=lambda kv: -kv[1][0]):
+        if key in blocks:
+            new_doc = new_doc[:start] + blocks[key] + new_doc[end:]
+    missing = sorted(set(blocks) - set(found))
+    stale = []
+    for path, text in [*files.items(), (DOC, new_doc)]:
+        old = path.read_text() if path.exists() else ""
+        if old != text:
+            stale.append(path)
+            if args.check:
+                sys.stdout.writelines(list(difflib.unified_diff(
+                    old.splitlines(True), text.splitlines(True), str(path.relative_to(ROOT)),
+                    "rebuilt", n=1))[:60])
+            else:
+                path.write_text(text)
+    if missing:
+        print(f"docs/human_labels.md has no block for: {', '.join(missing)}")
+    if args.check and (stale or missing):
+        print(f"{len(stale)} file(s) differ from the committed data: python recipes/human_qe/tables.py --write")
+        return 1
+    print("human-label tables " + ("match the committed data" if args.check else "written"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
