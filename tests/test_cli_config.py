@@ -223,3 +223,19 @@ def test_settings_are_built_back_from_the_options() -> None:
 ])
 def test_generated_options_keep_their_checks(capsys, argv, message) -> None:
     assert message in _error(capsys, argv)
+
+
+def test_evaluate_with_a_yaml_config_still_needs_no_torch(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    scores, gold = tmp_path / "scores.jsonl", tmp_path / "gold.txt"
+    scores.write_text("".join(json.dumps({"sigmoid": v}) + "\n" for v in (0.9, 0.2, 0.7, 0.1)))
+    gold.write_text("1\n0\n1\n0\n")
+    cfg = _write(tmp_path / "e.yaml", {"scores": str(scores), "gold": str(gold), "ci": False})
+    probe = ("import sys; from sigmoid_head.cli import main; "
+             f"assert main(['evaluate', '--config', {str(cfg)!r}]) == 0; "
+             "assert 'torch' not in sys.modules, 'torch was imported'")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "sigmoid" in res.stdout
