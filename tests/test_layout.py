@@ -9,11 +9,11 @@ the type check of settings read from files (config_types), the thread
 policy (threads), whether the Hub can be reached (hub_access) and token colours in a
 terminal (terminal); the output-path
 and resume-key guards (output_safety); data; the paper's core (head, head_io with the
-Hub (hub, model_card) and the paper's released format (released), dominant, negatives
+Hub (hub, model_card, push_config) and the paper's released format (released), dominant, negatives
 with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
 dtype probe (cpu_precision) and the token-level mixes of both heads (token_adjust); the
 pipelines (training, scoring, evaluation) and the integrations beside them
-(LM-Polygraph); the demo and the CLI. The package __init__ is the public facade and may
+(LM-Polygraph); the demo (demo, demo_config) and the CLI. The package __init__ is the public facade and may
 name anything (lazily).
 """
 
@@ -29,9 +29,9 @@ LAYERS = [
     {"output_safety", "resumable_jsonl"},
     {"data"},
     {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
-     "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf"},
+     "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf", "push_config"},
     {"training", "scoring", "evaluation", "integrations"},
-    {"demo", "cli"},
+    {"demo", "demo_config", "cli"},
 ]
 
 
@@ -82,7 +82,7 @@ def test_evaluation_needs_no_torch() -> None:
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
             assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods", "columns",
-                               "text_safety", "json_safety"}, module
+                               "text_safety", "json_safety", "finite"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
     assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there

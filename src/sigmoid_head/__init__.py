@@ -33,14 +33,15 @@ before it; ``tests/test_layout.py`` holds the same list):
   ``resumable_jsonl`` (the resumable JSONL writer and its reader);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * the paper's core, flat: ``head`` (module + loss), ``head_io`` (file format), ``hub`` and
-  ``model_card`` (the Hub), ``released`` (the authors' format), ``dominant``,
+  ``model_card`` (the Hub), ``push_config`` (push's settings),
+  ``released`` (the authors' format), ``dominant``,
   ``profiles`` (execution profiles), ``negatives`` and ``inverse_cdf`` (its draws),
   ``backbone``, ``model``,
   ``token_adjust`` (token-level mixes of both heads), ``cpu_precision`` (the CPU's
   half-precision probe);
 * the pipelines: ``training/``, ``scoring/``, ``evaluation/`` (numpy only), and
   ``integrations/`` beside them;
-* ``demo`` and ``cli/`` on top.
+* ``demo`` (and ``demo_config``, its settings) and ``cli/`` on top.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
 """The ``sigmoid-head`` command: an explicit command table in front of the library.
 
-Each command is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
-and ``run(args) -> int``, a thin call into the library. Only the module of the command
-being run is imported (``sigmoid-head evaluate`` never loads torch).
+Each command is a module of this package with ``DESCRIPTION`` (the paragraph of its
+``--help``), ``add_arguments(parser)`` and ``run(args) -> int``, a thin call into the
+library; its one-line help is its entry in :data:`COMMANDS`. Its options are generated from
+settings dataclasses (:mod:`.options`). Only the module of the command being run is
+imported (``sigmoid-head evaluate`` never loads torch).
+
+Every command takes ``--threads N`` and ``--config FILE``: option values from a YAML or
+JSON file, each checked as its flag would be, overridden by the flags given
+(:func:`.options.apply_config`).
 
 One error convention for every command: a user error (a ``ValueError`` such as a
 malformed input, a missing or unreadable file) prints ``sigmoid-head <command>: error:
@@ -25,6 +31,7 @@ from types import ModuleType
 from .. import threads
 from .._version import __version__
 from ..io_utils import names_stdout
+from .options import apply_config, config_path, read_config
 
 COMMANDS: dict[str, str] = {
     "train": "train a Sigmoid Head on a frozen model",
@@ -78,8 +85,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                        "less those the machine's load keeps busy, at least 1; or "
                        "OMP_NUM_THREADS if set). Idle threads sleep (OMP_WAIT_POLICY=PASSIVE "
                        "unless set), so a shared machine is not slowed down")
+        p.add_argument("--config", metavar="FILE",
+                       help="option values from a YAML (.yaml, .yml) or JSON file: a mapping of "
+                       "option names (batch-size or batch_size) to values; the options given "
+                       "on the command line override it")
         p.set_defaults(func=module.run)
     return parser
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` inside the parser of :func:`build_parser`."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
 
 
 def _thread_count(text: str) -> int:
@@ -114,8 +131,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # the thread policy before the parser, whose options of train/generate import torch:
     # OpenMP reads its variables once, when torch is first imported
-    chosen = threads.apply(_threads_option(argv))
-    args = build_parser(argv).parse_args(argv)
+    command, path = _chosen(argv), config_path(argv)
+    try:
+        values = read_config(path) if path else {}
+    except ValueError as err:
+        return _report(command or "", err, 2)
+    chosen = threads.apply(_threads_option(argv) or _threads_option(
+        ["--threads", str(values.get("threads"))] if "threads" in values else []))
+    parser = build_parser(argv)
+    if path and command in COMMANDS:
+        try:  # before parsing: the file's values are the defaults the flags override
+            apply_config(_subparser(parser, command), path, values, command)
+        except ValueError as err:
+            return _report(command, err, 2)
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger(__name__).debug(threads.describe(chosen))

@@ -2,7 +2,8 @@
 error-span settings on a labelled dev set, and save them in the head directory (JSON, no
 pickle).
 
-Parses the options and calls :class:`sigmoid_head.evaluation.calibration.Calibrator`,
+Parses the options (generated from :class:`sigmoid_head.evaluation.settings.CalibrateConfig`)
+and calls :class:`sigmoid_head.evaluation.calibration.Calibrator`,
 :func:`sigmoid_head.evaluation.combination.fit_combination` and
 :func:`sigmoid_head.evaluation.spans.fit_span_config`; numpy only, no torch.
 """
@@ -25,31 +26,10 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--head", required=True, help="head directory to save the calibration in")
-    p.add_argument("--scores", required=True, help="dev score .jsonl (from score --with-tokens)")
-    p.add_argument("--gold", help="dev labels: 1 = good, 0 = bad (.txt, .jsonl or .csv)")
-    p.add_argument("--gold-field", help="gold field/column name")
-    p.add_argument("--quality", help="dev quality, higher = better (e.g. chrF, human scores; .txt, "
-                   ".jsonl or .csv): fits the combined score only (Pearson); with --gold alone "
-                   "the combined score is fitted on the labels (ROC-AUC)")
-    p.add_argument(
-        "--gold-spans",
-        help="dev error locations: .jsonl, one line per scored item, a list of [start, end] "
-        "character spans of the candidate (or an object with 'error_spans'); or a file in "
-        "one of the --gold-format layouts",
-    )
-    p.add_argument("--gold-format", choices=["wmt-tags", "esa", "mqm", "ragtruth"],
-                   help="--gold-spans in a QE format: WMT word-level .tags (BAD words), ESA or "
-                   "MQM span JSONL, RAGTruth response.jsonl (default: detected; else the "
-                   "list-of-spans JSONL above)")
-    p.add_argument("--gold-mt", help="wmt-tags: the MT text file (default: the tags file's .mt)")
-    p.add_argument("--methods", help="methods to calibrate (comma-separated; default: every "
-                   "registered method in the scores)")
-    p.add_argument("--span-method", default="auto",
-                   help="whose word scores give the spans (default: auto, the method with the "
-                   "best dev span F1 among those in the scores)")
-    p.add_argument("--test-scores", help="held-out score .jsonl: report before/after on it")
-    p.add_argument("--test-gold", help="held-out labels for --test-scores")
+    from ..evaluation.settings import CalibrateConfig
+    from .options import add_settings
+
+    add_settings(p, CalibrateConfig)
 
 
 def _spans(path: str, args: argparse.Namespace, rows: list[dict]) -> list[list[tuple[int, int]]]:

@@ -2,6 +2,17 @@
 
 The help text of each option is the docstring written under the field, so a setting is
 documented once, in its dataclass, and the CLI and the Python API cannot drift apart.
+Besides its range (:func:`sigmoid_head.finite.bounds`) or ``parse`` function, a field's
+metadata may give ``choices`` (the values allowed), ``aliases`` (short flags, ``("-o",)``)
+and ``metavar``; a ``list[...]`` field takes any number of values. A settings class whose
+fields are dataclasses (one per concern, each with a ``TITLE``) gets one option group per
+concern (:func:`add_settings`) and is built back from the parsed options by
+:func:`settings_from`.
+
+Every command also takes its option values from ``--config FILE`` (YAML or JSON, keyed by
+option name): :func:`read_config` reads the file, :func:`apply_config` checks each value as
+the flag's own type would and makes it the option's default, so a flag on the command line
+overrides it.
 """
 
 from __future__ import annotations
@@ -13,6 +24,8 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -114,23 +127,211 @@ def add_dataclass_options(parser: argparse.ArgumentParser | argparse._ArgumentGr
                        and type(None) in args)
         base = next((a for a in args if a is not type(None)), hint) if is_optional else hint
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        flag = "--" + name.replace("_", "-")
+        flags = [*f.metadata.get("aliases", ()), "--" + name.replace("_", "-")]
+        default = None if required else f.default if f.default_factory is dataclasses.MISSING \
+            else f.default_factory()
         if base is bool:
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=_help(doc, f"default: {f.default}"))
+            parser.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction,
+                                default=default, help=_help(doc, f"default: {default}"))
             continue
+        extra: dict[str, object] = {"metavar": f.metadata.get("metavar", name.upper())}
         kind = (parsers or {}).get(f.name)
+        if typing.get_origin(base) is list and kind is None and not field_parser(f, base):
+            base, extra["nargs"] = (typing.get_args(base) or (str,))[0], "*"  # any number of values
+        if f.metadata.get("choices"):
+            extra = {"choices": f.metadata["choices"], "metavar": f.metadata.get("metavar")}
+            kind = kind or field_parser(f, base) or base
         if kind is None:
             kind = field_parser(f, base) or base
             kind = _optional(kind) if is_optional else kind
-        default = None if required else f.default
         # strings as Python literals, so that a space or a newline shows ('{source}\n')
         shown = "required" if required else f"default: {default!r}" if isinstance(default, str) \
             else f"default: {default}"
-        parser.add_argument(flag, dest=name, type=kind, default=default, required=required,
-                            metavar=name.upper(), help=_help(doc, shown))
+        parser.add_argument(*flags, dest=name, type=kind, default=default, required=required,
+                            help=_help(doc, shown), **extra)  # type: ignore[arg-type]
+
+
+def setting_groups(cls: type) -> dict[str, type]:
+    """The groups of a settings dataclass by concern: field name -> dataclass, when every
+    field of ``cls`` is a dataclass (its ``GROUPS`` if it declares them); else none."""
+    if getattr(cls, "GROUPS", None):
+        return dict(cls.GROUPS)  # type: ignore[attr-defined]
+    hints = typing.get_type_hints(cls)
+    groups = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return groups if all(dataclasses.is_dataclass(g) for g in groups.values()) else {}
+
+
+def add_settings(parser: argparse.ArgumentParser, cls: type, **kw: object) -> None:
+    """The options of a settings class: one option group per group of
+    :func:`setting_groups` (titled by the group class's ``TITLE``), else every field in the
+    parser's own options. ``kw`` go to :func:`add_dataclass_options`."""
+    groups = setting_groups(cls)
+    if not groups:
+        add_dataclass_options(parser, cls, **kw)  # type: ignore[arg-type]
+        return
+    for group in groups.values():
+        add_dataclass_options(parser.add_argument_group(group.TITLE), group, **kw)  # type: ignore[arg-type]
+
+
+def settings_from(cls: type, values: dict[str, object]) -> object:
+    """``cls`` built from parsed option values (``vars(args)``): each of its groups
+    (:func:`setting_groups`) from the values named like its fields, the others ignored; a
+    field without a value keeps its default."""
+    groups = setting_groups(cls)
+    if groups:
+        return cls(**{g: settings_from(group, values) for g, group in groups.items()})
+    return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls) if f.name in values})
 
 
 def _help(doc: str, shown: str) -> str:
     """The field's doc and its default, unless the doc already says what the default is."""
     return doc if "default" in doc.lower() and shown.startswith("default") else f"{doc} ({shown})"
+
+
+CONFIG_FORMATS = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+"""File suffix of a ``--config`` file -> its format."""
+
+
+def config_path(argv: list[str]) -> str | None:
+    """The ``--config FILE`` given after the command in ``argv`` (None if absent, or
+    malformed: the command's parser then says what is wrong)."""
+    p = _Quiet(add_help=False)
+    p.add_argument("--config")
+    rest = argv[next((i + 1 for i, a in enumerate(argv) if not a.startswith("-")), len(argv)):]
+    try:
+        return p.parse_known_args(rest)[0].config
+    except ValueError:
+        return None
+
+
+class _Quiet(argparse.ArgumentParser):
+    """A parser whose errors are raised (ValueError), not printed."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise ValueError(message)
+
+
+def read_config(path: str) -> dict[str, Any]:
+    """The option values of a ``--config`` file: a mapping read as JSON (``.json``) or YAML
+    (``.yaml``/``.yml``); an empty YAML file gives none.
+
+    Raises:
+        ValueError: one line naming the file: another suffix, a missing or unreadable
+            file, a syntax error, or not a mapping of option names.
+    """
+    from ..json_safety import loads
+
+    kind = CONFIG_FORMATS.get(Path(path).suffix.lower())
+    if kind is None:
+        raise ValueError(f"{path}: a --config file is .yaml, .yml or .json")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the --config file ({err.strerror or err})") from None
+    if kind == "JSON":
+        values = loads(data, path)
+    else:
+        import yaml
+
+        try:
+            values = yaml.safe_load(data)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            what = getattr(err, "problem", None) or type(err).__name__
+            raise ValueError(f"{path}: not valid YAML ({what}{at})") from None
+    values = {} if values is None and kind == "YAML" else values
+    if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
+        raise ValueError(f"{path}: a --config file holds a mapping of option names to values")
+    return values
+
+
+def apply_config(parser: argparse.ArgumentParser, path: str, values: dict[str, Any],
+                 command: str) -> None:
+    """Make each value of a ``--config`` file the default of its option in ``parser`` (the
+    command's), checked as the flag would be; a required option it gives is no longer
+    required on the command line.
+
+    Raises:
+        ValueError: one line naming the file and the key: not an option of ``command``,
+            the same option twice, or a value the option refuses.
+    """
+    options, positional = {}, {a.dest for a in parser._actions if not a.option_strings}
+    for action in parser._actions:
+        for flag in action.option_strings:
+            if flag.startswith("--") and flag not in ("--help", "--config"):
+                options[flag[2:]] = action
+    seen: dict[str, str] = {}
+    for key, value in values.items():
+        name = key.replace("_", "-")
+        action = options.get(name)
+        if action is None:
+            why = ("a positional argument: give it on the command line" if key in positional
+                   else f"not an option of sigmoid-head {command}")
+            raise ValueError(f"{path}: unknown key {key!r} ({why})")
+        if name in seen:
+            raise ValueError(f"{path}: {seen[name]!r} and {key!r} are the same option")
+        seen[name] = key
+        try:
+            parsed = _config_value(action, value)
+        except ValueError as err:
+            raise ValueError(f"{path}: {key}: {err}") from None
+        parser.set_defaults(**{action.dest: parsed})
+        action.required = False
+
+
+_SWITCHES = (argparse._StoreTrueAction, argparse.BooleanOptionalAction)
+
+
+def _config_value(action: argparse.Action, value: Any) -> Any:
+    """A config file's ``value`` for ``action``, through the option's own type and choices."""
+    if isinstance(action, _SWITCHES):
+        if isinstance(value, bool) or (value is None and action.default is None):
+            return value
+        raise ValueError(f"expected true or false, got {_shown(value)}")
+    if type(action) is not argparse._StoreAction:
+        raise ValueError("cannot be set in a --config file")
+    if value is None:
+        if action.default is not None and not _takes_null(action):
+            raise ValueError("null is not a value of this option")
+        return None
+    if action.nargs in ("*", "+"):
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list, got {_shown(value)}")
+        return [_parsed(action, _text(v)) for v in value]
+    return _parsed(action, _text(value))
+
+
+def _takes_null(action: argparse.Action) -> bool:
+    """Whether the option's type reads ``null`` as None (an optional setting)."""
+    try:
+        return _parsed(action, "null") is None
+    except ValueError:
+        return False
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) \
+        else f"{value!r:.40}"
+
+
+def _text(value: Any) -> str:
+    """A scalar config value as it would be written on the command line."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"expected a single number or string, got {_shown(value)}")
+    return value if isinstance(value, str) else str(value)
+
+
+def _parsed(action: argparse.Action, text: str) -> Any:
+    """``text`` through the option's type and choices, refused with argparse's words."""
+    kind = action.type or str
+    try:
+        value = kind(text)  # type: ignore[operator]
+    except argparse.ArgumentTypeError as err:
+        raise ValueError(str(err)) from None
+    except (TypeError, ValueError):
+        raise ValueError(f"invalid {getattr(kind, '__name__', repr(kind))} value: {text!r}") from None
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"invalid choice: {value!r} (choose from "
+                         f"{', '.join(map(repr, action.choices))})")
+    return value

@@ -1,4 +1,6 @@
-"""``sigmoid-head push``: upload a trained head and its generated model card to the Hub."""
+"""``sigmoid-head push``: upload a trained head and its generated model card to the Hub.
+
+The options are generated from :class:`sigmoid_head.push_config.PushConfig`."""
 
 from __future__ import annotations
 
@@ -13,22 +15,13 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ..push_config import PushConfig
+    from .options import add_settings
+
+    # positional, as ever: the what and the where of every upload (not a --config key)
     p.add_argument("head", help="head directory written by train / save_pretrained")
     p.add_argument("repo_id", help="Hub repository, owner/name")
-    p.add_argument("--private", action="store_true", default=None,
-                   help="create the repository as private")
-    p.add_argument("--token", help="Hub token (default: HF_TOKEN or the stored login)")
-    p.add_argument("--revision", help="branch to commit to (default: main)")
-    p.add_argument("--commit-message", help="commit message")
-    p.add_argument("--evaluation",
-                   help="evaluation table for the card: results.csv from `evaluate --out-dir`, "
-                   "a .json ({method: {metric: value}} or rows) or a .md file")
-    p.add_argument("--license",
-                   help="the card's license id, e.g. apache-2.0, mit, other (default: the base "
-                   "model's where it is known: the embedded model's, a local checkpoint's "
-                   "README.md, the Hub card; else the card has none)")
-    p.add_argument("--card-only", action="store_true",
-                   help="print the model card and upload nothing")
+    add_settings(p, PushConfig)
 
 
 def run(args: argparse.Namespace) -> int:
