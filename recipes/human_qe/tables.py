@@ -67,7 +67,7 @@ def joined(gold: list[dict], scored: list[dict]) -> list[dict]:
     committed rows drop it (Mu-SHROOM)."""
     if [g["id"] for g in gold] != [s["id"] for s in scored]:
         raise SystemExit("committed scores and gold differ in their ids or order")
-    return [{**s, "candidate": s.get("candidate", g["candidate"])} for g, s in zip(gold, scored)]
+    return [{**s, "candidate": s.get("candidate", g["candidate"])} for g, s in zip(gold, scored, strict=True)]
 
 
 def with_head(base: list[dict], head: list[dict]) -> list[dict]:
@@ -165,13 +165,15 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
 
 
-def build(shroom_data: Path | None) -> tuple[dict[Path, str], dict[str, str], list[str]]:
-    """(file -> text, page block -> text, notices) of everything this script makes."""
+def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
+          ) -> tuple[dict[Path, str], dict[str, str], list[str]]:
+    """(file -> text, page block -> text, notices) of everything this script makes for
+    ``sets``."""
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
     notices: list[str] = []
     variant_lines: list[str] = []
-    for name in KIND:
+    for name in sets:
         res = rebuild(name, shroom_data)
         if res is None:
             notices.append(f"{name}: gold not available here (--shroom-data), not rebuilt")
@@ -199,13 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", choices=sorted(KIND), help="with --pack: the set of the run")
     ap.add_argument("--variant", help="with --pack: the head variant's name (e.g. paper, smooth1)")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output folder (for mushroom-en)")
+    ap.add_argument("--sets", default=",".join(KIND), help="comma-separated sets to rebuild (default: all)")
     args = ap.parse_args(argv)
+    sets = tuple(s for s in args.sets.split(",") if s)
+    if not set(sets) <= set(KIND):
+        ap.error(f"--sets: unknown {sorted(set(sets) - set(KIND))}; sets: {', '.join(KIND)}")
     if args.pack:
         if not (args.set and args.variant):
             ap.error("--pack needs --set and --variant")
         pack(args.pack, args.set, args.variant)
         return 0
-    files, blocks, notices = build(args.shroom_data)
+    files, blocks, notices = build(args.shroom_data, sets)
+    if set(sets) != set(KIND):  # the variants table spans every set: only a full run makes it
+        blocks.pop(VARIANTS_BLOCK, None)
     for n in notices:
         print(n)
     doc = DOC.read_text()

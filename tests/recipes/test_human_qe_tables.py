@@ -1,0 +1,42 @@
+"""The human-label reports, results and page are rebuilt from the committed per-item data
+(recipes/human_qe/tables.py): they match today, and a figure edited by hand fails."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "recipes" / "human_qe" / "tables.py"
+
+pytest.importorskip("scipy")
+
+
+def _load():
+    sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("human_qe_tables", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_mqm_report_and_page_block_are_rebuilt_from_committed_data(tmp_path, monkeypatch, capsys):
+    tables = _load()
+    assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 0
+    # the same check on a copy of the results and page with one figure edited by hand
+    results = tmp_path / "results"
+    shutil.copytree(tables.RESULTS / "mqm-ted-zhen", results / "mqm-ted-zhen")
+    doc = tmp_path / "human_labels.md"
+    text = tables.DOC.read_text()
+    block = text.split("recipes/human_qe/results/mqm-ted-zhen/report.md", 1)[1]
+    row = next(line for line in block.splitlines() if line.startswith("| softmax_mean_log | -0.099"))
+    doc.write_text(text.replace(row, row.replace("-0.099", "-0.199", 1), 1))
+    monkeypatch.setattr(tables, "RESULTS", results)
+    monkeypatch.setattr(tables, "DOC", doc)
+    monkeypatch.setattr(tables, "ROOT", tmp_path)
+    assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 1
+    assert "-0.199" in capsys.readouterr().out
