@@ -269,6 +269,16 @@ def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> di
         out["thresholds"][m] = thr
         out["methods"][m] = clustered_ci(stat, groups, n_boot)
         out["per_item"][m] = per.tolist()
+        words = [float(w[m]) for r in test[0] for w in r["words"] if w.get("start") is not None]
+        out.setdefault("flagged", {})[m] = float(np.mean(np.asarray(words) < thr)) if words else math.nan
+    out["reference"] = {}
+    for name, whole in (("mark all", True), ("mark none", False)):
+        per = np.asarray([iou([(0, len(it.text))] if whole else [], it.spans) for it in test[1]])
+
+        def ref(idx: np.ndarray, per: np.ndarray = per) -> dict[str, float]:
+            return {"iou": float(per[idx].mean())}
+
+        out["reference"][name] = clustered_ci(ref, groups, n_boot)
     return out
 
 

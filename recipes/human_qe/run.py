@@ -141,6 +141,12 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
         lines += _table(
             "Mu-SHROOM (test; per-answer mean)", res["shroom"]["methods"], ["iou", "spearman"]
         )
+        if "reference" in res["shroom"]:
+            lines += _table(
+                "Mu-SHROOM references without a model (test)", res["shroom"]["reference"], ["iou"]
+            )
+            flagged = ", ".join(f"{m} {v:.0%}" for m, v in res["shroom"]["flagged"].items())
+            lines += [f"Share of test words flagged at each method's dev-chosen threshold: {flagged}.", ""]
     if res.get("paired"):
         lines += [
             f"### Paired tests: {res['primary']}",

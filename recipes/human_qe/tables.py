@@ -46,6 +46,9 @@ DOC = ROOT / "docs" / "human_labels.md"
 HEAD_KEY = re.compile(r"^sigmoid(_|$)")
 """The head's own sequence columns in a score row (``sigmoid``, ``sigmoid_mean_log``, ...)."""
 VARIANTS_BLOCK = "human-qe-variants"
+PUBLISHED_BLOCK = "human-qe-published"
+PUBLISHED = HERE / "published.json"
+"""The shared tasks' published figures, each with its source and the quoted row."""
 
 
 def read_jsonl_gz(path: Path) -> list[dict]:
@@ -143,9 +146,44 @@ def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
     for m in re.finditer(r"<!-- recorded output: recipes/human_qe/results/([\w-]+)/report\.md[^\n]*-->\n```text\n(.*?)```",
                          text, re.S):
         out[m.group(1)] = (m.start(2), m.end(2))
-    for m in re.finditer(rf"<!-- {VARIANTS_BLOCK} -->\n(.*?)<!-- /{VARIANTS_BLOCK} -->", text, re.S):
-        out[VARIANTS_BLOCK] = (m.start(1), m.end(1))
+    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK):
+        for m in re.finditer(rf"<!-- table:({block}:[\w-]+) -->\n(.*?)<!-- /table:\1 -->", text, re.S):
+            out[m.group(1)] = (m.start(2), m.end(2))
     return out
+
+
+def published_table(name: str, res: dict) -> list[str]:
+    """The shared task's published figures for one set, beside this head's and the best
+    baseline's on the same test set (``res``: the set's rebuilt results)."""
+    entry = json.loads(PUBLISHED.read_text()).get(name, {})
+    lines = ["| system | figure | what it is | source |", "|---|---|---|---|"]
+    if res["kind"] == "shroom":
+        rows = res["shroom"]["methods"]
+        best = max((m for m in rows if m != "sigmoid"), key=lambda m: rows[m]["iou"][0])
+        for m, what in (("sigmoid", "this head (SmolLM2-135M-Instruct), dev-chosen threshold"),
+                        (best, "best baseline of the same pass (dev-chosen threshold)")):
+            lines.append(f"| {m} | IoU {rows[m]['iou'][0]:.3f}, rho "
+                         f"{rows[m]['spearman'][0]:.3f} | {what} | this page |")
+        ref = res["shroom"]["reference"]["mark all"]["iou"][0]
+        lines.append(f"| mark all | IoU {ref:.3f} | every character marked, "
+                     "computed here on the same test answers | this page |")
+    else:
+        part, fig = primary_figure(res)
+        rows = res[part] if part == "segment" else res[part]["methods"]
+        head = "sigmoid_mean_log" if part == "segment" else "sigmoid"
+        others = [m for m in rows if not m.startswith("sigmoid") and not m.startswith("combined")
+                  and (part != "segment" or m.endswith("_mean_log"))]
+        best = max(others, key=lambda m: rows[m][fig][0])
+        for m, what in ((head, "this head (SmolLM2-135M-Instruct)"),
+                        (best, "best baseline of the same pass")):
+            lines.append(f"| {m} | {fig} {rows[m][fig][0]:.3f} | {what} | this page |")
+    for row in entry.get("rows", []):
+        lines.append(f"| {row['system']} | IoU {row['iou']:.3f}, rho "
+                     f"{row['spearman']:.3f} | {row['what']} | [{entry['source'].split(',')[0]}]"
+                     f"({entry['url']}) |")
+    if "missing" in entry:
+        lines.append(f"| - | - | not quoted: {entry['missing']} | - |")
+    return [*lines, ""]
 
 
 def pack(run_dir: Path, name: str, variant: str) -> None:
@@ -172,7 +210,6 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
     notices: list[str] = []
-    variant_lines: list[str] = []
     for name in sets:
         res = rebuild(name, shroom_data)
         if res is None:
@@ -182,13 +219,12 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
         files[folder / "results.json"] = json.dumps(_jsonable(res), indent=1)
         files[folder / "report.md"] = report(res, res["settings"])
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
+        blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
         variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir())
         if variants:
             per = {Path(res["settings"]["head"]).name: res}
             per.update({v: rebuild(name, shroom_data, v) for v in variants})
-            variant_lines += variants_table(name, per)
-    if variant_lines:
-        blocks[VARIANTS_BLOCK] = "\n".join(variant_lines)
+            blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(variants_table(name, per))
     return files, blocks, notices
 
 
@@ -212,8 +248,6 @@ def main(argv: list[str] | None = None) -> int:
         pack(args.pack, args.set, args.variant)
         return 0
     files, blocks, notices = build(args.shroom_data, sets)
-    if set(sets) != set(KIND):  # the variants table spans every set: only a full run makes it
-        blocks.pop(VARIANTS_BLOCK, None)
     for n in notices:
         print(n)
     doc = DOC.read_text()
