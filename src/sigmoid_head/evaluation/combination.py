@@ -33,7 +33,7 @@ nothing); ``score``, ``generate`` and ``rerank`` then use it instead of the defa
 every one of them prints which mix made ``combined`` (:func:`mix_line`). A ``score`` or
 ``generate`` run writing a file (``--to-json out.jsonl``) records that mix beside it, in
 ``out.jsonl.mix.json`` (:func:`mix_record`), where ``evaluate`` finds it
-(:func:`read_mix_record`); a stream (``--to-json -``) has no such record. Pure Python and
+(:func:`read_mix_record`); a stream (``--to-json /dev/stdout``, a pipe) has no such record. Pure Python and
 numpy, no torch.
 """
 
