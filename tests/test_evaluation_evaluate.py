@@ -194,3 +194,23 @@ def test_evaluate_names_the_mix_recorded_beside_the_score_file(tmp_path, capsys)
     assert "is not of this file" in table and line not in table
     record_mix(str(scores), None, "score", len(rows), False)  # a later run without combined
     assert not mix_record_path(scores).exists()
+
+
+def test_an_extra_score_file_with_a_mean_log_is_shown_as_its_geometric_mean(tmp_path) -> None:
+    scores = tmp_path / "scores.jsonl"
+    gold = _fake_scores(scores)
+    extra = tmp_path / "other.jsonl"
+    logs = np.log(np.clip(gold, 0.05, 1.0))
+    extra.write_text("".join(json.dumps({"other_mean_log": float(v), "kiwi": float(g)}) + "\n"
+                             for v, g in zip(logs, gold, strict=True)))
+    rows, _ = evaluate_scores({"sigmoid": np.clip(gold, 0, 1)}, gold, ci=False, extra_scores=[extra])
+    assert [r["method"] for r in rows] == ["sigmoid", "other_mean_log", "kiwi"]  # not a method
+    from sigmoid_head.methods import Method, register, unregister
+
+    register(Method("other", reads="lm_logits", token_values=None))
+    try:
+        rows, _ = evaluate_scores({"sigmoid": np.clip(gold, 0, 1)}, gold, ci=False, extra_scores=[extra])
+    finally:
+        unregister("other")
+    assert [r["method"] for r in rows] == ["sigmoid", "other_geo_mean", "kiwi"]
+    assert rows[1]["pearson"] == pytest.approx(pearson(np.exp(logs), gold))

@@ -50,9 +50,10 @@ evaluated first when none are named."""
 def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
     ``combined``, each registered method's product, then each one's length-normalised
-    score (``<method>_geo_mean``), then each one's minimum, the columns the column registry marks ``evaluate``
-    (:func:`sigmoid_head.columns.evaluated_keys`: ``entropy_mean``, ``mc_<method>``,
-    ``self_judge``, a plugin's baseline, ...), then the calibrated probabilities."""
+    score (``<method>_geo_mean``), then each one's minimum, the columns the column
+    registry marks ``evaluate`` (:func:`sigmoid_head.columns.evaluated_keys`:
+    ``entropy_mean``, ``mc_<method>``, ``self_judge``, a plugin's baseline, ...), then the
+    calibrated probabilities."""
     from .calibration import KINDS
 
     keys = [registry.AGGREGATIONS[a].probability_key(m.name) for a in DEFAULT_AGGREGATIONS
@@ -87,6 +88,13 @@ def derive_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             elif log_key in columns:
                 columns[p_key] = np.exp(columns[log_key])
     return columns
+
+
+def _shown(key: str) -> str:
+    """The default row of a column: a registered method's aggregation as a number in
+    [0, 1] (``softmax_mean_log`` -> ``softmax_geo_mean``), any other column as it is."""
+    found = registry.aggregation_of(registry.canonical(key))
+    return key if found is None else found[1].probability_key(found[0].name)
 
 
 def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, np.ndarray]:
@@ -166,9 +174,10 @@ def evaluate_scores(
     )
     extra: list[str] = []
     for path in extra_scores:
-        new = derive_columns(read_external_scores(path))
-        extra += [k for k in new if k not in extra]
-        cols.update(new)
+        new = read_external_scores(path)
+        shown = [_shown(k) for k in new]  # a length-normalised score as its geometric mean
+        extra += [k for k in dict.fromkeys(shown) if k not in extra]
+        cols.update(derive_columns(new))
     for name, v in cols.items():
         if v.shape != g.shape:
             raise ValueError(f"{name!r} has {v.size} rows but the gold has {g.size}")
