@@ -94,9 +94,12 @@ def test_combined_scores_and_how_to_read_the_table(causal, tmp_path, capsys) -> 
         assert r["combined_log"] == DEFAULTS["score"].log_score(r)
         assert r["combined_dev"] == math.exp(fitted.log_score(r))
     cols = table_scores(test)
-    assert {"softmax_mean_log", "sigmoid_mean_log", "softmax_min", "neg_entropy", "combined", "combined_dev"} <= set(cols)
+    assert {"softmax_geo_mean", "sigmoid_geo_mean", "softmax_min", "neg_entropy", "combined", "combined_dev"} <= set(cols)
+    assert not any(k.endswith("_mean_log") for k in cols)  # a number in [0, 1] is never named as the log
+    assert cols["softmax_geo_mean"] == pytest.approx([math.exp(r["softmax_mean_log"]) for r in test])
     assert all(0 <= v <= 1 for vals in cols.values() for v in vals)
     gold = [c["label"] for c in test]
     text = read_table(dev, {m: np.array(v) for m, v in cols.items()}, gold, fitted, 0)
     assert fitted.describe() in text and "paired bootstrap" in text
+    assert "_geo_mean the length-normalised one" in text and "_mean_log the" not in text
     assert text.count(", p = ") == 2  # both combined scores against the dev-chosen baseline

@@ -1600,7 +1600,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         "docs/explain.md",
-        "(`sigmoid_mean_log`) ECE 0.051 and BCE 0.481",
+        "(`sigmoid_geo_mean`) ECE 0.051 and BCE 0.481",
         lambda: [demo("sigmoid_geo", "ece"), demo("sigmoid_geo", "bce")],
     ),
     Claim(

@@ -54,7 +54,7 @@ def test_a_registered_method_is_scored_aggregated_and_shown(toy, causal, tmp_pat
     gold = np.array([1.0, 0.0, 1.0, 0.0])
     table, _ = evaluate_scores({k: np.array([r[k] for r in rows]) for k in rows[0]
                                 if isinstance(rows[0][k], float)}, gold, ci=False)
-    assert {"toy", "toy_mean_log"} <= {t["method"] for t in table}
+    assert {"toy", "toy_geo_mean"} <= {t["method"] for t in table}
 
 
 def test_the_cli_writes_and_summarises_a_registered_method(toy, tiny_causal_path, texts, tmp_path,
@@ -109,3 +109,22 @@ def test_old_aggregation_names_are_read() -> None:
     assert registry.canonical("softmax_min") == "softmax_min"
     row = registry.upgrade_columns({"softmax_geomean": 0.5, "sigmoid_mean_log": -0.1, "sigmoid_geomean": 0.2})
     assert row == {"softmax_mean_log": pytest.approx(math.log(0.5)), "sigmoid_mean_log": -0.1}
+
+
+def test_one_name_per_scale_of_the_length_normalised_score() -> None:
+    """``_mean_log`` is the log a record holds; ``_geo_mean`` its exponential, a name of
+    its own that is never rewritten to the log's, though it ranks (rerank, the plugin) as
+    the log does."""
+    agg = registry.AGGREGATIONS["mean_log"]
+    assert (agg.key("softmax"), agg.probability_key("softmax")) == ("softmax_mean_log", "softmax_geo_mean")
+    assert agg.label == "geo_mean" and agg.probability(math.log(0.25)) == pytest.approx(0.25)
+    assert registry.AGGREGATIONS["min"].probability_key("softmax") == "softmax_min"
+    assert registry.canonical("softmax_geo_mean") == "softmax_geo_mean"
+    assert registry.probability_key("softmax_geomean") == "softmax_geo_mean"  # an old geo-mean
+    assert registry.probability_key("softmax_mean_log") == "softmax_mean_log"
+    assert registry.ranking_key("softmax_geo_mean") == "softmax_mean_log"
+    assert registry.ranking_key("sigmoid_geo") == "sigmoid_mean_log"
+    assert registry.aggregation_name("geo_mean") == "mean_log"
+    assert registry.METHODS["softmax"].probability_keys() == ["softmax", "softmax_geo_mean", "softmax_min"]
+    kept = {"softmax_geo_mean": 0.5}
+    assert registry.upgrade_columns(dict(kept)) == kept  # today's name: not read as an old one

@@ -85,7 +85,7 @@ def test_an_installed_plugin_method_is_scored_and_evaluated(tmp_path, tiny_causa
     gold.write_text("".join(f"{i % 2}\n" for i in range(len(rows))), encoding="utf-8")
     done = _cli(site, "evaluate", "--scores", str(out), "--gold", str(gold), "--no-ci")
     assert done.returncode == 0, done.stderr
-    assert "plugtop_mean_log" in done.stdout and "plugtop_min" in done.stdout
+    assert "plugtop_geo_mean" in done.stdout and "plugtop_min" in done.stdout
 
 
 def test_a_broken_plugin_is_a_one_line_warning(tmp_path, tiny_causal_path, texts) -> None:

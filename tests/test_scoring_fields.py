@@ -48,3 +48,20 @@ def test_describe_option_prints_the_table_without_a_model(capsys) -> None:
         out = capsys.readouterr().out
         assert out == describe()
         assert "| `entropy_mean` | higher = worse |" in out
+
+
+def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
+    """``<m>_mean_log`` is the log a row holds; ``<m>_geo_mean``, its exponential, is listed
+    as evaluate's own (not a key of the rows)."""
+    from sigmoid_head import columns
+
+    log, geo = field_for("softmax_mean_log"), field_for("softmax_geo_mean")
+    assert log.range == "(-inf, 0]" and "log-probability" in log.meaning
+    assert geo is not None and geo.range == "[0, 1]" and geo.direction == HIGHER_BETTER
+    assert "evaluate only" in geo.meaning and "exp(<m>_mean_log)" in geo.meaning
+    assert "softmax_geo_mean" in columns.derived_keys()
+    assert "softmax_mean_log" not in columns.derived_keys()
+    assert main(["score", "--describe"]) == 0
+    out = capsys.readouterr().out
+    assert "| `<m>_geo_mean` | higher = better | [0, 1] | exp(<m>_mean_log)" in out
+    assert "geo-mean" not in out

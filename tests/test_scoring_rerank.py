@@ -135,6 +135,8 @@ def test_selection_names_and_refusals(tiny_causal_path) -> None:
     assert rerank.select_key("sigmoid@prod") == "sigmoid"
     assert rerank.select_key("entropy@mean") == "entropy_mean"
     assert rerank.select_key("softmax_geomean") == "softmax_mean_log"
+    assert rerank.select_key("softmax_geo_mean") == "softmax_mean_log"  # ranks as the log
+    assert rerank.select_key("softmax@geo_mean") == "softmax_mean_log"
     assert RerankConfig(select="boostedprob@min").select == "boostedprob_min"
     with pytest.raises(ValueError, match="not a score; choose one of: sigmoid, .*softmax_mean_log"):
         RerankConfig(select="softmax@median")

@@ -141,7 +141,8 @@ def test_evaluate_shows_combined_and_the_minima_by_default() -> None:
 
     methods = default_methods()
     assert methods[0] == "combined"
-    assert {"sigmoid_min", "softmax_min", "boostedprob_min", "softmax_mean_log"} <= set(methods)
+    assert {"sigmoid_min", "softmax_min", "boostedprob_min", "softmax_geo_mean"} <= set(methods)
+    assert "softmax_mean_log" not in methods  # the log: evaluated when named
 
 
 def test_the_page_has_a_combined_row() -> None:
@@ -158,6 +159,9 @@ def test_the_page_has_a_combined_row() -> None:
     }
     table = _sequence_table(row, ["sigmoid", "softmax"])
     assert '<tr class="combined"><th>combined</th>' in table and "0.432" in table
+    # the length-normalised score as a number in [0, 1], under the name of that number
+    assert "<th>geo_mean</th>" in table and "mean_log" not in table
+    assert f"<td>{np.exp(-0.5):.3g}</td>" in table and "<td>-0.5</td>" not in table
 
 
 def _help(command: str, capsys) -> str:
@@ -209,6 +213,34 @@ def test_one_new_output_is_singular(tmp_path: Path, capsys) -> None:
     assert "1 new output in" in out
     # the summary names the mix that made combined
     assert "combined = 0.7 x head geo-mean + 0.3 x softmax_min (the default of score" in out
+
+
+def test_score_records_its_mix_and_evaluate_names_it(tmp_path: Path, capsys) -> None:
+    from test_cli import FIXTURE
+
+    from sigmoid_head.evaluation.combination import mix_record_path
+
+    (tmp_path / "s.txt").write_text("el perro\nla casa\nel gato come\n")
+    (tmp_path / "t.txt").write_text("the dog\nthe house\nthe cat eats\n")
+    (tmp_path / "gold.txt").write_text("0.9\n0.2\n0.6\n")
+    out = tmp_path / "o.jsonl"
+    assert main(["score", "-s", str(tmp_path / "s.txt"), "-t", str(tmp_path / "t.txt"),
+                 "--head", str(FIXTURE / "head"), "--model", str(FIXTURE / "base"),
+                 "--device", "cpu", "--quiet", "--to-json", str(out)]) == 0
+    line = mix_line(DEFAULTS["score"], "score")
+    assert line in capsys.readouterr().out
+    record = json.loads(mix_record_path(out).read_text())
+    assert (record["line"], record["weight"], record["baseline"]) == (line, 0.7, "softmax_min")
+    assert main(["evaluate", "--scores", str(out), "--gold", str(tmp_path / "gold.txt"),
+                 "--metrics", "spearman", "--no-ci"]) == 0
+    text = capsys.readouterr().out
+    assert text.endswith(f"{line}\n") and "softmax_geo_mean" in text
+    # the same scores moved without their record: evaluate says so
+    moved = tmp_path / "moved.jsonl"
+    moved.write_bytes(out.read_bytes())
+    assert main(["evaluate", "--scores", str(moved), "--gold", str(tmp_path / "gold.txt"),
+                 "--metrics", "spearman", "--no-ci"]) == 0
+    assert capsys.readouterr().out.endswith("combined: mix not recorded (older score file)\n")
 
 
 def test_demo_without_matplotlib_skips_its_figures(causal, tmp_path, monkeypatch, capsys) -> None:

@@ -81,6 +81,9 @@ class Column:
     ``sigmoid_head_<name>``) and offers it as an estimator."""
     from_head: bool = False
     """Filled from the head folder (the combined score, the calibration): only with a head."""
+    derived: bool = False
+    """Not a key of score rows: ``evaluate`` derives it from them when it reads a score file
+    (``<m>_geo_mean``, from ``<m>_mean_log``)."""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -211,6 +214,13 @@ def column_for(name: str) -> Column | None:
     return None
 
 
+def derived_keys() -> list[str]:
+    """The columns ``evaluate`` derives from score rows (not keys of them), every ``<m>``
+    expanded."""
+    registry.load_plugins()
+    return [k for c in COLUMNS.values() if c.derived for k in c.expand()]
+
+
 def summary_keys() -> list[str]:
     """The single columns of the CLI summary (beyond the methods and the combined score),
     in order."""
@@ -270,6 +280,9 @@ def _builtin() -> None:
     add(Column("<m>_logprob", SEQUENCE, HIGHER_BETTER, "(-inf, 0]",
                "sum of the token log-probabilities"))
     add(Column("<m>_mean_log", SEQUENCE, HIGHER_BETTER, "(-inf, 0]", "mean token log-probability"))
+    add(Column(f"<m>_{registry.GEO_MEAN}", SEQUENCE, HIGHER_BETTER, "[0, 1]",
+               "exp(<m>_mean_log), the geometric mean of the token probabilities: evaluate "
+               "only (derived from the row, not a key of it)", evaluate=True, derived=True))
     add(Column("<m>_min", SEQUENCE, HIGHER_BETTER, "[0, 1]", "lowest token probability"))
     add(Column("<m>_platt, <m>_isotonic", SEQUENCE, HIGHER_BETTER, "[0, 1]",
                "calibrated probability that the output is good (calibrate --gold)", evaluate=True,

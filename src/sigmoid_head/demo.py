@@ -42,19 +42,20 @@ def baselines(rows: list[dict]) -> list[str]:
     """The softmax-side scores of the table (every method reading the LM's logits, in every
     aggregation it has, and ``neg_entropy``), each a probability-like number in [0, 1]."""
     lm = [m for m in registry.methods("lm_logits") if rows and m.name in rows[0]]
-    return [*(k for m in lm for k in m.keys(distinct_only=True)), "neg_entropy"]
+    return [*(k for m in lm for k in m.probability_keys()), "neg_entropy"]
 
 
 def table_scores(rows: list[dict]) -> dict[str, list[float]]:
     """Every method of the demo's table, in every aggregation (higher = better, in [0, 1]):
-    products (the paper's), ``_mean_log`` as its exponential (the geometric mean), minima,
-    ``exp(-mean entropy)``, the combined scores and the calibrated head."""
+    products (the paper's), ``_geo_mean`` (the geometric mean of the token probabilities,
+    ``exp`` of the rows' ``_mean_log``), minima, ``exp(-mean entropy)``, the combined scores
+    and the calibrated head."""
     out = {}
     for m in present(rows):
         for a in registry.METHODS[m].aggregations:
             agg = registry.AGGREGATIONS[a]
             if agg.distinct:
-                out[agg.key(m)] = [agg.probability(float(r[agg.key(m)])) for r in rows]
+                out[agg.probability_key(m)] = [agg.probability(float(r[agg.key(m)])) for r in rows]
     out["neg_entropy"] = [math.exp(-float(r["entropy_mean"])) for r in rows]
     for name in (*COMBINED, *CALIBRATED):
         if name in rows[0]:
@@ -200,8 +201,8 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     print(read_table(dev_scored, scores, gold, choice, seed, verse))
     methods = present(scored)  # the figures: combined, products, length-normalised, minima, calibrated
     reported = [*COMBINED[:1], *methods,
-                *(registry.AGGREGATIONS[a].key(m) for a in ("mean_log", "min") for m in methods
-                  if registry.AGGREGATIONS[a].key(m) in scores), *CALIBRATED]
+                *(registry.AGGREGATIONS[a].probability_key(m) for a in ("mean_log", "min")
+                  for m in methods), *CALIBRATED]
     reported = [m for m in reported if m in scores]
     paths = write_report(rows, {m: scores[m] for m in reported}, gold, out, ["roc_auc", "bce", "pearson"],
                          figures=plots)
@@ -267,8 +268,9 @@ def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int,
     dev_scores = table_scores(dev)
     dev_gold = np.array([c["label"] for c in dev], dtype=float)
     base = max(baselines(dev), key=lambda m: roc_auc(np.array(dev_scores[m]), dev_gold))
-    lines = ["How to read it: products are the paper's aggregation, _mean_log the length-normalised one",
-             "(as the geometric mean), _min the weakest token, neg_entropy exp(-mean entropy). Chosen on the dev candidates",
+    lines = ["How to read it: products are the paper's aggregation, _geo_mean the length-normalised one",
+             "(the geometric mean of the token probabilities, exp of the rows' _mean_log), _min the weakest token,",
+             "neg_entropy exp(-mean entropy). Chosen on the dev candidates",
              f"(never the test ones), the best softmax-side score is {base} (dev ROC-AUC "
              f"{roc_auc(np.array(dev_scores[base]), dev_gold):.3f}). On the test candidates, ROC-AUC against it",
              "(paired bootstrap over verses, two-sided p of no difference):"]

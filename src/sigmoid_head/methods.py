@@ -21,12 +21,15 @@ that only reads score files (``evaluate``) stay free of torch. The function gets
 :class:`sigmoid_head.scoring.token_scores.PassRows` view of R scored positions and returns
 (R,) natural-log probabilities (``token_unit="log"``) or probabilities (``"probability"``).
 
-The length-normalised score has one name everywhere: ``mean_log`` (``<method>_mean_log``,
-the mean token log-probability). It is the name score records have always carried and
-the one ``combination.json`` files and the CLI summary use; where a number in [0, 1] is
-needed (BCE, calibration plots, colours) its exponential, the geometric mean of the token
-probabilities, is used under the same name. Older names are still read
-(:data:`OLD_AGGREGATION_NAMES`, :func:`canonical`).
+The length-normalised score has one name per scale. Score records hold
+``<method>_mean_log``, the mean token log-probability (a log, in (-inf, 0]): the name
+``combination.json`` files, rerank's selection scores, the CLI summary and the plugin use.
+Where a number in [0, 1] is needed (``evaluate``'s default rows, BCE/ECE, calibration
+plots, the demo's table, the HTML page's colours) its exponential, the geometric mean of the
+token probabilities, is used under another name, ``<method>_geo_mean``
+(:data:`GEO_MEAN`, :meth:`Aggregation.probability_key`); it is derived when read, never
+stored in a score row. Older names are still read (:data:`OLD_AGGREGATION_NAMES`,
+:func:`canonical`, :func:`upgrade_columns`).
 """
 
 from __future__ import annotations
@@ -59,14 +62,23 @@ class Aggregation:
     stored_as_log: bool
     """The record holds the log value (else its exponential, a probability)."""
     label: str
-    """Its name in tables and on the HTML page."""
+    """Its column header on the HTML page, which shows every aggregation as a number in
+    [0, 1] (:meth:`probability`): the name of that number."""
     distinct: bool = True
     """False for an aggregation that only restates another in other units (the log of the
     product): left out of tables, the page and the plugin's estimators."""
+    probability_name: str = ""
+    """The name of its value as a number in [0, 1] when the record holds a log
+    (``geo_mean`` for ``mean_log``); empty: the record holds that number already."""
 
     def key(self, method: str) -> str:
         """The record key of ``method``'s score under this aggregation."""
         return f"{method}{self.suffix}"
+
+    def probability_key(self, method: str) -> str:
+        """The name of ``method``'s score as a number in [0, 1] (``softmax_geo_mean`` for
+        ``mean_log``; the record key when the record holds that number)."""
+        return f"{method}_{self.probability_name}" if self.probability_name else self.key(method)
 
     def stored(self, log_probs: np.ndarray) -> float:
         """The value a record holds."""
@@ -78,18 +90,34 @@ class Aggregation:
         return math.exp(stored) if self.stored_as_log else stored
 
 
+GEO_MEAN = "geo_mean"
+"""The name of the length-normalised score as a number in [0, 1]: ``<method>_geo_mean`` =
+``exp(<method>_mean_log)``, the geometric mean of the token probabilities. ``evaluate``
+derives it from the score rows (it is not a column of them); the demo's table and the HTML
+page show it."""
 AGGREGATIONS: dict[str, Aggregation] = {
     "product": Aggregation("product", "", lambda lp: float(lp.sum()), False, "product"),
     "logprob": Aggregation("logprob", "_logprob", lambda lp: float(lp.sum()), True,
                            "log product", distinct=False),
     "mean_log": Aggregation("mean_log", "_mean_log", lambda lp: float(lp.sum()) / lp.size, True,
-                            "mean_log (geo-mean)"),
+                            GEO_MEAN, probability_name=GEO_MEAN),
     "min": Aggregation("min", "_min", lambda lp: float(lp.min()), False, "min"),
 }
 """Aggregation name -> how it is computed and stored (the paper multiplies token scores)."""
-OLD_AGGREGATION_NAMES = {"geo_mean": "mean_log", "geomean": "mean_log", "geo": "mean_log"}
-"""Names earlier releases used for ``mean_log`` (the plugin's ``geo_mean``, ``evaluate``'s
-``_geomean``, the demo's ``_geo``); still accepted."""
+OLD_AGGREGATION_NAMES = {"geomean": "mean_log", "geo": "mean_log"}
+"""Record-key suffixes earlier releases used for the length-normalised score
+(``evaluate``'s ``_geomean``, the demo's ``_geo``), whose values were geometric means in
+[0, 1]: :func:`upgrade_columns` reads them as ``_mean_log`` (their log)."""
+AGGREGATION_ALIASES = {GEO_MEAN: "mean_log", **OLD_AGGREGATION_NAMES}
+"""Other spellings of an aggregation accepted where only the ranking matters (the plugin's
+``aggregation: geo_mean``, rerank's ``softmax@geo_mean``): the geometric mean ranks as the
+mean log-probability does."""
+
+
+def aggregation_name(name: str) -> str:
+    """The aggregation that ``name`` (an aggregation or one of
+    :data:`AGGREGATION_ALIASES`) stands for; other names unchanged."""
+    return AGGREGATION_ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -139,6 +167,12 @@ class Method:
         """The record keys of its sequence scores, in aggregation order."""
         return [AGGREGATIONS[a].key(self.name) for a in self.aggregations
                 if AGGREGATIONS[a].distinct or not distinct_only]
+
+    def probability_keys(self) -> list[str]:
+        """The names of its distinct sequence scores as numbers in [0, 1] (``evaluate``'s
+        default rows, the demo's table: ``<name>``, ``<name>_geo_mean``, ``<name>_min``)."""
+        return [AGGREGATIONS[a].probability_key(self.name) for a in self.aggregations
+                if AGGREGATIONS[a].distinct]
 
     def values_function(self) -> Callable[[Any], Any]:
         """The per-token function, imported on first use."""
@@ -217,22 +251,46 @@ def aggregation_of(key: str) -> tuple[Method, Aggregation] | None:
     return None
 
 
-def canonical(key: str) -> str:
-    """A score name with an old aggregation suffix renamed (``softmax_geomean`` ->
-    ``softmax_mean_log``; see :data:`OLD_AGGREGATION_NAMES`); other names unchanged."""
+def _renamed(key: str, names: dict[str, str]) -> tuple[str, str] | None:
+    """(method, aggregation) when ``key`` is ``<method>_<name>`` with ``name`` in ``names``."""
     load_plugins()
     for m in METHODS:
-        for old, new in OLD_AGGREGATION_NAMES.items():
+        for old, new in names.items():
             if key == f"{m}_{old}":
-                return AGGREGATIONS[new].key(m)
-    return key
+                return m, new
+    return None
+
+
+def canonical(key: str) -> str:
+    """A record key of an earlier release under today's name (``softmax_geomean`` ->
+    ``softmax_mean_log``; see :data:`OLD_AGGREGATION_NAMES`); other names unchanged
+    (``softmax_geo_mean``, the probability-scale name, included)."""
+    found = _renamed(key, OLD_AGGREGATION_NAMES)
+    return key if found is None else AGGREGATIONS[found[1]].key(found[0])
+
+
+def ranking_key(key: str) -> str:
+    """The record key that ranks outputs as ``key`` does: :func:`canonical`, and a
+    probability-scale name as its record key (``softmax_geo_mean`` -> ``softmax_mean_log``).
+    For a selection score (rerank), where only the order matters."""
+    found = _renamed(key, AGGREGATION_ALIASES)
+    return key if found is None else AGGREGATIONS[found[1]].key(found[0])
+
+
+def probability_key(key: str) -> str:
+    """A score name as ``evaluate`` reports it: the length-normalised score of an earlier
+    release (``softmax_geomean``, ``softmax_geo``: geometric means) as
+    ``softmax_geo_mean``; other names (``softmax_mean_log``, the log) unchanged."""
+    found = _renamed(key, OLD_AGGREGATION_NAMES)
+    return key if found is None else AGGREGATIONS[found[1]].probability_key(found[0])
 
 
 def upgrade_columns(columns: dict[str, Any]) -> dict[str, Any]:
     """Score columns (or one record) of an older file under today's names, in place.
 
     A ``<method>_geomean`` / ``_geo`` value (a geometric mean, in [0, 1]) becomes
-    ``<method>_mean_log`` (its log) unless that key is there already.
+    ``<method>_mean_log`` (its log) unless that key is there already. A
+    ``<method>_geo_mean`` column (today's probability-scale name) is left as it is.
     """
     for key in list(columns):
         new = canonical(key)

@@ -121,11 +121,14 @@ def corpus_config(args: argparse.Namespace) -> Any:
     """The CorpusConfig of the options; refuses, before any model is loaded, output paths
     that cannot be written or that would overwrite an input or land in the head or model
     folder."""
+    from ..evaluation.combination import mix_record_path
     from ..io_utils import check_output_path
     from ..output_safety import refuse_overlaps
     from ..scoring.corpus import CorpusConfig, config_from
 
-    refuse_overlaps({"--to-json": args.to_json, "--html": getattr(args, "html", None)},
+    mix = mix_record_path(args.to_json) if args.to_json else None  # written beside --to-json
+    refuse_overlaps({"--to-json": args.to_json, "--html": getattr(args, "html", None),
+                     "--to-json's mix record": mix},
                     {f"--{k}": getattr(args, k, None) for k in ("input", "sources", "candidates")},
                     {"--head": args.head, "--model": args.model})
     config = config_from(vars(args), CorpusConfig)

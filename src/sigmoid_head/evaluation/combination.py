@@ -30,7 +30,10 @@ test fails when these defaults differ from it.
 user's own dev scores and saves them as ``combination.json`` in the head folder only when
 the fit beats the command's default on those dev scores (else it says so and saves
 nothing); ``score``, ``generate`` and ``rerank`` then use it instead of the default, and
-every one of them prints which mix made ``combined`` (:func:`mix_line`). Pure Python and
+every one of them prints which mix made ``combined`` (:func:`mix_line`). A ``score`` or
+``generate`` run writing a file (``--to-json out.jsonl``) records that mix beside it, in
+``out.jsonl.mix.json`` (:func:`mix_record`), where ``evaluate`` finds it
+(:func:`read_mix_record`); a stream (``--to-json /dev/stdout``, a pipe) has no such record. Pure Python and
 numpy, no torch.
 """
 
@@ -177,6 +180,44 @@ def mix_line(comb: Combination, command: str) -> str:
     where = (f"the default of {command}, chosen on {comb.chosen_on}" if comb == default
              else f"the head's {COMBINATION_NAME}, fitted on {comb.chosen_on or 'dev data'}")
     return f"combined = {comb.describe()} ({where})"
+
+
+MIX_RECORD_SUFFIX = ".mix.json"
+"""The record of the mix that made a score file's ``combined``: ``<file>.mix.json``."""
+
+
+def mix_record_path(scores: str | Path) -> Path:
+    """Where the mix of the score file ``scores`` is recorded."""
+    path = Path(scores)
+    return path.with_name(path.name + MIX_RECORD_SUFFIX)
+
+
+def mix_record(comb: Combination, command: str, rows: int) -> dict[str, Any]:
+    """The record of the mix that made ``combined`` in a score file of ``rows`` rows: the
+    :func:`mix_line`, the weight, the baseline, where they were chosen and whether that is
+    the command's default or the head's fitted ``combination.json``."""
+    return {"line": mix_line(comb, command), "describe": comb.describe(), **asdict(comb),
+            "source": "default" if comb == DEFAULTS.get(command) else COMBINATION_NAME,
+            "command": command, "rows": rows}
+
+
+def read_mix_record(scores: str | Path, rows: int) -> tuple[dict[str, Any] | None, str]:
+    """The recorded mix of the score file ``scores`` (of ``rows`` rows) and the line saying
+    it: ``combined = <mix> (<where chosen>)``, or why there is none (an older score file, a
+    record of another file)."""
+    from ..json_safety import read_json
+
+    path = mix_record_path(scores)
+    if not path.is_file():
+        return None, "combined: mix not recorded (older score file)"
+    try:
+        data = read_json(path)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("line"), str) \
+            or data.get("rows") != rows:
+        return None, f"combined: mix record {path.name} is not of this file ({rows} rows), ignored"
+    return data, data["line"]
 
 
 def _metric(gold: np.ndarray) -> tuple[str, Callable[[ArrayLike, ArrayLike], float]]:

@@ -2,14 +2,17 @@
 
 Every method's scores are oriented so that higher = better quality before any metric
 is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.columns` where
-higher = worse: the mean token entropy) are negated and shown as ``-<name>``. The sequence scores of the registered methods
-(:mod:`sigmoid_head.methods`) are evaluated in probability form: the products, minima and
-``<method>_mean_log`` (the length-normalised score, evaluated as its exponential, the
-geometric mean of the token probabilities) lie in [0, 1], so BCE/ECE apply to them too;
+higher = worse: the mean token entropy) are negated and shown as ``-<name>``. By default
+the sequence scores of the registered methods (:mod:`sigmoid_head.methods`) are evaluated
+as numbers in [0, 1], so BCE/ECE apply to them too: the products, the minima and
+``<method>_geo_mean``, the length-normalised score as the geometric mean of the token
+probabilities (``exp(<method>_mean_log)``, derived here: :func:`derive_columns`);
 docs/results.md shows the length-normalised softmax is a much stronger baseline than the
-product. Log-valued columns (``*_logprob``, ``mc_*``) get the rank/correlation metrics
-only. Score files of earlier releases (``<method>_geomean`` columns) are read under
-today's names.
+product. Log-valued columns (``<method>_mean_log`` itself, ``*_logprob``, ``mc_*``) get the
+rank/correlation metrics only, when named. Score files of earlier releases
+(``<method>_geomean`` columns) are read under today's names. Under its table ``evaluate``
+names the mix that made ``combined`` when the score file's run recorded it
+(:func:`~sigmoid_head.evaluation.combination.read_mix_record`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 from .. import columns as column_registry
 from .. import methods as registry
 from ..data.records import read_jsonl
+from .combination import read_mix_record
 from .readers import read_external_scores, read_gold, read_score_columns
 
 
@@ -35,7 +39,9 @@ def __getattr__(name: str) -> object:
 
 
 DEFAULT_AGGREGATIONS = ("product", "mean_log", "min")
-"""The aggregations of every registered method evaluated when none are named."""
+"""The aggregations of every registered method evaluated when none are named, each as a
+number in [0, 1] (:meth:`~sigmoid_head.methods.Aggregation.probability_key`: the
+length-normalised score as ``<method>_geo_mean``)."""
 COMBINED = "combined"
 """The combined score (the head mixed with a softmax-side score; the recommended one),
 evaluated first when none are named."""
@@ -44,26 +50,51 @@ evaluated first when none are named."""
 def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
     ``combined``, each registered method's product, then each one's length-normalised
-    score, then each one's minimum, the columns the column registry marks ``evaluate``
-    (:func:`sigmoid_head.columns.evaluated_keys`: ``entropy_mean``, ``mc_<method>``,
-    ``self_judge``, a plugin's baseline, ...), then the calibrated probabilities."""
+    score (``<method>_geo_mean``), then each one's minimum, the columns the column
+    registry marks ``evaluate`` (:func:`sigmoid_head.columns.evaluated_keys`:
+    ``entropy_mean``, ``mc_<method>``, ``self_judge``, a plugin's baseline, ...), then the
+    calibrated probabilities."""
     from .calibration import KINDS
 
-    keys = [registry.AGGREGATIONS[a].key(m.name) for a in DEFAULT_AGGREGATIONS
+    keys = [registry.AGGREGATIONS[a].probability_key(m.name) for a in DEFAULT_AGGREGATIONS
             for m in registry.methods() if a in m.aggregations]
     return [COMBINED, *keys, *column_registry.evaluated_keys(),
             *(f"{m}_{k}" for m in registry.names() for k in KINDS)]
 
 
-def probability_form(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Columns of older files renamed, and the registered methods' sequence scores in
-    probability form (``<method>_mean_log`` -> its exponential), in place."""
+def derive_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Columns of older files under today's names (:func:`sigmoid_head.methods.upgrade_columns`),
+    and each registered method's length-normalised score on both scales, in place:
+    ``<method>_geo_mean = exp(<method>_mean_log)``, or, for a file holding only the
+    former, ``<method>_mean_log`` its log. A column the file holds is kept as it is (never
+    converted twice).
+
+    Raises:
+        ValueError: a ``<method>_geo_mean`` column outside [0, 1] (a log under the name of
+            the probability).
+    """
     registry.upgrade_columns(columns)
-    for key in list(columns):
-        found = registry.aggregation_of(key)
-        if found is not None and found[1].distinct and found[1].stored_as_log:
-            columns[key] = np.exp(columns[key])
+    for m in registry.methods():
+        for agg in (registry.AGGREGATIONS[a] for a in m.aggregations):
+            log_key, p_key = agg.key(m.name), agg.probability_key(m.name)
+            if p_key == log_key:
+                continue
+            if p_key in columns:
+                v = columns[p_key]
+                if np.any((v < 0) | (v > 1)):  # NaN compares false: reported by the metrics
+                    raise ValueError(f"{p_key} holds values outside [0, 1]; a mean token "
+                                     f"log-probability is named {log_key}")
+                columns.setdefault(log_key, np.log(np.maximum(v, 1e-300)))
+            elif log_key in columns:
+                columns[p_key] = np.exp(columns[log_key])
     return columns
+
+
+def _shown(key: str) -> str:
+    """The default row of a column: a registered method's aggregation as a number in
+    [0, 1] (``softmax_mean_log`` -> ``softmax_geo_mean``), any other column as it is."""
+    found = registry.aggregation_of(registry.canonical(key))
+    return key if found is None else found[1].probability_key(found[0].name)
 
 
 def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, np.ndarray]:
@@ -78,7 +109,7 @@ def orient(columns: dict[str, np.ndarray], methods: Sequence[str]) -> dict[str, 
     """
     out = {}
     uncertain = column_registry.uncertainties()
-    for m in map(registry.canonical, methods):
+    for m in map(registry.probability_key, methods):
         raw = m[1:] if m.startswith("-") and m[1:] in uncertain else m
         if raw not in columns:
             raise ValueError(f"no scores for method {m!r}; available: {sorted(columns)}")
@@ -128,13 +159,14 @@ def evaluate_scores(
             a source's candidates together. None: items are resampled.
 
     Returns:
-        The metric rows and the terminal table.
+        The metric rows and the terminal table (with, under it, the line naming the mix
+        that made ``combined`` when it is evaluated from a score file).
     """
     from .metrics import evaluate_methods
     from .report import format_table, write_report
 
     cols = dict(scores) if isinstance(scores, dict) else read_score_columns(scores)
-    cols = probability_form(cols)
+    cols = derive_columns(cols)
     g = (
         np.asarray(gold, dtype=np.float64)
         if isinstance(gold, np.ndarray | list)
@@ -142,9 +174,10 @@ def evaluate_scores(
     )
     extra: list[str] = []
     for path in extra_scores:
-        new = probability_form(read_external_scores(path))
-        extra += [k for k in new if k not in extra]
-        cols.update(new)
+        new = read_external_scores(path)
+        shown = [_shown(k) for k in new]  # a length-normalised score as its geometric mean
+        extra += [k for k in dict.fromkeys(shown) if k not in extra]
+        cols.update(derive_columns(new))
     for name, v in cols.items():
         if v.shape != g.shape:
             raise ValueError(f"{name!r} has {v.size} rows but the gold has {g.size}")
@@ -158,6 +191,10 @@ def evaluate_scores(
         groups = _source_ids(scores, groups)
     rows = evaluate_methods(oriented, g, metrics=list(metrics) if metrics else None, ci=ci,
                             n_boot=n_boot, groups=None if groups is None else np.asarray(groups))
+    under = [] if COMBINED not in oriented or isinstance(scores, dict) else \
+        [read_mix_record(scores, g.size)[1]]
     if out_dir is not None:
-        write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None)
-    return rows, format_table(rows, list(metrics) if metrics else None)
+        write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None,
+                     lines=under)
+    return rows, format_table(rows, list(metrics) if metrics else None) + "".join(
+        f"{line}\n" for line in under)

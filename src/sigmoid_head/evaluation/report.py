@@ -268,8 +268,10 @@ def write_report(
     out_dir: str | Path,
     metrics: Sequence[str] | None = None,
     figures: bool = True,
+    lines: Sequence[str] = (),
 ) -> dict[str, Path]:
-    """Write ``results.md``, ``results.csv`` and (with ``figures``) figures into ``out_dir``:
+    """Write ``results.md`` (``lines`` under its table: the mix that made ``combined``),
+    ``results.csv`` and (with ``figures``) figures into ``out_dir``:
     for binary gold ``distributions.png`` and ``roc.png`` (:mod:`.plots`), and
     ``reliability.png`` when a method gives probabilities; otherwise ``scatter.png`` (log
     axis where it helps).
@@ -289,6 +291,8 @@ def write_report(
     if any(f"{m}_low" in r for r in rows for m in cols):
         unit = "sources" if any(r.get("ci_unit") == "source" for r in rows) else "items"
         md.append(f"Brackets: percentile bootstrap confidence interval over {unit}.")
+    if lines:
+        md += ["", *lines]
     if notes:
         md += ["", "Notes:", "", *(f"- {n}" for n in notes)]
     paths = {"markdown": out / "results.md", "csv": out / "results.csv"}

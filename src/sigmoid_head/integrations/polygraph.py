@@ -90,13 +90,14 @@ class SigmoidHeadSequence(Estimator):
         method: a registered method (:mod:`sigmoid_head.methods`): ``sigmoid`` (the head),
             ``softmax``, ``boostedprob`` or ``rauq`` (RAUQ's per-token confidences; the
             calculator needs ``rauq`` set), ...
-        aggregation: ``product``, ``mean_log`` (the geometric mean; ``geo_mean``, its name
-            in earlier releases, is accepted) or ``min``.
+        aggregation: ``product``, ``mean_log`` (the mean token log-probability, the log
+            of the geometric mean; ``geo_mean``, its name in earlier releases, is accepted:
+            the estimator is the same) or ``min``.
     """
 
     def __init__(self, method: str = "sigmoid", aggregation: str = "product") -> None:
         _check_method(method)
-        aggregation = registry.OLD_AGGREGATION_NAMES.get(aggregation, aggregation)
+        aggregation = registry.aggregation_name(aggregation)
         if aggregation not in aggregations():
             raise ValueError(f"unknown aggregation {aggregation!r}; use one of {aggregations()}")
         self.method, self.aggregation = method, aggregation

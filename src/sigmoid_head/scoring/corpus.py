@@ -22,7 +22,7 @@ from ..io_utils import is_stream
 from ..output_safety import content_settings
 from . import distributed
 from .corpus_config import CorpusConfig
-from .corpus_output import CorpusInputs, run_streamed, write_page
+from .corpus_output import CorpusInputs, record_mix, run_streamed, write_page
 
 __all__ = ["CorpusConfig", "CorpusResult", "Explanations", "add_baselines", "config_from",
            "generate_corpus", "score_corpus", "source_text"]
@@ -122,10 +122,12 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
                          progress=not config.quiet,
                          on_rows=None if config.to_json and not is_stream(config.to_json)
                          else kept.extend)
+    row = means.row()
+    record_mix(config.to_json, explain.combination, explain.command, means.n, "combined" in row)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
         write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
-    return CorpusResult(means.n, means.row(), None if config.to_json else kept, explain.mix())
+    return CorpusResult(means.n, row, None if config.to_json else kept, explain.mix())
 
 
 def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> dict:

@@ -8,7 +8,8 @@ as soon as they are done: a crash keeps every row scored so far in ``<out>.parti
 rerunning the same call (with any number of processes) continues after the last complete
 row, and ``<out>`` itself appears only when every row is there. The summary is of every
 row, kept as running means; :func:`write_page` draws the HTML page, :func:`summary` the
-text table.
+text table, :func:`record_mix` the record of the mix that made ``combined`` beside the
+output (``<out>.mix.json``, read by ``evaluate``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,25 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
         rows = read_complete_jsonl(to_json)
     out = render(path, rows, tokenizer, spans_from=spans_from)
     print(f"page of {len(rows)} outputs written to {out}")
+
+
+def record_mix(to_json: str | None, combination: Any, command: str, n: int,
+               has_combined: bool) -> None:
+    """Record beside the finished output ``to_json`` (process 0; not for a stream, which has
+    no "beside") the mix that made its ``combined`` column
+    (:func:`~sigmoid_head.evaluation.combination.mix_record`), or remove the record of an
+    earlier run into the same file when this one has no ``combined``."""
+    from ..evaluation.combination import mix_record, mix_record_path
+    from ..io_utils import is_stream, write_atomic
+    from ..json_safety import dumps
+
+    if not to_json or is_stream(to_json) or process_group()[1] != 0:
+        return
+    path = mix_record_path(to_json)
+    if combination is None or not has_combined:
+        path.unlink(missing_ok=True)
+        return
+    write_atomic(path, dumps(mix_record(combination, command, n), indent=1, sort_keys=True) + "\n")
 
 
 def __getattr__(name: str) -> object:

@@ -122,10 +122,11 @@ class RerankConfig:
 def select_key(name: str) -> str:
     """The row key of a selection score: ``name`` itself, ``method@aggregation``
     (``softmax@mean`` -> ``softmax_mean_log``, ``entropy@mean`` -> ``entropy_mean``), or an
-    old aggregation name upgraded (``softmax_geomean``)."""
+    old or probability-scale name of the length-normalised score (``softmax_geomean``,
+    ``softmax_geo_mean``: ranked as ``softmax_mean_log``)."""
     name = name.strip()
     if "@" not in name:
-        return registry.canonical(name)
+        return registry.ranking_key(name)
     method, _, agg = name.partition("@")
     if method == "entropy" and agg == "mean":
         return "entropy_mean"
