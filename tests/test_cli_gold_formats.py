@@ -114,3 +114,17 @@ def test_real_score_output_evaluates_against_esa(tmp_path, capsys) -> None:
     assert main(["evaluate", "--scores", str(out), "--gold", str(gold), "--n-boot", "20"]) == 0
     table = capsys.readouterr().out
     assert "| sigmoid |" in table and "| softmax |" in table and "| boostedprob |" in table
+
+
+def test_gold_format_offers_every_layout_the_readers_know() -> None:
+    """``--gold-format`` lists every reader's layout (Google's MQM TSV and Mu-SHROOM were
+    reachable only by detection before)."""
+    from sigmoid_head.cli import build_parser
+    from sigmoid_head.evaluation.gold_formats import FORMATS
+
+    for command in ("evaluate", "calibrate"):
+        parser = build_parser([command])
+        sub = next(a for a in parser._subparsers._group_actions[0].choices.values()
+                   if any("--gold-format" in o.option_strings for o in a._actions))
+        action = next(o for o in sub._actions if "--gold-format" in o.option_strings)
+        assert set(action.choices) == set(FORMATS) >= {"google-mqm", "mushroom"}, command

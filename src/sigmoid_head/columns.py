@@ -161,15 +161,12 @@ COLUMNS: dict[str, Column] = {}
 
 def register(column: Column) -> Column:
     """Add a column to :data:`COLUMNS` (a name may be registered once)."""
-    if column.name in COLUMNS:
-        raise ValueError(f"column {column.name!r} is already registered")
-    COLUMNS[column.name] = column
-    return column
+    return registry.add_once(COLUMNS, column.name, column, "column")
 
 
 def unregister(name: str) -> None:
     """Remove a column (tests and plugins that register one for a while)."""
-    del COLUMNS[name]
+    COLUMNS.pop(name)
 
 
 def columns(level: str | None = None, command: str | None = None) -> list[Column]:

@@ -188,12 +188,18 @@ METHODS: dict[str, Method] = {}
 """Method name -> its declaration, in the order records, tables and pages show them."""
 
 
+def add_once(table: dict[str, Any], name: str, item: Any, what: str) -> Any:
+    """Put ``item`` in a registry ``table`` under ``name``, refused if the name is taken
+    (the rule of every registry of the package: this one and the column registry)."""
+    if name in table:
+        raise ValueError(f"{what} {name!r} is already registered")
+    table[name] = item
+    return item
+
+
 def register(method: Method) -> Method:
     """Add a method to :data:`METHODS` (a name may be registered once)."""
-    if method.name in METHODS:
-        raise ValueError(f"method {method.name!r} is already registered")
-    METHODS[method.name] = method
-    return method
+    return add_once(METHODS, method.name, method, "method")
 
 
 def unregister(name: str) -> None:

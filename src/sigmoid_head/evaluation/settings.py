@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..finite import bounds, check_fields
+from .gold_formats import FORMATS
 
-GOLD_FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth")
-"""The gold layouts named by ``--gold-format`` (others are detected from the file)."""
+GOLD_FORMATS = FORMATS
+"""The gold layouts ``--gold-format`` names (every one the readers know; without it the
+layout is detected from the file)."""
 
 
 @dataclass
