@@ -173,7 +173,7 @@ def test_paired_bootstrap() -> None:
     good, bad = g + rng.normal(scale=0.5, size=300), g + rng.normal(scale=3.0, size=300)
     res = paired_bootstrap(pearson, good, bad, g, n=500, alternative="better")
     assert set(res) == {"delta", "p_value", "ci_low", "ci_high", "win_rate", "alternative",
-                        "p_better", "p_worse", "n_boot", "unit"}
+                        "p_better", "p_worse", "n_boot", "unit", "se", "p_normal"}
     assert res["delta"] > 0 and res["p_value"] < 0.05 and res["win_rate"] > 0.95
     assert res["ci_low"] > 0 and res["unit"] == "item"
     reverse = paired_bootstrap(pearson, bad, good, g, n=500, alternative="better")
@@ -181,6 +181,7 @@ def test_paired_bootstrap() -> None:
     assert paired_bootstrap(pearson, bad, good, g, n=500)["p_value"] < 0.05  # two-sided
     copy = paired_bootstrap(pearson, good, good.copy(), g, n=500)
     assert copy["delta"] == 0 and copy["p_value"] == 1.0 and copy["win_rate"] == 0.0
+    assert copy["se"] == 0 and copy["p_normal"] == 1.0
     assert paired_bootstrap(pearson, good, bad, g, n=200, seed=3) == paired_bootstrap(
         pearson, good, bad, g, n=200, seed=3
     )
