@@ -33,6 +33,8 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
@@ -107,6 +109,45 @@ def rebuild(name: str, shroom_data: Path | None, variant: str | None = None) -> 
     if "shroom" in res:
         res["shroom"].pop("per_item", None)
     return res
+
+
+def head_against_head(name: str, base: str, per_variant: dict[str, dict],
+                      shroom_data: Path | None) -> list[str]:
+    """WMT sets: the committed head (``base``) against each other variant on test word MCC,
+    each at its own dev-chosen threshold; two-sided paired bootstrap over sources, the
+    analytic p beside it, Holm over the variants."""
+    from evaluate_sets import _flat_words, items_of
+
+    from sigmoid_head.evaluation.bootstrap import add_holm, paired_bootstrap
+    from sigmoid_head.evaluation.gold_eval import gold_word_bad
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    if KIND[name] != "wmt" or len(per_variant) < 2:
+        return []
+    gold = gold_rows(name, "test", shroom_data)
+    base_rows = joined(gold, read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"))
+    items = items_of("wmt", gold)
+    bad = np.concatenate([gold_word_bad(it) for it in items])
+    groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in items])
+
+    def pred(rows: list[dict], res: dict) -> np.ndarray:
+        words = np.concatenate(_flat_words(rows, items, "sigmoid")[0])
+        return (words < res["word"]["thresholds"]["sigmoid"]).astype(float)
+
+    a = pred(base_rows, per_variant[base])
+    tests = {}
+    for variant, res in per_variant.items():
+        if variant != base:
+            rows = with_head(base_rows, read_jsonl_gz(RESULTS / name / "heads" / variant / "test.scores.jsonl.gz"))
+            tests[variant] = paired_bootstrap(mcc, a, pred(rows, res), bad, n=res["settings"]["n_boot"],
+                                              groups=groups)
+    add_holm(tests, f"word MCC: {base} head vs each other head (two-sided, Holm)")
+    lines = [f"#### {name}: the {base} head against the others, word MCC (test)", "",
+             f"| {base} vs | delta | 95% CI | p | p (normal) | Holm p (normal) |", "|---|---|---|---|---|---|"]
+    for variant, t in tests.items():
+        lines.append(f"| {variant} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                     f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |")
+    return [*lines, ""]
 
 
 def primary_figure(res: dict) -> tuple[str, str]:
@@ -224,7 +265,9 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
         if variants:
             per = {Path(res["settings"]["head"]).name: res}
             per.update({v: rebuild(name, shroom_data, v) for v in variants})
-            blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(variants_table(name, per))
+            base = Path(res["settings"]["head"]).name
+            blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
+                variants_table(name, per) + head_against_head(name, base, per, shroom_data))
     return files, blocks, notices
 
 
