@@ -38,6 +38,16 @@ def test_apply_is_the_weighted_sum_of_log_confidences() -> None:
     assert row2["combined_log"] == pytest.approx(0.25 * -0.2 + 0.75 * -1.5)
 
 
+def test_describe_names_both_parts_by_their_row_names_in_log_space() -> None:
+    comb = Combination(0.1, "softmax_mean_log")
+    text = comb.describe()
+    assert text == "0.1 x sigmoid_mean_log + 0.9 x softmax_mean_log (log space)"
+    row = {"sigmoid_mean_log": -0.3, "softmax_mean_log": -0.5}
+    comb.apply([row])  # the text is the formula: the row names it quotes are what it reads
+    assert row["combined_log"] == pytest.approx(0.1 * row["sigmoid_mean_log"] + 0.9 * row["softmax_mean_log"])
+    assert "geo-mean" not in Combination(0.7, "softmax_min").describe()
+
+
 def test_apply_skips_rows_without_both_parts() -> None:
     head_only = {"sigmoid_mean_log": -0.2}  # a --sigmoid-only record
     Combination(0.7, "softmax_min").apply([head_only])

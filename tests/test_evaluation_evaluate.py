@@ -182,7 +182,7 @@ def test_evaluate_names_the_mix_recorded_beside_the_score_file(tmp_path, capsys)
     assert record["source"] == "default" and record["chosen_on"] == DEFAULTS["generate"].chosen_on
     assert cli_main([*args, "--out-dir", str(tmp_path / "report")]) == 0
     line = mix_line(DEFAULTS["generate"], "generate")
-    assert line.startswith("combined = 0.1 x head geo-mean + 0.9 x softmax_mean_log (the default")
+    assert line.startswith("combined = 0.1 x sigmoid_mean_log + 0.9 x softmax_mean_log (log space) (the default")
     assert f"\n{line}\n" in capsys.readouterr().out
     assert line in (tmp_path / "report" / "results.md").read_text()
     # no line without combined among the rows shown

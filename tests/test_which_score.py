@@ -40,7 +40,7 @@ def _rows(n: int = 40, seed: int = 0) -> tuple[list[dict], np.ndarray]:
 
 def test_mix_line_names_baseline_weight_and_where() -> None:
     line = mix_line(DEFAULTS["score"], "score")
-    assert line.startswith("combined = 0.7 x head geo-mean + 0.3 x softmax_min")
+    assert line.startswith("combined = 0.7 x sigmoid_mean_log + 0.3 x softmax_min (log space)")
     assert "the default of score, chosen on dev books" in line
     fitted = Combination(0.4, "softmax_mean_log", "30 dev items (roc_auc 0.900)")
     assert "the head's combination.json, fitted on 30 dev items" in mix_line(fitted, "score")
@@ -212,7 +212,7 @@ def test_one_new_output_is_singular(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "1 new output in" in out
     # the summary names the mix that made combined
-    assert "combined = 0.7 x head geo-mean + 0.3 x softmax_min (the default of score" in out
+    assert "combined = 0.7 x sigmoid_mean_log + 0.3 x softmax_min (log space) (the default of score" in out
 
 
 def test_score_records_its_mix_and_evaluate_names_it(tmp_path: Path, capsys) -> None:

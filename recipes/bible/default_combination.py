@@ -4,16 +4,17 @@
         --self mt:runs/mt_study llm:runs/llm_study --data data/bible --out docs/results/default_combination.md
 
 The library's combined score (``sigmoid_head.evaluation.combination``) is
-``w * head geo-mean + (1 - w) * baseline``, both log-confidences per token. Its defaults
+``w * sigmoid_mean_log + (1 - w) * baseline``, both log-confidences per token. Its defaults
 are chosen here, on the dev books only, and then measured on the test books:
 
 * Eval Other (``sigmoid-head score``), from two ``eval_other_suite.py`` outputs (the same
   heads, ``--split dev`` and ``--split test``): for every baseline (the softmax's weakest
-  token, the softmax / BoostedProb geo-mean, minus the mean entropy) and weight on a grid
-  of 0.05, the dev ROC-AUC averaged over the heads; the best pair is the default. On test:
-  each head's combination against the baseline that is best on dev, by a paired bootstrap
-  over source verses (a verse's candidates stay together), two-sided, Holm-corrected over
-  the heads of one test set (the family: every head's combination against that baseline).
+  token, ``softmax_mean_log`` / ``boostedprob_mean_log``, minus the mean entropy) and
+  weight on a grid of 0.05, the dev ROC-AUC averaged over the heads; the best pair is the
+  default. On test: each head's combination against the baseline that is best on dev, by
+  a paired bootstrap over source verses (a verse's candidates stay together), two-sided,
+  Holm-corrected over the heads of one test set (the family: every head's combination
+  against that baseline).
 * Eval Self (``sigmoid-head generate``), from ``eval_self_study.py`` outputs (greedy
   outputs and token arrays of the dev and test books): the same choice by Pearson with
   chrF; each study's dev curve is the mean over its heads, and the studies (models and
@@ -152,7 +153,7 @@ def _ci(v) -> str:
 
 def markdown(r: dict) -> str:
     lines = ["# The combined score's defaults: chosen on the dev books, measured on the test books", "",
-             "`combined_log = w * head geo-mean + (1 - w) * baseline` (both in nats per token); "
+             "`combined_log = w * sigmoid_mean_log + (1 - w) * baseline` (both in nats per token); "
              "`recipes/bible/default_combination.py`.", ""]
     if "command" in r:
         lines += [f"Rebuilt from the committed data under `docs/results/data/` by `{r['command']}`; "

@@ -17,9 +17,13 @@ A block ``<!-- table:<name>/metrics -->`` holds a shorter table of the same data
 ROC-AUC, BCE and Pearson per method, each with its interval over source verses (the
 README's demo table).
 
-Methods are shown under their current names (:func:`sigmoid_head.methods.canonical`:
-``softmax_geo`` in an older data file is ``softmax_mean_log``, the geometric mean of the
-token probabilities).
+Methods are shown under their current names, one name per scale (:func:`shown`): a
+length-normalised score an older data file holds as a geometric mean (``softmax_geo``, in
+[0, 1], so its BCE is that of a probability) is ``softmax_geo_mean``
+(:func:`sigmoid_head.methods.probability_key`); a file that holds the mean token
+log-probability names it ``softmax_mean_log`` and keeps that name. Rerank tables, where
+only the order matters, show the row name (:func:`sigmoid_head.methods.ranking_key`:
+``softmax_mean_log``).
 
 A table shows, per method, the metric with two 95% intervals (candidates resampled, as the
 earlier tables did, and source verses resampled, the unit that is independent), and the
@@ -42,13 +46,20 @@ import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
 from sigmoid_head.evaluation.metrics import METRICS
-from sigmoid_head.methods import canonical
+from sigmoid_head.methods import probability_key, ranking_key
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "results" / "data"
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "docs" / "results").glob("*.md")))
 NAMES = {"roc_auc": "ROC-AUC", "pearson": "Pearson", "bce": "BCE", "spearman": "Spearman"}
+
+
+def shown(method: str) -> str:
+    """A data file's score key as its tables name it: the name of the scale its values are
+    on (``softmax_geo`` / ``softmax_geomean``, geometric means, -> ``softmax_geo_mean``;
+    ``softmax_mean_log``, ``softmax@mean``, logs, unchanged)."""
+    return probability_key(method)
 
 
 def load(path: Path) -> dict:
@@ -179,20 +190,20 @@ def render(d: dict) -> str:
     tests = {m: paired_bootstrap(spec.fn, v, scores[base], gold, groups=groups,
                                  higher_is_better=spec.higher_is_better, **kw)
              for m, v in scores.items() if m != base}
-    family = f"every other method vs {canonical(base)} ({len(tests)} comparisons)"
+    family = f"every other method vs {shown(base)} ({len(tests)} comparisons)"
     add_holm(tests, family)
     name = NAMES.get(d["metric"], d["metric"])
     lines = [f"| method | {name} | 95% CI, candidates resampled | 95% CI, verses resampled | "
-             f"vs {canonical(base)}: delta [95% CI, verses] | p |", "|---|---|---|---|---|---|"]
+             f"vs {shown(base)}: delta [95% CI, verses] | p |", "|---|---|---|---|---|---|"]
     for m, v in scores.items():
         item = bootstrap_ci(spec.fn, v, gold, **kw)
         src = bootstrap_ci(spec.fn, v, gold, groups=groups, **kw)
         t = tests.get(m)
         vs = _paired(t, " | ") if t else "(baseline) | "
-        lines.append(f"| {canonical(m)} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
+        lines.append(f"| {shown(m)} | {item[0]:.3f} | {_ci(item)} | {_ci(src)} | {vs} |")
     n_src = len(np.unique(groups))
     lines += ["", f"{gold.size} candidates from {n_src} source verses; {d['n_boot']} resamples (seed "
-              f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{canonical(base)}` chosen "
+              f"{d['seed']}); p two-sided; Holm family: {family}; baseline `{shown(base)}` chosen "
               f"{d['baseline_chosen']}. " + _made_by(d)]
     return "\n".join(lines) + "\n"
 
@@ -206,7 +217,7 @@ def render_metrics(d: dict, metrics: tuple[str, ...] = ("roc_auc", "bce", "pears
     lines = [f"| method | {head} |", "|---" * (len(metrics) + 1) + "|"]
     for m, v in d["scores"].items():
         cells = [bootstrap_ci(METRICS[k].fn, np.asarray(v, dtype=float), gold, **kw) for k in metrics]
-        lines.append(f"| {canonical(m)} | " + " | ".join(f"{c[0]:.3f} {_ci(c)}" for c in cells) + " |")
+        lines.append(f"| {shown(m)} | " + " | ".join(f"{c[0]:.3f} {_ci(c)}" for c in cells) + " |")
     lines += ["", f"{gold.size} candidates from {len(np.unique(groups))} verses; intervals resample "
               f"verses ({d['n_boot']} resamples, seed {d['seed']}). Data: "
               f"`docs/results/data/{d['name']}.json.gz`; table: `python recipes/bible/tables.py --write`."]
@@ -277,10 +288,10 @@ def render_rerank(d: dict) -> str:
              for m in [*methods, *decoded, "greedy"]}
     what = "every other score, the other decodings and greedy decoding" if decoded else \
         "every other score and greedy decoding"
-    family = f"{what} vs {canonical(base)} ({len(tests)} comparisons)"
+    family = f"{what} vs {ranking_key(base)} ({len(tests)} comparisons)"
     add_holm(tests, family)
     lines = [f"| pick by | chrF of the pick [95% CI, verses] | Kendall tau, chrF | Kendall tau, BLEU | "
-             f"vs {canonical(base)}: delta [95% CI] | p |", "|---|---|---|---|---|---|"]
+             f"vs {ranking_key(base)}: delta [95% CI] | p |", "|---|---|---|---|---|---|"]
     for m in [base, *methods, *decoded, "greedy", "random", "oracle"]:
         r, t = rows[m], tests.get(m)
         ci = bootstrap_ci(_mean, r["per_source"], zeros, **kw)
@@ -289,13 +300,13 @@ def render_rerank(d: dict) -> str:
         taus = " | ".join("" if np.isnan(r[k]) else f"{r[k]:.3f}" for k in ("tau", "tau_bleu"))
         label, _, key = m.rpartition(":")  # another head's score: LABEL:<score>
         name = m if m in ("greedy", "random", "oracle", *decoded) else (
-            f"{label}: {canonical(key)}" if label else canonical(key))
+            f"{label}: {ranking_key(key)}" if label else ranking_key(key))
         lines.append(f"| {name} | {r['pick']:.3f} {_ci(ci)} | {taus} | {vs} |")
     share = ", ".join(f"{k} {v:.1%}" for k, v in d.get("dominant_share", {}).items())
     n_src = len(np.unique(d["groups"]))
     lines += ["", f"{len(d['gold'])} candidates for {n_src} source verses; {d['n_boot']} resamples "
               f"(seed {d['seed']}) of verses; p two-sided; Holm family: {family}; baseline "
-              f"`{canonical(base)}` chosen {d['baseline_chosen']}. Share of dominant tokens: {share}. "
+              f"`{ranking_key(base)}` chosen {d['baseline_chosen']}. Share of dominant tokens: {share}. "
               + (f"{d['notes'][0].upper()}{d['notes'][1:]}. " if d.get("notes") else "")
               + _made_by(d)]
     return "\n".join(lines) + "\n"
@@ -318,10 +329,10 @@ def render_words(d: dict) -> str:
     for name, fn in (("ROC-AUC", roc_auc), ("AP", average_precision)):
         for m in others:
             tests[(m, name)] = paired_bootstrap(fn, -scores[m], -scores[base], bad, **kw)
-    family = f"ROC-AUC and AP of every other method vs {canonical(base)} ({len(tests)} comparisons)"
+    family = f"ROC-AUC and AP of every other method vs {shown(base)} ({len(tests)} comparisons)"
     add_holm(tests, family)
     lines = [f"| method (word = product of its tokens) | MCC | F1-BAD | ROC-AUC | AP | "
-             f"ROC-AUC vs {canonical(base)} [95% CI], p | AP vs {canonical(base)} [95% CI], p |",
+             f"ROC-AUC vs {shown(base)} [95% CI], p | AP vs {shown(base)} [95% CI], p |",
              "|---|---|---|---|---|---|---|"]
     for m in [base, *others]:
         prob = np.exp(scores[m])
@@ -331,7 +342,7 @@ def render_words(d: dict) -> str:
         vs = ["(baseline)", ""] if m == base else [
             _paired(t, ", ")
             for t in (tests[(m, "ROC-AUC")], tests[(m, "AP")])]
-        lines.append(f"| {canonical(m)} | " + " | ".join(cells + vs) + " |")
+        lines.append(f"| {shown(m)} | " + " | ".join(cells + vs) + " |")
     lines += ["", f"{bad.size} words ({int(bad.sum())} BAD) of {len(np.unique(groups))} source verses; "
               f"MCC and F1-BAD at word probability < {thr:g}; {d['n_boot']} resamples (seed {d['seed']}) "
               f"of verses; p two-sided; Holm family: {family}; baseline chosen {d['baseline_chosen']}. "
@@ -381,23 +392,23 @@ def render_token_labels(d: dict) -> str:
     from sigmoid_head.evaluation.metrics import roc_auc
 
     base, kw = d["baseline"], {"n": d["n_boot"], "seed": d["seed"]}
-    lines = ["| labels | BAD tokens | score | ROC-AUC [95% CI, sources] | vs " + canonical(base) +
+    lines = ["| labels | BAD tokens | score | ROC-AUC [95% CI, sources] | vs " + shown(base) +
              ": delta [95% CI], p |", "|---|---|---|---|---|"]
     for part, v in d["parts"].items():
         gold, groups = np.asarray(v["gold"], dtype=float), np.asarray(v["groups"])
         scores = {m: np.asarray(x, dtype=float) for m, x in v["scores"].items() if m in d["scores"]}
         tests = {m: paired_bootstrap(roc_auc, x, scores[base], gold, groups=groups, **kw)
                  for m, x in scores.items() if m != base}
-        add_holm(tests, f"every other score vs {canonical(base)} ({len(tests)} comparisons)")
+        add_holm(tests, f"every other score vs {shown(base)} ({len(tests)} comparisons)")
         for m, x in scores.items():
             ci = bootstrap_ci(roc_auc, x, gold, groups=groups, **kw)
             t = tests.get(m)
             vs = _paired(t, ", ") if t else "(baseline)"
-            lines.append(f"| {part} | {1 - gold.mean():.1%} | {canonical(m)} | {ci[0]:.3f} {_ci(ci)} | {vs} |")
+            lines.append(f"| {part} | {1 - gold.mean():.1%} | {shown(m)} | {ci[0]:.3f} {_ci(ci)} | {vs} |")
     first = next(iter(d["parts"].values()))
     lines += ["", f"{len(first['gold'])} labelled tokens of {len(np.unique(first['groups']))} sources per label set; "
               f"{d['n_boot']} resamples (seed {d['seed']}) of sources; p two-sided; Holm family: every other "
-              f"score vs {canonical(base)} within a label set; baseline chosen {d['baseline_chosen']}. "
+              f"score vs {shown(base)} within a label set; baseline chosen {d['baseline_chosen']}. "
               + _made_by(d)]
     return "\n".join(lines) + "\n"
 

@@ -67,7 +67,7 @@ def test_every_table_in_the_docs_matches_the_committed_data() -> None:
 
 def test_the_metrics_view_shows_each_metric_over_verses_under_current_names(tmp_path: Path) -> None:
     d = _data(tmp_path / "data")
-    d["scores"]["softmax_geo"] = d["scores"].pop("other")  # an older file's name
+    d["scores"]["softmax_geo"] = d["scores"].pop("other")  # an older file's name: a geometric mean
     d["scores"] = {m: (1 / (1 + np.exp(-np.asarray(v)))).tolist() for m, v in d["scores"].items()}  # BCE
     doc = tmp_path / "README.md"
     doc.write_text("<!-- table:toy/metrics -->\n<!-- /table:toy/metrics -->\n")
@@ -75,7 +75,8 @@ def test_the_metrics_view_shows_each_metric_over_verses_under_current_names(tmp_
         json.dump(d, f)
     (_, made), = tables.regenerate(tmp_path / "data", (doc,)).values()
     rows = {line.split(" | ")[0][2:]: line for line in made.splitlines() if line.startswith("| ")}
-    assert set(rows) == {"method", "softmax", "head", "softmax_mean_log"}
+    # values in [0, 1] with a BCE: the probability-scale name, not the log's (_mean_log)
+    assert set(rows) == {"method", "softmax", "head", "softmax_geo_mean"}
     gold, head = np.asarray(d["gold"]), np.asarray(d["scores"]["head"])
     from sigmoid_head.evaluation.metrics import pearson, roc_auc
 
@@ -99,6 +100,8 @@ def test_pack_reads_an_eval_self_study_with_its_chrf(tmp_path: Path, monkeypatch
     assert set(d["scores"]) == {"softmax@mean", "entropy@mean"}
     table = tables.render(d)
     assert "| softmax@mean | " in table and "vs entropy@mean" in table
+    d["scores"]["softmax_mean_log"] = d["scores"].pop("softmax@mean")  # a log: its own name
+    assert "| softmax_mean_log | " in tables.render(d)
 
 
 def test_kendall_tau_is_tau_b() -> None:

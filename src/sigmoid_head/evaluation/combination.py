@@ -16,12 +16,12 @@ Which baseline and weight are best depends on the task. The defaults were chosen
 **dev books** of the Bible experiments, never the test books (docs/results.md, "The
 combined score"; ``recipes/bible/default_combination.py`` recomputes the choice):
 
-* ``score`` (force-decoded candidates, Eval Other): weight 0.70 on the head's geo-mean,
-  0.30 on the softmax's weakest token (the error-kind suites of the MT model and of
+* ``score`` (force-decoded candidates, Eval Other): weight 0.70 on the head
+  (``sigmoid_mean_log``), 0.30 on the softmax's weakest token (``softmax_min``) (the error-kind suites of the MT model and of
   SmolLM2, each run counting once);
 * ``generate`` (the model's own outputs, Eval Self): weight 0.10 on the head, 0.90 on the
-  softmax's geo-mean (the two settings' Eval Self studies; on the test books this mix is
-  within 0.02 Pearson of the softmax geo-mean alone for every head).
+  softmax's ``softmax_mean_log`` (the two settings' Eval Self studies; on the test books
+  this mix is within 0.02 Pearson of ``softmax_mean_log`` alone for every head).
 
 ``docs/results/default_combination.md`` is that choice, rebuilt from committed data, and a
 test fails when these defaults differ from it.
@@ -79,7 +79,8 @@ def _log_reader(key: str, is_log: bool) -> Callable[[Mapping], float]:
 
 @dataclass(frozen=True)
 class Combination:
-    """``weight`` on the head's geo-mean, ``1 - weight`` on ``baseline``.
+    """``weight`` on the head's ``sigmoid_mean_log``, ``1 - weight`` on ``baseline``, in
+    log space.
 
     Attributes:
         weight: in [0, 1].
@@ -98,7 +99,10 @@ class Combination:
             raise ValueError(f"unknown combination baseline {self.baseline!r}; one of {sorted(baseline_parts())}")
 
     def describe(self) -> str:
-        return f"{self.weight:g} x head geo-mean + {1 - self.weight:g} x {self.baseline}"
+        """The mix with its parts under their row names, e.g. ``0.1 x sigmoid_mean_log +
+        0.9 x softmax_mean_log (log space)`` (a probability part such as ``softmax_min``
+        enters as its log)."""
+        return f"{self.weight:g} x {HEAD_KEY} + {1 - self.weight:g} x {self.baseline} (log space)"
 
     def log_score(self, row: Mapping) -> float | None:
         """The combined log-confidence of one score record, or None when the record lacks
