@@ -1451,6 +1451,13 @@ SETTING_CLAIMS = [
 ]
 
 
+def _default_prior() -> float:
+    """The untrained prior new full heads get by default (sigmoid_head.model)."""
+    from sigmoid_head.model import DEFAULT_UNTRAINED_PRIOR
+
+    return DEFAULT_UNTRAINED_PRIOR
+
+
 CLAIMS: list[Claim] = [
     Claim(
         HQ,
@@ -1733,6 +1740,14 @@ CLAIMS: list[Claim] = [
     *MORE_RESULTS_CLAIMS,
     *SELF_CLAIMS,
     *SETTING_CLAIMS,
+    Claim(
+        "docs/training.md",
+        "get a constant head probability of 0.01 on a full head",
+        lambda: [_default_prior()],
+        "setting",
+    ),
+    Claim("docs/usage.md", "0.01 on a full head; 0 is the paper's setting", lambda: [_default_prior()],
+          "setting"),
 ]
 
 

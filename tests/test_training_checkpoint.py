@@ -12,7 +12,7 @@ def test_early_stopping_keeps_the_best_head(tiny_causal_path, tiny_pairs_jsonl, 
     # a learning rate far too large makes the validation loss climb after the start
     config = TrainConfig(train_file=str(tiny_pairs_jsonl), output_dir=str(tmp_path), model=str(tiny_causal_path),
                          lr=50.0, warmup_ratio=0.0, batch_size=16, max_steps=40, eval_every=2, patience=2,
-                         progress=False, validation_fraction=0.15, device="cpu")
+                         progress=False, validation_fraction=0.15, device="cpu", untrained_prior=0.0)
     model = train(config)
     rec = json.loads((tmp_path / "head_config.json").read_text())["training"]
     hist = rec["history"]

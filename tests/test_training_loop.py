@@ -36,7 +36,8 @@ def test_rows_with_gradient_change_and_others_do_not(train_config, tiny_causal_p
     # With lazy sparse Adam exactly the rows that received gradient move.
     model = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer="sparse_adam",
                                negatives="token_freq", avoid_dominant=False, max_steps=3,
-                               validation_fraction=0.0, eval_every=None))
+                               validation_fraction=0.0, eval_every=None,
+                               untrained_prior=0.0))  # the prior would set untrained rows
     initial = model.backbone.output_weight().float()
     changed = (model.head.weight != initial).any(1)
     seen = model.token_counts > 0  # token_freq only ever draws training targets

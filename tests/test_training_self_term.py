@@ -50,7 +50,7 @@ def test_self_term_teaches_the_labels_the_paper_loss_does_not(fixture, request, 
                                                              self_files, tmp_path):
     path = request.getfixturevalue(fixture)
     self_train, self_val = self_files
-    kw = dict(negatives="token_freq", max_steps=30)
+    kw = dict(negatives="token_freq", max_steps=30, untrained_prior=0.0)  # the paper's setting
     paper = train(train_config(path, tiny_pairs_jsonl, tmp_path / "paper", **kw))
     mixed = train(train_config(path, tiny_pairs_jsonl, tmp_path / "self", self_generated=str(self_train),
                                self_validation_file=str(self_val), self_weight=1.0, **kw))

@@ -69,7 +69,7 @@ def runs(train_config, tiny_causal_path, tiny_tokenizer, tiny_pairs_jsonl, pairs
     """(initial head, paper's head, remedied head) trained on the same data and seed."""
     shift_on = pairs_maker(20, seed=9)
     out = {"initial": _head_rating_every_token_valid(tiny_causal_path, tiny_tokenizer, shift_on)}
-    for name, kw in (("paper", {}), ("uniform", {"uniform_negative_share": SHARE}),
+    for name, kw in (("paper", {"untrained_prior": 0.0}), ("uniform", {"uniform_negative_share": SHARE}),
                      ("prior", {"untrained_prior": PRIOR})):
         out_dir = tmp_path_factory.mktemp(name)
         cfg = train_config(tiny_causal_path, tiny_pairs_jsonl, out_dir, epochs=16, **kw)
@@ -139,5 +139,21 @@ def test_the_settings_are_recorded_in_the_saved_training_config(train_config, ti
     assert (sampler.uniform_negative_share, sampler.untrained_prior) == (0.1, 0.2)
     old = {k: v for k, v in record.items()  # a head saved before these settings existed
            if k not in ("uniform_negative_share", "untrained_prior")}
-    sampler = TrainConfig.from_dict(old).sampler
+    sampler = TrainConfig.from_dict(old).sampler  # trained without a prior, whatever the default
     assert (sampler.uniform_negative_share, sampler.untrained_prior) == (0.0, 0.0)
+
+
+def test_new_full_heads_get_the_prior_by_default_and_low_rank_heads_do_not(
+        train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    """The default (None) is 0.01 on a full head, recorded as applied; 0 on a low-rank head,
+    which cannot hold it; an explicit 0 is the paper's setting."""
+    from sigmoid_head.model import DEFAULT_UNTRAINED_PRIOR
+
+    full = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "full", max_steps=2))
+    assert full.config.bias and full.config.training["untrained_prior"] == DEFAULT_UNTRAINED_PRIOR == 0.01
+    low = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "low", max_steps=2,
+                             head_rank=4))
+    assert low.config.training["untrained_prior"] == 0.0
+    paper = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "paper", max_steps=2,
+                               untrained_prior=0.0))
+    assert not paper.config.bias and paper.config.training["untrained_prior"] == 0.0

@@ -282,7 +282,9 @@ def run(args: argparse.Namespace) -> None:
                                            n_test, args.seed, args.train_data, args.max_words)
     n_train = sum(1 for _ in train_file.open(encoding="utf-8"))
     print(f"[1/4] training {len(settings)} heads on {n_train} pairs ({epochs} epochs, shared cache)", flush=True)
-    config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), lr=1e-3, batch_size=16,
+    # untrained_prior 0: the paper's setting (the library's default for new heads is 0.01)
+    config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), untrained_prior=0.0,
+                     lr=1e-3, batch_size=16,
                      epochs=epochs, eval_every=args.eval_every, patience=3, cache_hidden=True, max_length=192,
                      seed=args.seed, progress=False, **render)
     heads = train_heads(backbone, config_kw, settings, out)

@@ -144,7 +144,9 @@ def main() -> None:
     t0, out = time.perf_counter(), Path(args.out)
     backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
     train_file, dev_file, _ = task_data("mt", Path(args.data), out, args.n_train, 300, 0, args.seed)
-    config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), lr=1e-3, batch_size=16,
+    # untrained_prior 0: the paper's setting (the library's default for new heads is 0.01)
+    config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), untrained_prior=0.0,
+                     lr=1e-3, batch_size=16,
                      epochs=args.epochs, eval_every=50, patience=3, cache_hidden=True, max_length=192,
                      seed=args.seed, progress=False, **RENDER)
     if not (out / "heads" / "token_freq+avoid" / "head.safetensors").exists():

@@ -163,7 +163,8 @@ def train_heads(backbone, out: Path, n_train: int, epochs: float, seed: int, pro
                              output_dir=str(out / "heads" / name.replace(" ", "_")),
                              use_chat_template=True, prompt_template=prompt, max_length=192,
                              batch_size=16, epochs=epochs, lr=1e-3, eval_every=50, patience=3,
-                             cache_hidden=True, seed=seed, progress=False, device="cpu", **extra)
+                             cache_hidden=True, seed=seed, progress=False, device="cpu",
+                             **{"untrained_prior": 0.0, **extra})  # 0: the paper's setting
         if caches is None:
             collate = Collator(pad_id(backbone.tokenizer), False)
             rule = config.dominant_config()

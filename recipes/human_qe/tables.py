@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "src"))
 
 from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
-from run import _jsonable, report  # noqa: E402
+from run import _cell, _jsonable, report  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
@@ -160,16 +160,18 @@ def variants_table(name: str, per_variant: dict[str, dict]) -> list[str]:
     kind = KIND[name]
     part, fig = primary_figure(next(iter(per_variant.values())))
     head_key, base_key = ("sigmoid_mean_log", "softmax_mean_log") if kind == "mqm" else ("sigmoid", "softmax")
-    lines = [f"#### {name}: head variants, {PRIMARY[kind]} (test)", "",
-             "| head | head | softmax | delta | 95% CI | p | p (normal) | Holm p (normal) |",
-             "|---|---|---|---|---|---|---|---|"]
+    second = {"wmt": "roc_auc", "mqm": "kendall", "shroom": "spearman"}[kind]
+    lines = [f"#### {name}: head variants, {PRIMARY[kind]} (test; the head's {second} beside it)", "",
+             f"| head | head | softmax | delta | 95% CI | p | p (normal) | Holm p (normal) | head {second} |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for variant, res in per_variant.items():
         rows = res[part] if part == "segment" else res[part]["methods"]
         t = res["paired"][base_key]
         lines.append(
             f"| {variant} | {rows[head_key][fig][0]:.3f} | {rows[base_key][fig][0]:.3f} "
             f"| {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-            f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |")
+            f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} "
+            f"| {_cell(rows[head_key][second])} |")
     return [*lines, "",
             "p: two-sided paired bootstrap over sources; p (normal): the same delta over its "
             "bootstrap standard error; Holm within each variant's family (the head against "

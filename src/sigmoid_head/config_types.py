@@ -141,7 +141,7 @@ TRAINING_TYPES: dict[str, list[str]] = {
     "task": ["str"],
     "train_file": ["str"],
     "uniform_negative_share": ["float"],
-    "untrained_prior": ["float"],
+    "untrained_prior": ["float", "None"],
     "use_chat_template": ["bool"],
     "validation_file": ["str", "None"],
     "validation_fraction": ["float"],

@@ -195,6 +195,18 @@ class SigmoidHeadModel:
         return self
 
 
+DEFAULT_UNTRAINED_PRIOR = 0.01
+"""The untrained prior a full head gets when none is set (``untrained_prior=None``)."""
+
+
+def resolve_untrained_prior(prior: float | None, head_rank: int) -> float:
+    """The prior a run applies: ``prior`` when set (0 = off, the paper's setting), else
+    :data:`DEFAULT_UNTRAINED_PRIOR` on a full head and 0 on a low-rank one."""
+    if prior is not None:
+        return prior
+    return 0.0 if head_rank else DEFAULT_UNTRAINED_PRIOR
+
+
 def apply_untrained_prior(model: SigmoidHeadModel, prior: float) -> int:
     """Set the head rows of tokens that never occur as training targets to a constant prior.
 

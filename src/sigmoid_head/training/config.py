@@ -289,8 +289,10 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, record: dict) -> TrainConfig:
         """The config of a flat dict as :meth:`to_dict` (or any earlier version) wrote it;
-        keys that are not settings (history, steps, ...) are ignored."""
-        return cls(**{k: v for k, v in record.items() if k in _FLAT})
+        keys that are not settings (history, steps, ...) are ignored. A record without
+        ``untrained_prior`` was trained before the prior existed, without it (0), whatever
+        today's default."""
+        return cls(**{"untrained_prior": 0.0, **{k: v for k, v in record.items() if k in _FLAT}})
 
     @classmethod
     def defaults(cls) -> dict:

@@ -35,7 +35,7 @@ from ..backbone import DTYPES
 from ..cpu_precision import check_cpu_dtype
 from ..data import datasets_io
 from ..data.batching import Collator, pad_id
-from ..model import SigmoidHeadModel, apply_untrained_prior
+from ..model import SigmoidHeadModel, apply_untrained_prior, resolve_untrained_prior
 from ..negatives import NegativeSampler, count_target_tokens
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
@@ -206,6 +206,8 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     else:
         model.token_counts = count_target_tokens([e["labels"] for e in train_ex],
                                                  model.config.vocab_size)
+    # the prior the run applies, saved with the head: None means 0.01 on a full head
+    config.sampler.untrained_prior = resolve_untrained_prior(config.untrained_prior, model.head.rank)
     if config.untrained_prior:  # before the optimizer is made: the head may get a bias
         apply_untrained_prior(model, config.untrained_prior)
     sampler = NegativeSampler(config.sampler_config(), model.config.vocab_size, model.token_counts)
