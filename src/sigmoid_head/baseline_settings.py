@@ -11,6 +11,7 @@ the baseline is asked for. Pure Python, no torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .finite import PARSE_KEY, bounds
 
@@ -35,6 +36,9 @@ def layer_list(text: str) -> tuple[int, ...]:
 class RauqSettings:
     """RAUQ from the scoring pass's attention weights (:mod:`sigmoid_head.scoring.rauq`)."""
 
+    TITLE: ClassVar[str] = "RAUQ from the scoring pass's attention weights"
+    """Its option group's title in ``--help``."""
+
     rauq: bool = False
     """Add RAUQ (attention-based, causal LMs) from the same pass; it runs with eager attention."""
     rauq_alpha: float | None = field(default=None, metadata=bounds(low=0.0, high=1.0))
@@ -55,6 +59,9 @@ class RauqSettings:
 class SelfJudgeSettings:
     """The LLM self-judge (:func:`sigmoid_head.scoring.baselines.self_judge`)."""
 
+    TITLE: ClassVar[str] = "the LLM self-judge"
+    """Its option group's title in ``--help``."""
+
     self_judge: bool = False
     """Add the LLM self-judge score."""
     judge_template: str | None = field(default=None, metadata={
@@ -69,6 +76,9 @@ class SelfJudgeSettings:
 class CometKiwiSettings:
     """CometKiwi, reference-free COMET (:func:`sigmoid_head.scoring.baselines.comet_kiwi`)."""
 
+    TITLE: ClassVar[str] = "CometKiwi, reference-free COMET"
+    """Its option group's title in ``--help``."""
+
     comet_model: str | None = None
     """Local CometKiwi checkpoint (needs unbabel-comet)."""
 
@@ -79,6 +89,9 @@ class CometKiwiSettings:
 @dataclass
 class MonteCarloSettings:
     """Monte Carlo sequence entropy (:func:`sigmoid_head.scoring.baselines.mc_sequence_entropy`)."""
+
+    TITLE: ClassVar[str] = "Monte Carlo sequence entropy"
+    """Its option group's title in ``--help``."""
 
     mc_samples: int = field(default=0, metadata=bounds(low=0, integer=True))
     """Add Monte Carlo sequence entropy from N samples (paper: 10; generate only)."""

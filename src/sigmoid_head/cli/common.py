@@ -105,8 +105,7 @@ def add_config_groups(p: argparse.ArgumentParser, command: str,
             continue
         names = [f.name for f in fields(cls) if offered(f)]
         if names:
-            title = (cls.__doc__ or name).split(" (")[0].strip().rstrip(".")
-            title = "the" + title[3:] if title.startswith("The ") else title  # mid-line
+            title = getattr(cls, "TITLE", None) or (cls.__doc__ or name).split(" (")[0].strip().rstrip(".")
             add_dataclass_options(p.add_argument_group(f"extra baseline: {title}"), cls, only=names)
 
 
