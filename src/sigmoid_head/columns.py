@@ -254,7 +254,15 @@ def active(settings: Any) -> bool:
     if settings is None:
         return True
     return bool(settings.active()) if hasattr(settings, "active") else bool(
-        getattr(settings, next(iter(settings.__dataclass_fields__))))
+        getattr(settings, first_field(settings)))
+
+
+def first_field(settings: Any) -> str:
+    """The name of a settings dataclass's first real field (class variables such as
+    ``TITLE`` are not fields)."""
+    import dataclasses
+
+    return dataclasses.fields(settings)[0].name
 
 
 def describe_rows(level_filter: Callable[[Column], bool] | None = None) -> Iterator[tuple]:

@@ -280,7 +280,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     for name, settings in corpus.baselines.items():  # the opt-in baselines rerank does not run
         column = cols.COLUMNS.get(name)
         if (column is None or "rerank" not in column.commands) and cols.active(settings):
-            offered[next(iter(settings.__dataclass_fields__))] = True
+            offered[cols.first_field(settings)] = True
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
