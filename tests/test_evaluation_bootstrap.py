@@ -106,6 +106,18 @@ def test_add_holm_and_the_printed_p_state_sidedness_and_family() -> None:
     assert describe_p(tests["y"]).startswith("p < 0.001 (two-sided), Holm p < 0.001")
     assert describe_p({"p_value": 0.2, "alternative": "better"}) == "p = 0.200 (better)"
     assert describe_p(tests["x"], family=False) == "p = 0.010 (two-sided), Holm p = 0.010 over 2"
+    assert describe_p(tests["x"], analytic=True) == describe_p(tests["x"])  # no p_normal: nothing added
+
+
+def test_the_analytic_p_is_printed_holm_corrected_beside_the_bootstrap_one() -> None:
+    tests = {"x": {"p_value": 0.0, "p_normal": 2e-6, "alternative": "two-sided", "n_boot": 200},
+             "y": {"p_value": 0.3, "p_normal": 0.25, "alternative": "two-sided", "n_boot": 200}}
+    add_holm(tests, "two heads vs softmax")
+    assert tests["x"]["p_holm_normal"] == pytest.approx(4e-6)  # 2e-6 * 2
+    assert describe_p(tests["x"], family=False, analytic=True) == (
+        "p < 0.005 (two-sided), Holm p < 0.005 over 2; analytic Holm p = 4e-06")
+    assert describe_p({"p_value": 0.3, "p_normal": 0.25, "alternative": "two-sided"},
+                      analytic=True) == "p = 0.300 (two-sided); analytic p = 0.25"
 
 
 def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None:

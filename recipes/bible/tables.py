@@ -171,8 +171,10 @@ def _ci(v: tuple[float, float, float]) -> str:
 
 
 def _paired(t: dict, sep: str) -> str:
-    """A paired test's cell: delta [95% CI], then ``sep`` and its two-sided (Holm) p."""
-    return f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]{sep}{describe_p(t, family=False)}"
+    """A paired test's cell: delta [95% CI], then ``sep`` and its two-sided (Holm) p, the
+    bootstrap's and the analytic one (which resolves p below 1/resamples)."""
+    return (f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]{sep}"
+            f"{describe_p(t, family=False, analytic=True)}")
 
 
 def _made_by(d: dict) -> str:

@@ -267,7 +267,7 @@ def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
               f"{n_boot} resamples):", ""]
     for (m, kinds_name), t in tests.items():
         lines.append(f"- {m.removeprefix('sigmoid:')}, references vs {kinds_name}: "
-                     f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t)}")
+                     f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {describe_p(t, analytic=True)}")
     return "\n".join(lines)
 
 
