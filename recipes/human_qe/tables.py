@@ -113,36 +113,58 @@ def rebuild(name: str, shroom_data: Path | None, variant: str | None = None) -> 
 
 def head_against_head(name: str, base: str, per_variant: dict[str, dict],
                       shroom_data: Path | None) -> list[str]:
-    """WMT sets: the committed head (``base``) against each other variant on test word MCC,
-    each at its own dev-chosen threshold; two-sided paired bootstrap over sources, the
-    analytic p beside it, Holm over the variants."""
-    from evaluate_sets import _flat_words, items_of
+    """The committed head (``base``) against each other head variant on the set's primary
+    figure (word MCC, segment Pearson of the mean log-probability, or IoU), each head at its
+    own dev-chosen threshold; two-sided paired bootstrap over sources, the analytic p beside
+    it, Holm over the variants."""
+    from evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
 
     from sigmoid_head.evaluation.bootstrap import add_holm, paired_bootstrap
     from sigmoid_head.evaluation.gold_eval import gold_word_bad
+    from sigmoid_head.evaluation.metrics import pearson
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    if KIND[name] != "wmt" or len(per_variant) < 2:
-        return []
+    kind, others = KIND[name], [v for v in per_variant if v != base]
     gold = gold_rows(name, "test", shroom_data)
+    if not others or gold is None:
+        return []
+    limit = per_variant[base]["settings"]["limit"]
+    gold = gold[:limit] if limit else gold
     base_rows = joined(gold, read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"))
-    items = items_of("wmt", gold)
-    bad = np.concatenate([gold_word_bad(it) for it in items])
-    groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in items])
+    items = items_of(kind, gold)
 
-    def pred(rows: list[dict], res: dict) -> np.ndarray:
-        words = np.concatenate(_flat_words(rows, items, "sigmoid")[0])
-        return (words < res["word"]["thresholds"]["sigmoid"]).astype(float)
+    def rows_of(v: str) -> list[dict]:
+        return base_rows if v == base else with_head(
+            base_rows, read_jsonl_gz(RESULTS / name / "heads" / v / "test.scores.jsonl.gz"))
 
-    a = pred(base_rows, per_variant[base])
-    tests = {}
-    for variant, res in per_variant.items():
-        if variant != base:
-            rows = with_head(base_rows, read_jsonl_gz(RESULTS / name / "heads" / variant / "test.scores.jsonl.gz"))
-            tests[variant] = paired_bootstrap(mcc, a, pred(rows, res), bad, n=res["settings"]["n_boot"],
-                                              groups=groups)
-    add_holm(tests, f"word MCC: {base} head vs each other head (two-sided, Holm)")
-    lines = [f"#### {name}: the {base} head against the others, word MCC (test)", "",
+    if kind == "wmt":
+        truth = np.concatenate([gold_word_bad(it) for it in items])
+        groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in items])
+        metric = mcc
+
+        def figure(v: str) -> np.ndarray:
+            words = np.concatenate(_flat_words(rows_of(v), items, "sigmoid")[0])
+            return (words < per_variant[v]["word"]["thresholds"]["sigmoid"]).astype(float)
+    elif kind == "mqm":
+        truth, groups, metric = human_scores(kind, gold), _groups(items), pearson
+
+        def figure(v: str) -> np.ndarray:
+            return np.asarray([float(r["sigmoid_mean_log"]) for r in rows_of(v)])
+    else:
+        truth, groups = np.zeros(len(items)), _groups(items)
+
+        def metric(per: np.ndarray, _: np.ndarray) -> float:
+            return float(np.mean(per))
+
+        def figure(v: str) -> np.ndarray:
+            thr = per_variant[v]["shroom"]["thresholds"]["sigmoid"]
+            return _shroom_item_scores(rows_of(v), items, "sigmoid", thr)[:, 0]
+
+    a = figure(base)
+    tests = {v: paired_bootstrap(metric, a, figure(v), truth, n=per_variant[v]["settings"]["n_boot"],
+                                 groups=groups) for v in others}
+    add_holm(tests, f"{PRIMARY[kind]}: {base} head vs each other head (two-sided, Holm)")
+    lines = [f"#### {name}: the {base} head against the others, {PRIMARY[kind]} (test)", "",
              f"| {base} vs | delta | 95% CI | p | p (normal) | Holm p (normal) |", "|---|---|---|---|---|---|"]
     for variant, t in tests.items():
         lines.append(f"| {variant} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
@@ -176,6 +198,43 @@ def variants_table(name: str, per_variant: dict[str, dict]) -> list[str]:
             "p: two-sided paired bootstrap over sources; p (normal): the same delta over its "
             "bootstrap standard error; Holm within each variant's family (the head against "
             "every baseline on this figure).", ""]
+
+
+SEED_SUFFIX = re.compile(r"^(?P<setting>.+?)(?:_s(?P<seed>\d+))?$")
+"""A head variant's name: its training setting, then ``_s<seed>`` for seeds other than 0."""
+
+
+def seeds_table(name: str, per_variant: dict[str, dict]) -> list[str]:
+    """Every training setting with two or more seeds: each seed's primary figure with its
+    95% interval over sources, then the mean and the spread across seeds (sample SD, range)
+    beside the interval's half-width, which resamples sources only and so leaves out the
+    seed-to-seed spread."""
+    kind = KIND[name]
+    part, fig = primary_figure(next(iter(per_variant.values())))
+    head_key = "sigmoid_mean_log" if kind == "mqm" else "sigmoid"
+    settings: dict[str, dict[int, list[float]]] = {}
+    for variant, res in per_variant.items():
+        m = SEED_SUFFIX.match(variant)
+        rows = res[part] if part == "segment" else res[part]["methods"]
+        settings.setdefault(m["setting"], {})[int(m["seed"] or 0)] = rows[head_key][fig]
+    settings = {k: v for k, v in settings.items() if len(v) >= 2}
+    if not settings:
+        return []
+    lines = [f"#### {name}: seeds, {PRIMARY[kind]} of the head (test)", "",
+             "| setting | seeds | each seed [95% CI over sources] | mean | SD across seeds "
+             "| range across seeds | mean half-width of the source CI |", "|---|---|---|---|---|---|---|"]
+    for setting, by_seed in sorted(settings.items()):
+        seeds = sorted(by_seed)
+        values = np.array([by_seed[k][0] for k in seeds])
+        half = np.mean([(by_seed[k][2] - by_seed[k][1]) / 2 for k in seeds])
+        each = "; ".join(f"{k}: {_cell(by_seed[k])}" for k in seeds)
+        lines.append(f"| {setting} | {len(seeds)} | {each} | {values.mean():.3f} | {values.std(ddof=1):.3f} "
+                     f"| {values.max() - values.min():.3f} | {half:.3f} |")
+    return [*lines, "",
+            "Each seed trained with the same command and data, only `--seed` changed; each at "
+            "its own dev-chosen threshold. The source interval covers the choice of test "
+            "segments for one trained head; the SD across seeds is the spread that training "
+            "alone adds.", ""]
 
 
 def _p(p: float, n_boot: int) -> str:
@@ -246,10 +305,10 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
 
 
-def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
+def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_variants: bool = True
           ) -> tuple[dict[Path, str], dict[str, str], list[str]]:
     """(file -> text, page block -> text, notices) of everything this script makes for
-    ``sets``."""
+    ``sets`` (without the head-variant tables when ``with_variants`` is False)."""
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
     notices: list[str] = []
@@ -264,12 +323,13 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND)
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
         blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
         variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir())
-        if variants:
+        if variants and with_variants:
             per = {Path(res["settings"]["head"]).name: res}
             per.update({v: rebuild(name, shroom_data, v) for v in variants})
             base = Path(res["settings"]["head"]).name
             blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
-                variants_table(name, per) + head_against_head(name, base, per, shroom_data))
+                variants_table(name, per) + head_against_head(name, base, per, shroom_data)
+                + seeds_table(name, per))
     return files, blocks, notices
 
 
@@ -283,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", help="with --pack: the head variant's name (e.g. paper, smooth1)")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output folder (for mushroom-en)")
     ap.add_argument("--sets", default=",".join(KIND), help="comma-separated sets to rebuild (default: all)")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="leave the head-variant tables out (each variant is a full rebuild of its set)")
     args = ap.parse_args(argv)
     sets = tuple(s for s in args.sets.split(",") if s)
     if not set(sets) <= set(KIND):
@@ -292,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--pack needs --set and --variant")
         pack(args.pack, args.set, args.variant)
         return 0
-    files, blocks, notices = build(args.shroom_data, sets)
+    files, blocks, notices = build(args.shroom_data, sets, with_variants=not args.no_variants)
     for n in notices:
         print(n)
     doc = DOC.read_text()

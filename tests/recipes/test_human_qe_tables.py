@@ -38,5 +38,23 @@ def test_the_mqm_report_and_page_block_are_rebuilt_from_committed_data(tmp_path,
     monkeypatch.setattr(tables, "RESULTS", results)
     monkeypatch.setattr(tables, "DOC", doc)
     monkeypatch.setattr(tables, "ROOT", tmp_path)
-    assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 1
+    assert tables.main(["--check", "--sets", "mqm-ted-zhen", "--no-variants"]) == 1  # the report alone
     assert "-0.199" in capsys.readouterr().out
+
+
+def test_the_seed_table_shows_the_spread_across_seeds_beside_the_source_interval():
+    tables = _load()
+
+    def res(mcc, lo, hi):
+        return {"kind": "wmt", "word": {"methods": {"sigmoid": {"mcc": [mcc, lo, hi]}}}}
+
+    per = {"prior001": res(0.20, 0.18, 0.22), "prior001_s1": res(0.22, 0.20, 0.24),
+           "prior001_s2": res(0.24, 0.22, 0.26), "paper": res(0.10, 0.08, 0.12)}
+    lines = tables.seeds_table("mlqe-roen-word", per)
+    row = next(line for line in lines if line.startswith("| prior001 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "3"  # seeds 0, 1, 2 of one setting
+    assert cells[3:] == ["0.220", "0.020", "0.040", "0.020"]  # mean, SD (ddof 1), range, half-width
+    assert not any(line.startswith("| paper |") for line in lines)  # one seed: no spread to show
+    assert tables.seeds_table("mlqe-roen-word", {"paper": res(0.1, 0.0, 0.2)}) == []
+
