@@ -220,16 +220,21 @@ def main(argv: list[str] | None = None) -> int:
         shown = [a for a in argv if a != "--check"]
         report["command"] = "python recipes/bible/default_combination.py " + " ".join(map(shlex.quote, shown))
     out, text = Path(args.out), markdown(report)
-    if args.check:
-        old = out.read_text(encoding="utf-8") if out.is_file() else ""
-        if old == text:
-            print(f"{out}: matches its inputs")
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True), str(out), "regenerated"))
-        return 1
+    made = {out: text, out.with_suffix(".json"): json.dumps(report, indent=1)}
+    if args.check:  # the report and the JSON beside it
+        stale = 0
+        for path, new in made.items():
+            old = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if old != new:
+                stale += 1
+                sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                           str(path), "regenerated"))
+        if not stale:
+            print(f"{out} and its .json: match their inputs")
+        return 1 if stale else 0
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-    out.write_text(text)
+    for path, new in made.items():
+        path.write_text(new, encoding="utf-8")
     print(text)
     return 0
 

@@ -104,6 +104,10 @@ def test_the_report_from_committed_data_is_checked_against_its_file(tmp_path: Pa
     out.write_text(text.replace(line, edited))  # a hand-edited number
     assert dc.main([*argv, "--check"]) == 1
     assert out.read_text() != text  # --check wrote nothing
+    out.write_text(text)
+    report = out.with_suffix(".json")
+    report.write_text(report.read_text().replace('"delta": ', '"delta": 1', 1))  # the JSON edited
+    assert dc.main([*argv, "--check"]) == 1
 
 
 def test_the_committed_report_matches_the_committed_data(monkeypatch) -> None:
