@@ -168,7 +168,7 @@ def hq_cell(heading: str, first_cell: str, *cols: int) -> list[str]:
     """The first figure of each column ``cols`` of one row of a generated table on the
     human-label page, the table under the ``#### <heading>`` line."""
     cells = row(HQ, f"#### {heading}", first_cell)
-    return [NUMBER.findall(cells[c])[0] for c in cols]
+    return [re.findall(r"[-+]?\d*\.?\d+(?:e-?\d+)?", cells[c])[0] for c in cols]  # a p of 1 too
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,11 @@ def eval_self_gap() -> float:
 def bound(value: float, written: str) -> list[str]:
     """``written`` when ``value`` is within it, else the value (so the check fails)."""
     return [written] if value <= float(written) else [f"{value:.3f}"]
+
+
+def at_least(value: float, written: str) -> str | float:
+    """``written`` when ``value`` is at least it, else the value (so the check fails)."""
+    return written if value >= float(written) else value
 
 
 def holm_max(path: str, name: str, prefix: str) -> float:
@@ -1537,10 +1542,17 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         HQ,
-        "(prior minus paper: -0.018 segment Pearson, +0.015 IoU; analytic Holm p = 1 and 0.53)",
+        "three seeds each, mean segment Pearson -0.028 (prior) against -0.011 (paper), mean IoU 0.350 against 0.342, and the seed-0 prior head against each paper seed has an analytic Holm p of 0.8 or more",
         lambda: [
-            *hq_cell("mqm-ted-zhen: the prior001 head against", "paper", 1),
-            *hq_cell("mushroom-en: the prior001 head against", "paper", 1, 5),
+            *hq_cell("mqm-ted-zhen: seeds", "prior001", 3),
+            *hq_cell("mqm-ted-zhen: seeds", "paper", 3),
+            *hq_cell("mushroom-en: seeds", "prior001", 3),
+            *hq_cell("mushroom-en: seeds", "paper", 3),
+            at_least(
+                min(float(hq_cell(f"{s}: the prior001 head against", v, 5)[0])
+                    for s in ("mqm-ted-zhen", "mushroom-en") for v in ("paper", "paper_s1", "paper_s2")),
+                "0.8",
+            ),
         ],
     ),
     Claim(
