@@ -1505,7 +1505,7 @@ def _default_prior() -> float:
 CLAIMS: list[Claim] = [
     Claim(
         HQ,
-        "Word MCC on WMT 2021 ro-en: head 0.209 vs softmax 0.256 (-0.047, Holm p < 0.001)",
+        "Word MCC on WMT 2021 ro-en: head 0.209 vs softmax 0.256 (-0.047, two-sided Holm p < 0.001)",
         lambda: [
             human_qe("mlqe-roen-word", "word", "methods", "sigmoid", "mcc")[0],
             human_qe("mlqe-roen-word", "word", "methods", "softmax", "mcc")[0],
@@ -1514,7 +1514,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         HQ,
-        "segment Pearson of the mean log-probability: head -0.043 vs softmax 0.056 (-0.099, Holm p = 0.216)",
+        "segment Pearson of the mean log-probability: head -0.043 vs softmax 0.056 (-0.099, two-sided Holm p = 0.216)",
         lambda: [
             human_qe("mqm-ted-zhen", "segment", "sigmoid_mean_log", "pearson")[0],
             human_qe("mqm-ted-zhen", "segment", "softmax_mean_log", "pearson")[0],
@@ -1523,7 +1523,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         HQ,
-        "Mu-SHROOM English IoU: head 0.350 vs softmax 0.342 (+0.008, Holm p = 0.288)",
+        "Mu-SHROOM English IoU: head 0.350 vs softmax 0.342 (+0.008, two-sided Holm p = 0.288)",
         lambda: [
             human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
             human_qe("mushroom-en", "shroom", "methods", "softmax", "iou")[0],
@@ -1623,7 +1623,7 @@ CLAIMS: list[Claim] = [
     Claim("docs/demo.md", "It has the highest ROC-AUC here, 0.946.", lambda: [demo("combined")]),
     Claim(
         "docs/demo.md",
-        "(BoostedProb's product; 0.921 on test) its gain is +0.024 [-0.001, +0.050], two-sided p = 0.058 (verses resampled, one comparison, uncorrected): not shown at p < 0.05",
+        "(BoostedProb's product; 0.921 on test) its gain is +0.024 [-0.001, +0.050], two-sided p = 0.058 (verses resampled, one comparison, uncorrected): not significant at the two-sided 0.05 level",
         lambda: [
             demo("boostedprob"),
             *cell(RES, DEMO_FULL, "combined", 4),

@@ -8,14 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from sigmoid_head.evaluation.bootstrap import (
-    Clusters,
-    add_holm,
-    bootstrap_ci,
-    describe_p,
-    holm,
-    paired_bootstrap,
-)
+from sigmoid_head.evaluation.bootstrap import Clusters, bootstrap_ci, paired_bootstrap
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p, holm
 from sigmoid_head.evaluation.metrics import pearson, roc_auc, spearman
 
 
@@ -156,7 +150,7 @@ def test_indexed_roc_auc_equals_sorting_every_resample_to_the_last_bit() -> None
 def test_the_analytic_p_agrees_with_the_bootstrap_p_and_resolves_below_one_in_n() -> None:
     """p_normal (delta over the bootstrap SE, normal) matches the bootstrap p on a moderate
     effect, keeps resolving where the bootstrap p hits 0, and follows the alternative."""
-    from sigmoid_head.evaluation.bootstrap import normal_p
+    from sigmoid_head.evaluation.pvalues import normal_p
 
     rng = np.random.default_rng(2)
     g = rng.normal(size=300)

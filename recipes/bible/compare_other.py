@@ -19,7 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sigmoid_head.evaluation.bootstrap import add_holm, describe_p, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import roc_auc
 
 BASELINES = ("softmax", "boostedprob", "entropy", "rauq")

@@ -50,7 +50,8 @@ import torch
 from sigmoid_head import SigmoidHeadModel, load_backbone
 from sigmoid_head.data.prompts import make_examples
 from sigmoid_head.dominant import find_dominant
-from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
 from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
 from sigmoid_head.token_adjust import rank_preserving

@@ -44,7 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sigmoid_head.evaluation.bootstrap import add_holm, bootstrap_ci, describe_p, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import METRICS
 from sigmoid_head.methods import probability_key, ranking_key
 

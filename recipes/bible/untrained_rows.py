@@ -226,7 +226,8 @@ def choose_on_dev(dev: list[dict]) -> str:
 
 def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
     """The ablation's markdown: the dev choice, then the test table and tests against the paper."""
-    from sigmoid_head.evaluation.bootstrap import add_holm, describe_p, paired_bootstrap
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.pvalues import add_holm, describe_p
     from sigmoid_head.evaluation.metrics import roc_auc
 
     dev = [r for r in rows if r["split"] == "dev"]

@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from sigmoid_head.evaluation.bootstrap import add_holm, clustered_ci, paired_bootstrap
+from sigmoid_head.evaluation.bootstrap import clustered_ci, paired_bootstrap
+
+from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.gold_eval import evaluate_gold, gold_word_bad, gold_word_scores
 from sigmoid_head.evaluation.gold_formats import GoldItem
 from sigmoid_head.evaluation.gold_shroom import (

@@ -261,7 +261,9 @@ def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int,
     the candidates' verses)."""
     import numpy as np
 
-    from .evaluation.bootstrap import describe_p, paired_bootstrap
+    from .evaluation.bootstrap import paired_bootstrap
+
+    from .evaluation.pvalues import describe_p
     from .evaluation.combination import DEFAULTS
     from .evaluation.metrics import roc_auc
 

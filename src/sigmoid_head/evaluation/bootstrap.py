@@ -1,4 +1,4 @@
-"""Bootstrap over items or over clusters: percentile intervals, paired tests, Holm correction.
+"""Bootstrap over items or over clusters: percentile intervals and paired tests.
 
 Works with any metric ``fn(pred, gold) -> float``. A metric registered with
 :func:`register_batched` (Pearson, Spearman, BCE and ROC-AUC are, by
@@ -15,22 +15,23 @@ together; without ``groups`` every item is its own source (the item-level bootst
 :func:`clustered_ci` does the same for a statistic that is not ``fn(pred, gold)``: any
 function of the drawn item indices returning named values (span F1, word MCC, ...).
 
-**Tests.** :func:`paired_bootstrap` is two-sided by default; :func:`holm` and
-:func:`add_holm` correct a family of such tests, and :func:`describe_p` writes a p-value
-with its sidedness (and family) beside it, the way every report should print one.
+**Tests.** :func:`paired_bootstrap` is two-sided by default and gives the analytic
+(normal) p beside the resampled one; correcting a family of such tests and printing a p
+with its sidedness is :mod:`.pvalues`'s.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .metric_inputs import FloatArray, IntArray, as_pair
+from .pvalues import normal_p
 
 _MAX_CELLS = 4_000_000  # resample indices held in memory at once (n_boot chunk * N)
 ALTERNATIVES = ("two-sided", "better")
@@ -315,91 +316,3 @@ def paired_bootstrap(
         "n_boot": int(d.size),
         "unit": unit,
     }
-
-
-def normal_p(delta: float, se: float, higher_is_better: bool = True,
-             alternative: str = "two-sided") -> float:
-    """The p of a delta under a normal approximation with standard error ``se``.
-
-    Two-sided: ``P(|Z| >= |delta| / se)``; ``"better"`` (one-sided, A better):
-    ``P(Z >= delta / se)`` with the sign of ``delta`` flipped when lower is better. A zero
-    ``se`` gives p = 1 for a zero delta and 0 otherwise; NaN stays NaN.
-    """
-    if math.isnan(delta) or math.isnan(se):
-        return math.nan
-    signed = delta if higher_is_better else -delta
-    if se <= 0:
-        if alternative == "two-sided":
-            return 1.0 if delta == 0 else 0.0
-        return 1.0 if signed <= 0 else 0.0
-    z = signed / se
-    if alternative == "two-sided":
-        return float(math.erfc(abs(z) / math.sqrt(2.0)))
-    return float(0.5 * math.erfc(z / math.sqrt(2.0)))
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values of one family of tests, in the input order.
-
-    Sorted ascending, the i-th smallest (i = 1..m) gets ``(m - i + 1) * p``, made
-    non-decreasing along the sorted order and capped at 1. Rejecting where the adjusted p
-    is below alpha controls the family-wise error rate at alpha. NaN entries stay NaN and
-    do not count towards m.
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = ok.size
-    if m == 0:
-        return out.tolist()
-    order = ok[np.argsort(p[ok], kind="stable")]
-    scaled = (m - np.arange(m)) * p[order]  # (m,)
-    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
-    return out.tolist()
-
-
-def add_holm(tests: Mapping[Any, dict[str, Any]], family: str) -> None:
-    """Holm-correct a family of :func:`paired_bootstrap` results in place.
-
-    Adds ``p_holm``, ``family`` (the description given) and ``family_size`` to each, and
-    ``p_holm_normal`` (the same correction of ``p_normal``) where every test has one.
-
-    Args:
-        tests: name -> a paired_bootstrap result dict (all from one family, e.g. a table's
-            comparisons against one baseline).
-        family: what the family is, in words (printed beside corrected p-values).
-    """
-    names = list(tests)
-    for name, adj in zip(names, holm([tests[k]["p_value"] for k in names]), strict=True):
-        tests[name].update(p_holm=adj, family=family, family_size=len(names))
-    if names and all("p_normal" in tests[k] for k in names):
-        for name, adj in zip(names, holm([tests[k]["p_normal"] for k in names]), strict=True):
-            tests[name]["p_holm_normal"] = adj
-
-
-def describe_p(test: Mapping[str, Any], digits: int = 3, family: bool = True,
-               analytic: bool = False) -> str:
-    """A p-value as text with its sidedness, and its Holm correction where there is one.
-
-    ``p = 0.012 (two-sided)``; ``p = 0.012 (two-sided), Holm p = 0.036 over 3: <family>``
-    (without ``: <family>`` when ``family`` is False, for a table that states its family
-    once). A bootstrap p of 0 is written as ``p < 1/n_boot``. With ``analytic``, the
-    analytic (normal) p of the same test follows, Holm-corrected where the family is:
-    ``...; analytic Holm p = 2.1e-05``, which resolves what the resamples cannot.
-    """
-
-    def one(p: float) -> str:
-        n_boot = test.get("n_boot") or 0
-        if p == 0 and n_boot:
-            return f"< {1 / n_boot:.{digits}g}"
-        return f"= {p:.{digits}f}"
-
-    text = f"p {one(test['p_value'])} ({test.get('alternative', 'two-sided')})"
-    if "p_holm" in test:
-        text += f", Holm p {one(test['p_holm'])} over {test['family_size']}"
-        text += f": {test['family']}" if family else ""
-    if analytic and "p_normal" in test:
-        holm_normal = test.get("p_holm_normal")
-        text += (f"; analytic Holm p = {holm_normal:.2g}" if holm_normal is not None
-                 else f"; analytic p = {test['p_normal']:.2g}")
-    return text
