@@ -170,3 +170,27 @@ def test_the_analytic_p_agrees_with_the_bootstrap_p_and_resolves_below_one_in_n(
     add_holm(tests, "two tests")
     assert tests["s"]["p_holm_normal"] == pytest.approx(2 * strong["p_normal"])
     assert tests["m"]["p_holm_normal"] == pytest.approx(min(1.0, moderate["p_normal"]))
+
+
+def test_k_runs_of_a_are_averaged_on_every_resample() -> None:
+    """pred_a of shape (K, N), e.g. K training seeds: one run equals the 1-D call exactly;
+    the delta is the mean of the runs' deltas; the resampled deltas average the runs on the
+    same draws, so the SE of two runs cannot exceed the larger single-run SE."""
+    rng = np.random.default_rng(5)
+    groups = np.repeat(np.arange(60), 4)
+    g = (rng.random(240) < 0.4).astype(float)
+    base = g + rng.normal(scale=1.5, size=240)
+    r1, r2 = g + rng.normal(scale=1.0, size=240), g + rng.normal(scale=1.2, size=240)
+    one = paired_bootstrap(roc_auc, r1, base, g, n=300, groups=groups)
+    assert paired_bootstrap(roc_auc, r1[None, :], base, g, n=300, groups=groups) == one
+    both = paired_bootstrap(roc_auc, np.stack([r1, r2]), base, g, n=300, groups=groups)
+    two = paired_bootstrap(roc_auc, r2, base, g, n=300, groups=groups)
+    assert both["delta"] == pytest.approx((one["delta"] + two["delta"]) / 2, abs=1e-12)
+    assert both["se"] <= max(one["se"], two["se"]) + 1e-12
+    assert both["ci_low"] <= both["delta"] <= both["ci_high"]
+    with pytest.raises(ValueError, match="no runs"):
+        paired_bootstrap(roc_auc, np.empty((0, 240)), base, g)
+    with pytest.raises(ValueError, match="same shape"):
+        paired_bootstrap(roc_auc, np.stack([r1[:-1], r2[:-1]]), base, g)
+    with pytest.raises(ValueError, match="1-D"):
+        paired_bootstrap(roc_auc, np.zeros((2, 2, 240)), base, g)

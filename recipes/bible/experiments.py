@@ -240,7 +240,11 @@ def main() -> None:
     p.add_argument("--rauq", action="store_true", help="add RAUQ (LLM setting) to the baselines")
     p.add_argument("--rauq-alpha", type=float, default=None,
                    help="RAUQ's alpha (default: LM-Polygraph's for instruction-tuned models, 0.5)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the heads' training (initialisation, negatives, batch order)")
+    p.add_argument("--data-seed", type=int, default=None,
+                   help="seed of the training-pair sample and test candidates (default: --seed); "
+                        "keep it fixed to measure the spread that training alone adds")
     p.add_argument("--train-only", action="store_true",
                    help="stop after training the heads (e.g. for recipes/bible/eval_self_study.py)")
     args = p.parse_args()
@@ -278,8 +282,9 @@ def run(args: argparse.Namespace) -> None:
     backbone = load_backbone(args.model, device="cpu" if not torch.cuda.is_available() else None)
     render = ({"prompt_template": LLM_PROMPT, "use_chat_template": True} if args.setting == "llm"
               else {"prompt_template": "{source}", "use_chat_template": False})
+    data_seed = args.seed if args.data_seed is None else args.data_seed
     train_file, dev_file, test = task_data(args.setting, Path(args.data), out, n_train, 48 if quick else 300,
-                                           n_test, args.seed, args.train_data, args.max_words)
+                                           n_test, data_seed, args.train_data, args.max_words)
     n_train = sum(1 for _ in train_file.open(encoding="utf-8"))
     print(f"[1/4] training {len(settings)} heads on {n_train} pairs ({epochs} epochs, shared cache)", flush=True)
     # untrained_prior 0: the paper's setting (the library's default for new heads is 0.01)
@@ -296,7 +301,7 @@ def run(args: argparse.Namespace) -> None:
         main_name = "softmax_t2+token_freq+avoid"  # the paper's best setting for small MT models
 
     print(f"[2/4] Eval Other: force-decoding references and hard negatives ({_elapsed(t_start)})", flush=True)
-    cands = other_candidates(test, args.seed)
+    cands = other_candidates(test, data_seed)
     other, other_tok = score_all(backbone, heads, cands, render, rauq=rauq)
     labels = np.array([c["label"] for c in cands], dtype=float)
 
@@ -321,7 +326,7 @@ def run(args: argparse.Namespace) -> None:
 
     print(f"[4/4] tables, plots, HTML ({_elapsed(t_start)})", flush=True)
     meta = {"setting": args.setting, "model": args.model or "smollm2-135m-instruct", "data": args.data,
-            "seed": args.seed, "n_train": n_train,
+            "seed": args.seed, "data_seed": data_seed, "n_train": n_train,
             "n_test": len(test), "epochs": epochs, "mc_samples": mc, "main_head": main_name, "quick": quick,
             **({"rauq": {"alpha": rauq.weight, "layers": rauq.layers or "middle third"}} if rauq else {}),
             "train_history": {k: v.config.training["history"] for k, v in heads.items()}}

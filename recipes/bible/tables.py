@@ -417,12 +417,71 @@ def render_token_labels(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_primary(d: dict) -> str:
+    """The declared primary family with several training seeds (kind ``primary``, made by
+    ``recipes/bible/primary_family.py``): per comparison, the head's ROC-AUC for each seed,
+    their mean and SD, and the paired bootstrap of the seed-averaged ROC-AUC against the
+    baseline (one resample of verses applied to every seed); Holm over the whole declared
+    family, where a comparison that was not run counts with p = 1."""
+    from sigmoid_head.evaluation.metrics import roc_auc
+
+    seeds, tests, cells = d["seeds"], {}, {}
+    for key, part in d["parts"].items():
+        gold, groups = np.asarray(part["gold"], dtype=float), np.asarray(part["groups"])
+        base = np.asarray(part["baseline"], dtype=float)
+        head = np.array([part["head"][str(s)] for s in seeds], dtype=float)  # (K, N)
+        if part["form"] == "combined":  # w * head mean log + (1 - w) * the baseline itself
+            w = d["combination"]["weight"]
+            runs, base_score = w * head + (1.0 - w) * base, base
+        else:  # word log-scores: a low score flags a BAD word (gold 1)
+            runs, base_score = -head, -base
+        kw = {"n": d["n_boot"], "seed": d["seed"], "groups": groups}
+        per_seed, base_value = [roc_auc(r, gold) for r in runs], roc_auc(base_score, gold)
+        tests[key] = paired_bootstrap(roc_auc, runs, base_score, gold, **kw)
+        cells[key] = {"base": base_value, "per_seed": per_seed, "deltas": [v - base_value for v in per_seed],
+                      "n": gold.size, "n_src": len(np.unique(groups)), "label": part["label"],
+                      "baseline_name": part["baseline_name"]}
+    for key in d["not_run"]:
+        tests[key] = {"p_value": 1.0, "p_normal": 1.0, "n_boot": d["n_boot"]}
+    family = f"the declared primary family ({len(tests)} comparisons, {len(d['not_run'])} not run: p = 1)"
+    add_holm(tests, family)
+    lines = ["| comparison (declared in advance) | baseline ROC-AUC | head ROC-AUC, seed "
+             + " / ".join(str(s) for s in seeds) + " | mean (SD across seeds) | mean - baseline "
+             "[95% CI, verses] | p (two-sided), Holm p | outcome |", "|---|---|---|---|---|---|---|"]
+    for key, t in tests.items():
+        if key in d["not_run"]:
+            lines.append(f"| {d['not_run'][key]} | not run | not run | - | - | counted with p = 1 | not tested |")
+            continue
+        c = cells[key]
+        survives = t["p_holm"] < 0.05 and t["p_holm_normal"] < 0.05
+        outcome = ("not distinguishable" if not survives
+                   else "above the baseline" if t["delta"] > 0 else "below the baseline")
+        lines.append(
+            f"| {c['label']} vs {c['baseline_name']} | {c['base']:.3f} | "
+            + " / ".join(f"{v:.3f}" for v in c["per_seed"])
+            + f" (deltas " + " / ".join(f"{v:+.3f}" for v in c["deltas"]) + ")"
+            + f" | {np.mean(c['per_seed']):.3f} ({np.std(c['per_seed'], ddof=1):.3f}) | "
+            f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
+            f"{describe_p(t, family=False, analytic=True)} | {outcome} |")
+    parts = "; ".join(f"{c['label']}: {c['n']} items of {c['n_src']} source verses" for c in cells.values())
+    comb = d["combination"]
+    lines += ["", f"{d['model']}, head `{d['head']}` trained with seeds {', '.join(map(str, seeds))} "
+              f"(only the training seed differs: same {d['n_train']:,} training pairs). {parts}. The combined "
+              f"score is {comb['weight']:g} x the head's mean log-probability + {1 - comb['weight']:g} x "
+              f"`{comb['baseline']}`, the weight chosen {comb['chosen']}. {d['n_boot']} resamples of verses "
+              f"(seed {d['seed']}), each applied to every seed; the SD across seeds is the spread training "
+              f"adds, which the interval over verses does not cover. p two-sided; Holm family: {family}. "
+              "A comparison counts as settled only where both the bootstrap and the analytic Holm p are "
+              f"below 0.05. {d['declared']} " + _made_by(d)]
+    return "\n".join(lines) + "\n"
+
+
 VIEWS = {"": render, "/metrics": render_metrics}
 """Block name suffix -> how that block shows a data file."""
 
 
 KIND_VIEWS = {"rerank": {"": render_rerank}, "words": {"": render_words}, "saturation": {"": render_saturation},
-              "token_labels": {"": render_token_labels}}
+              "token_labels": {"": render_token_labels}, "primary": {"": render_primary}}
 """A data file's ``kind`` -> its views (others: :data:`VIEWS`)."""
 
 

@@ -228,6 +228,16 @@ def bootstrap_ci(
     return point, float(lo), float(hi)
 
 
+def _runs(pred_a: ArrayLike, gold: ArrayLike) -> list[FloatArray]:
+    """Method A's runs as 1-D arrays: one for an (N,) input, K for a (K, N) one."""
+    a = np.asarray(pred_a, dtype=np.float64)
+    if a.ndim == 2:
+        if a.shape[0] == 0:
+            raise ValueError("pred_a has no runs (shape (0, N))")
+        return [as_pair(row, gold, min_n=1)[0] for row in a]
+    return [as_pair(a, gold, min_n=1)[0]]
+
+
 def paired_bootstrap(
     metric_fn: Callable[..., float],
     pred_a: ArrayLike,
@@ -258,7 +268,10 @@ def paired_bootstrap(
 
     Args:
         metric_fn: ``fn(pred, gold) -> float``.
-        pred_a: (N,) method A.
+        pred_a: (N,) method A, or (K, N): K runs of method A (e.g. heads trained with K
+            seeds), whose metric is averaged over the runs on every resample, so the test
+            is of the seed-averaged metric against B and the interval covers the choice of
+            sources, not the spread across runs (report that beside it).
         pred_b: (N,) method B.
         gold: (N,) gold values.
         n: resamples.
@@ -277,15 +290,16 @@ def paired_bootstrap(
     _check_boot(n, alpha)
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
-    a, g = as_pair(pred_a, gold, min_n=1)
-    b, _ = as_pair(pred_b, gold, min_n=1)
+    runs = _runs(pred_a, gold)
+    b, g = as_pair(pred_b, gold, min_n=1)
     clusters = _clusters(groups, g.size)
-    delta = float(metric_fn(a, g)) - float(metric_fn(b, g))
+    delta = float(np.mean([metric_fn(a, g) for a in runs])) - float(metric_fn(b, g))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = np.concatenate(
             [
-                _on_resamples(metric_fn, a, g, i) - _on_resamples(metric_fn, b, g, i)
+                np.mean([_on_resamples(metric_fn, a, g, i) for a in runs], axis=0)
+                - _on_resamples(metric_fn, b, g, i)
                 for i in _resamples(g.size, n, seed, clusters)
             ]
         )
