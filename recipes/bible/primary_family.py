@@ -64,7 +64,10 @@ def build(suite: Path, seed_heads: dict[int, str], command: str, data_dir: Path 
     other0, words0 = load(data_dir / "llm_suite_test.json.gz"), load(data_dir / "llm_words_test.json.gz")
     other, words = from_suite(suite), from_words(suite)
     choice = json.loads((ROOT / "docs" / "results" / "default_combination.json").read_text())["eval_other"]["choice"]
-    base_other = {"softmax_min": "softmax@min"}[choice["baseline"]]
+    if choice["baseline"] != "softmax_min":  # the family names the softmax's weakest token
+        raise SystemExit(f"default_combination.json mixes the head with {choice['baseline']!r}, "
+                         "not the softmax minimum the declared family compares against")
+    base_other = "softmax@min"
     checks = {}
     for name, old, new in (("Eval Other labels", other0["gold"], other["gold"]),
                            ("Eval Other verses", other0["groups"], other["groups"]),
