@@ -3,8 +3,8 @@
 Works with any metric ``fn(pred, gold) -> float``. A metric registered with
 :func:`register_batched` (Pearson, Spearman, BCE and ROC-AUC are, by
 :mod:`.metrics`) is computed on a whole chunk of resamples at once; any
-other is called once per resample. Nothing here imports :mod:`.metrics`,
-which re-exports :func:`bootstrap_ci` and :func:`paired_bootstrap`.
+other is called once per resample. Nothing here imports :mod:`.metrics`
+(which imports :func:`bootstrap_ci` from here).
 
 **The resampling unit.** Items that share a source (the candidates of one verse, the words
 of one candidate, the tokens of one output) are not independent: resampling them one by
