@@ -11,6 +11,10 @@ Head variants (``results/<set>/heads/<variant>/{dev,test}.scores.jsonl.gz``, the
 columns of a ``run.py`` output, packed with ``--pack``) are scored into one more table per
 set: each variant's primary figure beside the softmax's, with two-sided paired tests over
 sources (bootstrap and analytic p) and Holm within the declared family of that table.
+Variants may have run on the first N texts of each split (``run.py --limit N``) while the
+committed run scored more: the variant block is then built on those N texts throughout, the
+committed head's rows cut to the same prefix, and says so; variants on different N are
+refused.
 
 Usage::
 
@@ -90,22 +94,43 @@ def with_head(base: list[dict], head: list[dict]) -> list[dict]:
     return out
 
 
-def rebuild(name: str, shroom_data: Path | None, variant: str | None = None) -> dict | None:
-    """One set's results, made again from the committed data (None: gold not here)."""
+def variant_limit(name: str, variant: str) -> int | None:
+    """The ``--limit`` (first N texts per split; None: all) a packed head variant ran with."""
+    return json.loads((RESULTS / name / "heads" / variant / "settings.json").read_text())["limit"]
+
+
+def _prefix(rows: list, limit: int | None) -> list:
+    return rows[:limit] if limit else rows
+
+
+def rebuild(name: str, shroom_data: Path | None, variant: str | None = None,
+            limit: int | None | str = "run") -> dict | None:
+    """One set's results, made again from the committed data (None: gold not here).
+
+    ``limit``: the first N texts of each split (None: all); by default the committed run's
+    own (``"run"``), or a variant's own when ``variant`` is given. A prefix of a longer run
+    is the same rows, so a variant scored on the first 500 texts is compared with the
+    committed head on those 500 only.
+    """
     folder = RESULTS / name
     settings = json.loads((folder / "results.json").read_text())["settings"]
-    limit, splits = settings["limit"], {}
+    if limit == "run":
+        limit = variant_limit(name, variant) if variant else settings["limit"]
+    if settings["limit"] and (not limit or limit > settings["limit"]):
+        raise SystemExit(f"{name}: the committed run has the first {settings['limit']} texts only, "
+                         f"not {limit or 'all'}")
+    splits = {}
     for split in ("dev", "test"):
         gold = gold_rows(name, split, shroom_data)
         if gold is None:
             return None
-        gold = gold[:limit] if limit else gold
-        scored = joined(gold, read_jsonl_gz(folder / f"{split}.scores.jsonl.gz"))
+        gold = _prefix(gold, limit)
+        scored = joined(gold, _prefix(read_jsonl_gz(folder / f"{split}.scores.jsonl.gz"), limit))
         if variant:
             scored = with_head(scored, read_jsonl_gz(folder / "heads" / variant / f"{split}.scores.jsonl.gz"))
         splits[split] = (gold, scored)
     res = evaluate_set(name, *splits["dev"], *splits["test"], n_boot=settings["n_boot"])
-    res["settings"] = settings
+    res["settings"] = {**settings, "limit": limit}
     if "shroom" in res:
         res["shroom"].pop("per_item", None)
     return res
@@ -132,7 +157,7 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
         return []
     limit = per_variant[base]["settings"]["limit"]
     gold = gold[:limit] if limit else gold
-    base_rows = joined(gold, read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"))
+    base_rows = joined(gold, _prefix(read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"), limit))
     items = items_of(kind, gold)
 
     def rows_of(v: str) -> list[dict]:
@@ -326,11 +351,20 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
         blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
         variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir())
         if variants and with_variants:
-            per = {Path(res["settings"]["head"]).name: res}
-            per.update({v: rebuild(name, shroom_data, v) for v in variants})
             base = Path(res["settings"]["head"]).name
+            limits = {variant_limit(name, v) for v in variants}
+            if len(limits) > 1:
+                raise SystemExit(f"{name}: the head variants ran on different --limit values {sorted(limits, key=str)}; "
+                                 "rescore them on one")
+            limit = limits.pop()
+            # the committed head on the variants' texts: itself, or the same rows cut to their prefix
+            per = {base: res if limit == res["settings"]["limit"] else rebuild(name, shroom_data, limit=limit)}
+            per.update({v: rebuild(name, shroom_data, v) for v in variants})
+            scope = ([] if limit == res["settings"]["limit"] else
+                     [f"The head variants were scored on the first {limit} texts of each split: every "
+                      f"table in this block, the {base} head's rows included, is on those texts.", ""])
             blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
-                variants_table(name, per) + head_against_head(name, base, per, shroom_data)
+                scope + variants_table(name, per) + head_against_head(name, base, per, shroom_data)
                 + seeds_table(name, per))
     return files, blocks, notices
 

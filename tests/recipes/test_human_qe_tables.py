@@ -58,3 +58,52 @@ def test_the_seed_table_shows_the_spread_across_seeds_beside_the_source_interval
     assert not any(line.startswith("| paper |") for line in lines)  # one seed: no spread to show
     assert tables.seeds_table("mlqe-roen-word", {"paper": res(0.1, 0.0, 0.2)}) == []
 
+
+
+def _cut_variants(results: Path, name: str, limit: int, variants: dict[str, int]) -> None:
+    """Give each named variant its own --limit: settings and rows cut to that prefix."""
+    import gzip
+    import json
+
+    for v, n in variants.items():
+        folder = results / name / "heads" / v
+        settings = json.loads((folder / "settings.json").read_text())
+        (folder / "settings.json").write_text(json.dumps({**settings, "limit": n}))
+        for split in ("dev", "test"):
+            path = folder / f"{split}.scores.jsonl.gz"
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                rows = f.readlines()[:n]
+            with gzip.open(path, "wt", encoding="utf-8") as f:
+                f.writelines(rows)
+
+
+def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefix(tmp_path, monkeypatch):
+    """A full committed run with variants scored on the first N texts: every variant table,
+    the committed head's row included, is built on those N texts and says so; variants on
+    different prefixes are refused."""
+    tables = _load()
+    name, results = "mlqe-roen-word", tmp_path / "results"
+    shutil.copytree(tables.RESULTS / name, results / name,
+                    ignore=lambda d, names: [n for n in names if Path(d).name == "heads"
+                                             and n not in ("paper", "prior001_s1")])
+    monkeypatch.setattr(tables, "RESULTS", results)
+    import json
+
+    # the committed run as if it had scored the first 300 texts (100 resamples: a fast test)
+    run = json.loads((results / name / "results.json").read_text())
+    run["settings"].update(limit=300, n_boot=100)
+    (results / name / "results.json").write_text(json.dumps(run))
+    _cut_variants(results, name, 120, {"paper": 120, "prior001_s1": 120})
+    _, blocks, _ = tables.build(None, sets=(name,))
+    block = blocks[f"{tables.VARIANTS_BLOCK}:{name}"]
+    assert block.startswith("The head variants were scored on the first 120 texts of each split")
+    row = next(line for line in block.splitlines() if line.startswith("| prior001 |"))
+    on_prefix = tables.rebuild(name, None, limit=120)["word"]["methods"]["sigmoid"]["mcc"][0]
+    on_run = tables.rebuild(name, None)["word"]["methods"]["sigmoid"]["mcc"][0]
+    assert f"{on_prefix:.3f}" != f"{on_run:.3f}"  # 120 texts are not the run's 300
+    assert row.split("|")[2].strip() == f"{on_prefix:.3f}"
+    with pytest.raises(SystemExit, match="has the first 300 texts only, not all"):
+        tables.rebuild(name, None, limit=None)
+    _cut_variants(results, name, 120, {"paper": 80})
+    with pytest.raises(SystemExit, match="different --limit values"):
+        tables.build(None, sets=(name,))
