@@ -417,6 +417,20 @@ def render_token_labels(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def primary_scores(d: dict, part: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One comparison of a ``primary`` data file as ROC-AUC inputs: (runs (K, N), one per
+    seed; the baseline's score (N,); gold (N,); source verse (N,)). Form ``combined``: each
+    seed's ``w * head mean log + (1 - w) * baseline``; form ``words``: minus the word
+    log-scores, since a low score flags a BAD word (gold 1)."""
+    gold, groups = np.asarray(part["gold"], dtype=float), np.asarray(part["groups"])
+    base = np.asarray(part["baseline"], dtype=float)
+    head = np.array([part["head"][str(s)] for s in d["seeds"]], dtype=float)  # (K, N)
+    if part["form"] == "combined":
+        w = d["combination"]["weight"]
+        return w * head + (1.0 - w) * base, base, gold, groups
+    return -head, -base, gold, groups
+
+
 def render_primary(d: dict) -> str:
     """The declared primary family with several training seeds (kind ``primary``, made by
     ``recipes/bible/primary_family.py``): per comparison, the head's ROC-AUC for each seed,
@@ -427,14 +441,7 @@ def render_primary(d: dict) -> str:
 
     seeds, tests, cells = d["seeds"], {}, {}
     for key, part in d["parts"].items():
-        gold, groups = np.asarray(part["gold"], dtype=float), np.asarray(part["groups"])
-        base = np.asarray(part["baseline"], dtype=float)
-        head = np.array([part["head"][str(s)] for s in seeds], dtype=float)  # (K, N)
-        if part["form"] == "combined":  # w * head mean log + (1 - w) * the baseline itself
-            w = d["combination"]["weight"]
-            runs, base_score = w * head + (1.0 - w) * base, base
-        else:  # word log-scores: a low score flags a BAD word (gold 1)
-            runs, base_score = -head, -base
+        runs, base_score, gold, groups = primary_scores(d, part)
         kw = {"n": d["n_boot"], "seed": d["seed"], "groups": groups}
         per_seed, base_value = [roc_auc(r, gold) for r in runs], roc_auc(base_score, gold)
         tests[key] = paired_bootstrap(roc_auc, runs, base_score, gold, **kw)
