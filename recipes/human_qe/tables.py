@@ -21,6 +21,7 @@ Usage::
     python recipes/human_qe/tables.py --check            # exit 1 with a diff if anything differs
     python recipes/human_qe/tables.py --write            # rewrite results, reports and the page
     python recipes/human_qe/tables.py --pack RUN_DIR --set mlqe-roen-word --variant paper
+    python recipes/human_qe/tables.py --adopt RUN_DIR --set mqm-ted-zhen   # then --write
 
 ``mushroom-en``'s gold is not committed (its repository states no licence): that set is
 rebuilt only when ``--shroom-data`` (``build_data.py``'s output) is given, and skipped with a
@@ -332,6 +333,38 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
 
 
+def _sig6(value):
+    """``value`` with every float rounded to 6 significant digits (the committed precision)."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _sig6(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sig6(v) for v in value]
+    return value
+
+
+def adopt(run_dir: Path, name: str) -> None:
+    """Make a ``run.py`` output the set's committed run: its per-item rows (floats to 6
+    significant digits; Mu-SHROOM's without their text) and its settings; ``--write`` then
+    rebuilds the tables from them."""
+    dest = RESULTS / name
+    settings = json.loads((run_dir / "results.json").read_text())["settings"]
+    for split in ("dev", "test"):
+        rows = read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")
+        gold = gold_rows(name, split, None)
+        if gold is not None:
+            joined(_prefix(gold, settings["limit"]), rows)  # refuses rows not in the set's order
+        with gzip.GzipFile(dest / f"{split}.scores.jsonl.gz", "wb", mtime=0) as f:
+            for r in rows:
+                if KIND[name] == "shroom":  # its repository states no licence: scores only
+                    r = {k: v for k, v in r.items() if k != "candidate"}
+                    r["words"] = [{k: v for k, v in w.items() if k != "word"} for w in r["words"]]
+                f.write((json.dumps(_sig6(r), ensure_ascii=False) + "\n").encode())
+    (dest / "results.json").write_text(json.dumps({"settings": settings}, indent=1))
+    print(f"adopted {run_dir} as the committed run of {name}: now run --write")
+
+
 def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_variants: bool = True
           ) -> tuple[dict[Path, str], dict[str, str], list[str]]:
     """(file -> text, page block -> text, notices) of everything this script makes for
@@ -375,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="exit 1 if a file or the page differs")
     mode.add_argument("--write", action="store_true", help="rewrite results, reports and the page")
     mode.add_argument("--pack", type=Path, metavar="RUN_DIR", help="a run.py output folder to keep as a head variant")
-    ap.add_argument("--set", choices=sorted(KIND), help="with --pack: the set of the run")
+    mode.add_argument("--adopt", type=Path, metavar="RUN_DIR",
+                      help="a run.py output folder to commit as the set's main run (then --write)")
+    ap.add_argument("--set", choices=sorted(KIND), help="with --pack or --adopt: the set of the run")
     ap.add_argument("--variant", help="with --pack: the head variant's name (e.g. paper, smooth1)")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output folder (for mushroom-en)")
     ap.add_argument("--sets", default=",".join(KIND), help="comma-separated sets to rebuild (default: all)")
@@ -389,6 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.set and args.variant):
             ap.error("--pack needs --set and --variant")
         pack(args.pack, args.set, args.variant)
+        return 0
+    if args.adopt:
+        if not args.set:
+            ap.error("--adopt needs --set")
+        adopt(args.adopt, args.set)
         return 0
     files, blocks, notices = build(args.shroom_data, sets, with_variants=not args.no_variants)
     for n in notices:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -27,19 +28,31 @@ def _load():
 def test_the_mqm_report_and_page_block_are_rebuilt_from_committed_data(tmp_path, monkeypatch, capsys):
     tables = _load()
     assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 0
-    # the same check on a copy of the results and page with one figure edited by hand
+    # the same check on a copy cut to a fast size (the first 300 texts, 100 resamples): its
+    # page written by --write passes, then one figure edited by hand in it fails
     results = tmp_path / "results"
-    shutil.copytree(tables.RESULTS / "mqm-ted-zhen", results / "mqm-ted-zhen")
+    shutil.copytree(tables.RESULTS / "mqm-ted-zhen", results / "mqm-ted-zhen",
+                    ignore=lambda d, names: ["heads"] if "heads" in names else [])
+    run = json.loads((results / "mqm-ted-zhen" / "results.json").read_text())
+    run["settings"].update(limit=300, n_boot=100)
+    (results / "mqm-ted-zhen" / "results.json").write_text(json.dumps(run))
     doc = tmp_path / "human_labels.md"
-    text = tables.DOC.read_text()
-    block = text.split("recipes/human_qe/results/mqm-ted-zhen/report.md", 1)[1]
-    row = next(line for line in block.splitlines() if line.startswith("| softmax_mean_log | -0.099"))
-    doc.write_text(text.replace(row, row.replace("-0.099", "-0.199", 1), 1))
+    doc.write_text(tables.DOC.read_text())
     monkeypatch.setattr(tables, "RESULTS", results)
     monkeypatch.setattr(tables, "DOC", doc)
     monkeypatch.setattr(tables, "ROOT", tmp_path)
-    assert tables.main(["--check", "--sets", "mqm-ted-zhen", "--no-variants"]) == 1  # the report alone
-    assert "-0.199" in capsys.readouterr().out
+    assert tables.main(["--write", "--sets", "mqm-ted-zhen"]) == 0
+    assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 0
+    text = doc.read_text()
+    block = text.split("recipes/human_qe/results/mqm-ted-zhen/report.md", 1)[1].split("### Paired tests", 1)[1]
+    row = next(line for line in block.splitlines() if line.startswith("| softmax_mean_log | "))  # its delta
+    delta = row.split("|")[2].strip()
+    edited = f"{float(delta) - 0.1:+.3f}"
+    doc.write_text(text.replace(row, row.replace(delta, edited, 1), 1))
+    capsys.readouterr()
+    assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 1
+    out = capsys.readouterr().out
+    assert f"-| softmax_mean_log | {edited}" in out and f"+| softmax_mean_log | {delta}" in out
 
 
 def test_the_seed_table_shows_the_spread_across_seeds_beside_the_source_interval():
