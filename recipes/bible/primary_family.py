@@ -25,8 +25,25 @@ Seed 0 is the head behind the committed tables: its scores are read from the com
 packs ``llm_suite_test`` and ``llm_words_test``. The other seeds come from the suite run
 folder, which must hold the very same candidates and words: the labels and verses must be
 equal and the softmax columns equal to the committed ones (to ``--tol``), else nothing is
-written. The MT half of the family is listed as not run (its model is not committed and a
-retrained one would not be the tables' model); the table counts it with p = 1.
+written.
+
+The MT half (``--mt-suite``, ``--mt-seed-head`` for every seed, 0 included): the model of
+the MT tables is not committed, and the recipe does not give the same weights in another
+session (docs/results.md, "MT model"), so that half runs on a model trained again by the
+same recipe. Every seed's head and the softmax baseline then come from one suite run on
+that model; its candidates, words and labels must still be the committed MT tables' (they
+are made from the references, not by the model), while its softmax columns differ (another
+model), which the pack records. Without ``--mt-suite`` the MT half is listed as not run and
+counted with p = 1::
+
+    python recipes/bible/train_mt.py --data data/bible --out runs/mt_b --threads 1
+    python recipes/bible/experiments.py --setting mt --model runs/mt_b/model --data data/bible \
+        --out runs/mt_b_sK --train-only --settings token_freq+avoid --seed K --data-seed 0   # K = 0, 1, 2
+    python recipes/bible/eval_other_suite.py --setting mt --model runs/mt_b/model --data data/bible \
+        --heads runs/mt_b_seeds/heads --split test --n-items 400 --full-vocab '' --out runs/mt_b_seeds_test
+    python recipes/bible/primary_family.py --suite runs/llm_seeds_test --seed-head 1:... --seed-head 2:... \
+        --mt-suite runs/mt_b_seeds_test --mt-seed-head 0:token_freq+avoid_s0 --mt-seed-head 1:... \
+        --mt-seed-head 2:... --mt-model "..." --mt-command "..."
 """
 
 from __future__ import annotations
@@ -58,9 +75,50 @@ def _same(name: str, committed: list[float], new: list[float], tol: float) -> fl
     return gap
 
 
+def _same_items(model: str, other0: dict, other: dict, words0: dict, words: dict) -> dict[str, float]:
+    """Refuse a run whose candidates or words are not the committed ones (exactly)."""
+    return {f"{model}{name}": _same(f"{model}{name}", old, new, 0.0)
+            for name, old, new in (("Eval Other labels", other0["gold"], other["gold"]),
+                                   ("Eval Other verses", other0["groups"], other["groups"]),
+                                   ("word labels", words0["gold"], words["gold"]),
+                                   ("word verses", words0["groups"], words["groups"]))}
+
+
+def _heads_in(suite: Path, other: dict, seed_heads: dict[int, str]) -> None:
+    missing = [h for h in seed_heads.values() if f"sigmoid:{h}@mean" not in other["scores"]]
+    if missing:
+        raise SystemExit(f"heads {missing} are not in {suite}; it has {sorted(other['scores'])}")
+
+
+def mt_parts(suite: Path, seed_heads: dict[int, str], data_dir: Path = DATA) -> tuple[dict, dict]:
+    """(parts, checks) of the MT half from one suite run on a retrained MT model: every seed's
+    head and the baseline from that run, the items checked against the committed MT packs."""
+    if 0 not in seed_heads:
+        raise SystemExit("--mt-seed-head: the MT half needs seed 0's head too (its model is retrained)")
+    other0, words0 = load(data_dir / "mt_suite_test.json.gz"), load(data_dir / "mt_words_test.json.gz")
+    other, words = from_suite(suite), from_words(suite)
+    checks = _same_items("MT ", other0, other, words0, words)
+    _heads_in(suite, other, seed_heads)
+    # another model: its softmax differs from the tables' model; recorded, not refused
+    info = {"MT softmax@min vs the tables' model": float(np.max(np.abs(
+        np.subtract(other0["scores"]["softmax@min"], other["scores"]["softmax@min"]))))}
+    parts = {
+        "mt_words": {"label": "MT: word ROC-AUC, token freq + avoid", "form": "words",
+                     "baseline_name": "the softmax", "gold": words["gold"], "groups": words["groups"],
+                     "baseline": words["scores"]["softmax"],
+                     "head": {str(s): words["scores"][f"sigmoid:{h}"] for s, h in seed_heads.items()}},
+        "mt_other": {"label": "MT: Eval Other ROC-AUC, combined", "form": "combined",
+                     "baseline_name": "the softmax minimum", "gold": other["gold"], "groups": other["groups"],
+                     "baseline": other["scores"]["softmax@min"],
+                     "head": {str(s): other["scores"][f"sigmoid:{h}@mean"] for s, h in seed_heads.items()}},
+    }
+    return parts, {**checks, **info}
+
+
 def build(suite: Path, seed_heads: dict[int, str], command: str, data_dir: Path = DATA,
-          tol: float = 1e-4, n_boot: int = 1000) -> dict:
-    """The ``primary`` pack: seed 0 from the committed packs, the others from ``suite``."""
+          tol: float = 1e-4, n_boot: int = 1000, mt: dict | None = None) -> dict:
+    """The ``primary`` pack: seed 0 from the committed packs, the others from ``suite``;
+    with ``mt`` (keys ``suite``, ``seed_heads``, ``model``, ``command``) the MT half too."""
     other0, words0 = load(data_dir / "llm_suite_test.json.gz"), load(data_dir / "llm_words_test.json.gz")
     other, words = from_suite(suite), from_words(suite)
     choice = json.loads((ROOT / "docs" / "results" / "default_combination.json").read_text())["eval_other"]["choice"]
@@ -68,23 +126,25 @@ def build(suite: Path, seed_heads: dict[int, str], command: str, data_dir: Path 
         raise SystemExit(f"default_combination.json mixes the head with {choice['baseline']!r}, "
                          "not the softmax minimum the declared family compares against")
     base_other = "softmax@min"
-    checks = {}
-    for name, old, new in (("Eval Other labels", other0["gold"], other["gold"]),
-                           ("Eval Other verses", other0["groups"], other["groups"]),
-                           ("word labels", words0["gold"], words["gold"]),
-                           ("word verses", words0["groups"], words["groups"])):
-        checks[name] = _same(name, old, new, 0.0)
+    checks = _same_items("", other0, other, words0, words)
     checks[base_other] = _same(base_other, other0["scores"][base_other], other["scores"][base_other], tol)
     checks["softmax (words)"] = _same("softmax (words)", words0["scores"]["softmax"], words["scores"]["softmax"], tol)
-    missing = [h for h in seed_heads.values() if f"sigmoid:{h}@mean" not in other["scores"]]
-    if missing:
-        raise SystemExit(f"heads {missing} are not in {suite}; it has {sorted(other['scores'])}")
+    _heads_in(suite, other, seed_heads)
     seeds = [0, *sorted(seed_heads)]
     pick = {0: HEAD, **seed_heads}
+    parts, not_run, notes = {}, dict(NOT_RUN), []
+    if mt:
+        if sorted(mt["seed_heads"]) != seeds:
+            raise SystemExit(f"the MT seeds {sorted(mt['seed_heads'])} are not the SmolLM2 ones {seeds}")
+        parts, mt_checks = mt_parts(Path(mt["suite"]), mt["seed_heads"], data_dir)
+        checks.update(mt_checks)
+        not_run = {}
+        notes.append(mt["model"])
+        command = f"SmolLM2: {command}; MT: {mt['command']}"
     return {
-        "name": "llm_primary_test", "kind": "primary", "model": "SmolLM2-135M-Instruct", "head": HEAD,
+        "name": "primary_test", "kind": "primary", "model": "SmolLM2-135M-Instruct", "head": HEAD,
         "n_train": 3000, "seeds": seeds, "n_boot": n_boot, "seed": 0, "declared": DECLARED,
-        "command": command, "not_run": NOT_RUN, "max_gap_to_committed": checks,
+        "notes": notes, "command": command, "not_run": not_run, "max_gap_to_committed": checks,
         "combination": {"baseline": base_other, "weight": choice["weight"],
                         "chosen": "on the dev books of both models (docs/results/default_combination.json)"},
         "parts": {
@@ -97,8 +157,20 @@ def build(suite: Path, seed_heads: dict[int, str], command: str, data_dir: Path 
                           "baseline": other0["scores"][base_other],
                           "head": {str(s): (other0 if s == 0 else other)["scores"][f"sigmoid:{pick[s]}@mean"]
                                    for s in seeds}},
+            **parts,
         },
     }
+
+
+def _seed_heads(specs: list[str], flag: str, allow_zero: bool) -> dict[int, str]:
+    out = {}
+    for spec in specs:
+        seed, _, head = spec.partition(":")
+        if not seed.isdigit() or not head or (int(seed) == 0 and not allow_zero):
+            raise SystemExit(f"{flag} {spec!r}: expected SEED:HEAD with SEED > 0 (seed 0 is the committed head)"
+                             if not allow_zero else f"{flag} {spec!r}: expected SEED:HEAD")
+        out[int(seed)] = head
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,14 +180,23 @@ def main(argv: list[str] | None = None) -> int:
                    help="a training seed and its head's folder name in the suite run; repeat per seed")
     p.add_argument("--command", default="", help="the commands that made the suite run")
     p.add_argument("--tol", type=float, default=1e-4, help="largest allowed gap to the committed softmax scores")
+    p.add_argument("--mt-suite", type=Path, help="eval_other_suite.py output (test split) of the MT seeds' heads "
+                   "on a retrained MT model")
+    p.add_argument("--mt-seed-head", action="append", default=[], metavar="SEED:HEAD",
+                   help="with --mt-suite: a training seed (0, 1, 2) and its head's folder name in that run")
+    p.add_argument("--mt-model", default="", help="with --mt-suite: one sentence on the retrained MT model")
+    p.add_argument("--mt-command", default="", help="with --mt-suite: the commands that made that run")
     args = p.parse_args(argv)
-    seed_heads = {}
-    for spec in args.seed_head:
-        seed, _, head = spec.partition(":")
-        if not seed.isdigit() or not head or int(seed) == 0:
-            raise SystemExit(f"--seed-head {spec!r}: expected SEED:HEAD with SEED > 0 (seed 0 is the committed head)")
-        seed_heads[int(seed)] = head
-    d = build(Path(args.suite), seed_heads, args.command, tol=args.tol)
+    seed_heads = _seed_heads(args.seed_head, "--seed-head", allow_zero=False)
+    mt = None
+    if args.mt_suite:
+        if not args.mt_model:
+            raise SystemExit("--mt-suite needs --mt-model: say which MT model the run scored")
+        mt = {"suite": args.mt_suite, "seed_heads": _seed_heads(args.mt_seed_head, "--mt-seed-head", True),
+              "model": args.mt_model, "command": args.mt_command}
+    elif args.mt_seed_head:
+        raise SystemExit("--mt-seed-head needs --mt-suite")
+    d = build(Path(args.suite), seed_heads, args.command, tol=args.tol, mt=mt)
     print(f"wrote {save(d)}; largest gaps to the committed data: {d['max_gap_to_committed']}")
     return 0
 

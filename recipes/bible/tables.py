@@ -450,7 +450,8 @@ def render_primary(d: dict) -> str:
                       "baseline_name": part["baseline_name"]}
     for key in d["not_run"]:
         tests[key] = {"p_value": 1.0, "p_normal": 1.0, "n_boot": d["n_boot"]}
-    family = f"the declared primary family ({len(tests)} comparisons, {len(d['not_run'])} not run: p = 1)"
+    family = (f"the declared primary family ({len(tests)} comparisons"
+              + (f", {len(d['not_run'])} not run: p = 1)" if d["not_run"] else ")"))
     add_holm(tests, family)
     lines = ["| comparison (declared in advance) | baseline ROC-AUC | head ROC-AUC, seed "
              + " / ".join(str(s) for s in seeds) + " | mean (SD across seeds) | mean - baseline "
@@ -473,7 +474,8 @@ def render_primary(d: dict) -> str:
     parts = "; ".join(f"{c['label']}: {c['n']} items of {c['n_src']} source verses" for c in cells.values())
     comb = d["combination"]
     lines += ["", f"{d['model']}, head `{d['head']}` trained with seeds {', '.join(map(str, seeds))} "
-              f"(only the training seed differs: same {d['n_train']:,} training pairs). {parts}. The combined "
+              f"(only the training seed differs: same {d['n_train']:,} training pairs). "
+              + "".join(f"{n} " for n in d.get("notes", [])) + f"{parts}. The combined "
               f"score is {comb['weight']:g} x the head's mean log-probability + {1 - comb['weight']:g} x "
               f"`{comb['baseline']}`, the weight chosen {comb['chosen']}. {d['n_boot']} resamples of verses "
               f"(seed {d['seed']}), each applied to every seed; the SD across seeds is the spread training "

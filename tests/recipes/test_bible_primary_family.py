@@ -12,11 +12,14 @@ import pytest
 import tables
 
 
-def _suite_run(folder: Path, shift: float = 0.0, extra_seeds: int = 2) -> Path:
-    """A fake ``eval_other_suite.py`` output over the committed seed-0 candidates and words:
-    the committed softmax columns (``shift`` added to the softmax minimum) and heads
-    ``token_freq+avoid_s1``, ``_s2`` that are the seed-0 head plus small noise."""
-    other, words = tables.load(tables.DATA / "llm_suite_test.json.gz"), tables.load(tables.DATA / "llm_words_test.json.gz")
+def _suite_run(folder: Path, shift: float = 0.0, extra_seeds: int = 2, model: str = "llm",
+               seeds: range | None = None) -> Path:
+    """A fake ``eval_other_suite.py`` output over the committed seed-0 candidates and words of
+    ``model`` (``llm`` or ``mt``): the committed softmax columns (``shift`` added to the
+    softmax minimum) and heads ``token_freq+avoid_sK`` (K in ``seeds``, default 1 to
+    ``extra_seeds``) that are the seed-0 head plus small noise."""
+    other = tables.load(tables.DATA / f"{model}_suite_test.json.gz")
+    words = tables.load(tables.DATA / f"{model}_words_test.json.gz")
     rng = np.random.default_rng(1)
     folder.mkdir()
     items = other["groups"]
@@ -25,7 +28,7 @@ def _suite_run(folder: Path, shift: float = 0.0, extra_seeds: int = 2) -> Path:
     seq = {m: np.asarray(v) for m, v in other["scores"].items()}
     seq["softmax@min"] = seq["softmax@min"] + shift
     wsc = {f"score:{m}": np.asarray(v) for m, v in words["scores"].items()}
-    for s in range(1, extra_seeds + 1):
+    for s in seeds if seeds is not None else range(1, extra_seeds + 1):
         seq[f"sigmoid:token_freq+avoid_s{s}@mean"] = (np.asarray(other["scores"]["sigmoid:token_freq+avoid@mean"])
                                                       + rng.normal(0, 0.05, len(items)))
         wsc[f"score:sigmoid:token_freq+avoid_s{s}"] = (np.asarray(words["scores"]["sigmoid:token_freq+avoid"])
@@ -91,3 +94,33 @@ def test_holm_counts_the_comparisons_not_run_with_p_1() -> None:
     low = next(r for r in table.splitlines() if r.startswith("| L2 vs b"))
     assert "below the baseline" in low  # word form: a high score on BAD words is wrong
     assert table.count("| not tested |") == 2
+
+
+def test_the_mt_half_comes_from_one_run_on_a_retrained_model(tmp_path: Path) -> None:
+    """With --mt-suite every MT seed (0 included) and the MT baseline come from that run: its
+    softmax may differ from the committed model's (recorded), its candidates may not."""
+    llm = _suite_run(tmp_path / "llm")
+    mt = _suite_run(tmp_path / "mt", shift=0.25, model="mt", seeds=range(3))
+    heads = {s: f"token_freq+avoid_s{s}" for s in range(3)}
+    d = primary_family.build(llm, {1: heads[1], 2: heads[2]}, "llm cmd", n_boot=40,
+                             mt={"suite": mt, "seed_heads": heads, "model": "A retrained MT model.",
+                                 "command": "mt cmd"})
+    assert d["not_run"] == {} and d["notes"] == ["A retrained MT model."]
+    assert d["max_gap_to_committed"]["MT softmax@min vs the tables' model"] == pytest.approx(0.25)
+    mt_words = tables.load(tables.DATA / "mt_words_test.json.gz")
+    assert d["parts"]["mt_words"]["baseline"] == mt_words["scores"]["softmax"]
+    assert d["parts"]["mt_other"]["baseline"][0] == pytest.approx(
+        tables.load(tables.DATA / "mt_suite_test.json.gz")["scores"]["softmax@min"][0] + 0.25)
+    table = tables.render_primary(json.loads(json.dumps(d)))
+    rows = [line for line in table.splitlines() if line.startswith("| MT: ")]
+    assert len(rows) == 2 and all("over 4" in r for r in rows), table
+    assert "not run" not in table and "(4 comparisons)" in table and "A retrained MT model." in table
+    with pytest.raises(SystemExit, match="are not the SmolLM2 ones"):
+        primary_family.build(llm, {1: heads[1], 2: heads[2]}, "", n_boot=20,
+                             mt={"suite": mt, "seed_heads": {0: heads[0], 1: heads[1]}, "model": "m", "command": ""})
+    other_items = _suite_run(tmp_path / "mt_other_items", model="llm", seeds=range(3))
+    with pytest.raises(SystemExit, match="MT Eval Other labels: 3178 values committed, 1330 in the run"):
+        primary_family.build(llm, {1: heads[1], 2: heads[2]}, "", n_boot=20,
+                             mt={"suite": other_items, "seed_heads": heads, "model": "m", "command": ""})
+    with pytest.raises(SystemExit, match="needs --mt-model"):
+        primary_family.main(["--suite", str(llm), "--seed-head", "1:x", "--mt-suite", str(mt)])
