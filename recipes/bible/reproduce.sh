@@ -37,7 +37,17 @@ else
   for k in 1 2; do ln -sfn ../../llm_s$k/heads/token_freq+avoid runs/llm_seeds/heads/token_freq+avoid_s$k; done
   "$PY" recipes/bible/eval_other_suite.py --setting llm --data data/bible --heads runs/llm_seeds/heads --split test \
     --n-items 150 --boot 200 --full-vocab '' --out runs/llm_seeds_test
+  # and its MT half: three seeds of the MT head (about a minute each), all scored in one run
+  mkdir -p runs/mt_seeds/heads
+  for k in 0 1 2; do
+    "$PY" recipes/bible/experiments.py --setting mt --model runs/mt/model --data data/bible --out runs/mt_s$k \
+      --train-only --settings token_freq+avoid --seed $k --data-seed 0
+    ln -sfn ../../mt_s$k/heads/token_freq+avoid runs/mt_seeds/heads/token_freq+avoid_s$k
+  done
+  "$PY" recipes/bible/eval_other_suite.py --setting mt --model runs/mt/model --data data/bible --heads runs/mt_seeds/heads \
+    --split test --n-items 400 --full-vocab '' --out runs/mt_seeds_test
   echo "Runs done. Commit their per-item data with recipes/bible/tables.py --pack (docs/results.md,"
   echo "section 'Rebuilding every table'), then the seeds: python recipes/bible/primary_family.py --suite runs/llm_seeds_test"
-  echo "--seed-head 1:token_freq+avoid_s1 --seed-head 2:token_freq+avoid_s2; then: python recipes/bible/tables.py --check"
+  echo "--seed-head 1:token_freq+avoid_s1 --seed-head 2:token_freq+avoid_s2 --mt-suite runs/mt_seeds_test"
+  echo "--mt-seed-head 0:token_freq+avoid_s0 (and 1:, 2:) --mt-model '...'; then: python recipes/bible/tables.py --check"
 fi
