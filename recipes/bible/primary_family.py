@@ -67,11 +67,31 @@ DECLARED = ("The family was written into docs/results.md before seeds 1 and 2 we
             "seed 0's test tables were already published then.")
 
 
+def _gap(committed: list[float] | np.ndarray, new: list[float] | np.ndarray) -> float:
+    """The largest absolute difference of two equally long score columns (0 when empty)."""
+    a, b = np.asarray(committed, dtype=float), np.asarray(new, dtype=float)
+    return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
+def _parts(model: str, key: str, other: dict, words: dict, other_baseline: list[float],
+           other_heads: dict[str, list[float]], word_heads: dict[str, list[float]]) -> dict:
+    """The two declared comparisons of one model (word ROC-AUC of the head against the
+    softmax; the combined score against the softmax minimum), each seed's head by seed."""
+    return {
+        f"{key}_words": {"label": f"{model}: word ROC-AUC, token freq + avoid", "form": "words",
+                         "baseline_name": "the softmax", "gold": words["gold"], "groups": words["groups"],
+                         "baseline": words["scores"]["softmax"], "head": word_heads},
+        f"{key}_other": {"label": f"{model}: Eval Other ROC-AUC, combined", "form": "combined",
+                         "baseline_name": "the softmax minimum", "gold": other["gold"], "groups": other["groups"],
+                         "baseline": other_baseline, "head": other_heads},
+    }
+
+
 def _same(name: str, committed: list[float], new: list[float], tol: float) -> float:
     a, b = np.asarray(committed, dtype=float), np.asarray(new, dtype=float)
     if a.shape != b.shape:
         raise SystemExit(f"{name}: {a.size} values committed, {b.size} in the run: not the same items")
-    gap = float(np.max(np.abs(a - b))) if a.size else 0.0
+    gap = _gap(a, b)
     if gap > tol:
         raise SystemExit(f"{name}: the run differs from the committed data by up to {gap:.3g} (> --tol {tol:g})")
     return gap
@@ -102,22 +122,13 @@ def mt_parts(suite: Path, seed_heads: dict[int, str], data_dir: Path = DATA) -> 
     checks = _same_items("MT ", other0, other, words0, words)
     _heads_in(suite, other, seed_heads)
     # a retrained model: how far its softmax and seed-0 head are from the tables' (recorded, not refused)
-    info = {"MT softmax@min vs the tables' model": float(np.max(np.abs(
-                np.subtract(other0["scores"]["softmax@min"], other["scores"]["softmax@min"])))),
-            "MT softmax (words) vs the tables' model": float(np.max(np.abs(
-                np.subtract(words0["scores"]["softmax"], words["scores"]["softmax"])))),
-            "MT seed-0 head (words) vs the tables' head": float(np.max(np.abs(
-                np.subtract(words0["scores"][f"sigmoid:{HEAD}"], words["scores"][f"sigmoid:{seed_heads[0]}"]))))}
-    parts = {
-        "mt_words": {"label": "MT: word ROC-AUC, token freq + avoid", "form": "words",
-                     "baseline_name": "the softmax", "gold": words["gold"], "groups": words["groups"],
-                     "baseline": words["scores"]["softmax"],
-                     "head": {str(s): words["scores"][f"sigmoid:{h}"] for s, h in seed_heads.items()}},
-        "mt_other": {"label": "MT: Eval Other ROC-AUC, combined", "form": "combined",
-                     "baseline_name": "the softmax minimum", "gold": other["gold"], "groups": other["groups"],
-                     "baseline": other["scores"]["softmax@min"],
-                     "head": {str(s): other["scores"][f"sigmoid:{h}@mean"] for s, h in seed_heads.items()}},
-    }
+    info = {"MT softmax@min vs the tables' model": _gap(other0["scores"]["softmax@min"], other["scores"]["softmax@min"]),
+            "MT softmax (words) vs the tables' model": _gap(words0["scores"]["softmax"], words["scores"]["softmax"]),
+            "MT seed-0 head (words) vs the tables' head": _gap(words0["scores"][f"sigmoid:{HEAD}"],
+                                                                words["scores"][f"sigmoid:{seed_heads[0]}"])}
+    parts = _parts("MT", "mt", other, words, other["scores"]["softmax@min"],
+                   {str(s): other["scores"][f"sigmoid:{h}@mean"] for s, h in seed_heads.items()},
+                   {str(s): words["scores"][f"sigmoid:{h}"] for s, h in seed_heads.items()})
     return parts, {**checks, **info}
 
 
@@ -154,27 +165,22 @@ def build(suite: Path, seed_heads: dict[int, str], command: str, data_dir: Path 
         "combination": {"baseline": base_other, "weight": choice["weight"],
                         "chosen": "on the dev books of both models (docs/results/default_combination.json)"},
         "parts": {
-            "llm_words": {"label": "SmolLM2: word ROC-AUC, token freq + avoid", "form": "words",
-                          "baseline_name": "the softmax", "gold": words["gold"], "groups": words["groups"],
-                          "baseline": words["scores"]["softmax"],
-                          "head": {str(s): (words0 if s == 0 else words)["scores"][f"sigmoid:{pick[s]}"] for s in seeds}},
-            "llm_other": {"label": "SmolLM2: Eval Other ROC-AUC, combined", "form": "combined",
-                          "baseline_name": "the softmax minimum", "gold": other["gold"], "groups": other["groups"],
-                          "baseline": other0["scores"][base_other],
-                          "head": {str(s): (other0 if s == 0 else other)["scores"][f"sigmoid:{pick[s]}@mean"]
-                                   for s in seeds}},
+            **_parts("SmolLM2", "llm", other, words, other0["scores"][base_other],
+                     {str(s): (other0 if s == 0 else other)["scores"][f"sigmoid:{pick[s]}@mean"] for s in seeds},
+                     {str(s): (words0 if s == 0 else words)["scores"][f"sigmoid:{pick[s]}"] for s in seeds}),
             **parts,
         },
     }
 
 
-def _seed_heads(specs: list[str], flag: str, allow_zero: bool) -> dict[int, str]:
+def _seed_heads(specs: list[str], flag: str, first: int) -> dict[int, str]:
+    """``SEED:HEAD`` options -> {seed: head folder name}; seeds below ``first`` are refused."""
     out = {}
     for spec in specs:
         seed, _, head = spec.partition(":")
-        if not seed.isdigit() or not head or (int(seed) == 0 and not allow_zero):
-            raise SystemExit(f"{flag} {spec!r}: expected SEED:HEAD with SEED > 0 (seed 0 is the committed head)"
-                             if not allow_zero else f"{flag} {spec!r}: expected SEED:HEAD")
+        if not seed.isdigit() or not head or int(seed) < first:
+            raise SystemExit(f"{flag} {spec!r}: expected SEED:HEAD"
+                             + (" with SEED > 0 (seed 0 is the committed head)" if first else ""))
         out[int(seed)] = head
     return out
 
@@ -193,12 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mt-model", default="", help="with --mt-suite: one sentence on the retrained MT model")
     p.add_argument("--mt-command", default="", help="with --mt-suite: the commands that made that run")
     args = p.parse_args(argv)
-    seed_heads = _seed_heads(args.seed_head, "--seed-head", allow_zero=False)
+    seed_heads = _seed_heads(args.seed_head, "--seed-head", first=1)
     mt = None
     if args.mt_suite:
         if not args.mt_model:
             raise SystemExit("--mt-suite needs --mt-model: say which MT model the run scored")
-        mt = {"suite": args.mt_suite, "seed_heads": _seed_heads(args.mt_seed_head, "--mt-seed-head", True),
+        mt = {"suite": args.mt_suite, "seed_heads": _seed_heads(args.mt_seed_head, "--mt-seed-head", first=0),
               "model": args.mt_model, "command": args.mt_command}
     elif args.mt_seed_head:
         raise SystemExit("--mt-seed-head needs --mt-suite")

@@ -30,6 +30,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -79,15 +80,17 @@ def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool
     return list(score_corpus(model, inputs, cfg).rows)
 
 
-def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
+def write_jsonl_gz(path: Path, rows: Iterable[dict]) -> None:
+    """One JSON object per line, gzipped with no timestamp (the same rows give the same bytes)."""
     with gzip.GzipFile(path, "wb", mtime=0) as f:
-        for g, s in zip(gold, scored, strict=True):
-            row = {
-                "id": g["id"],
-                "group": g["group"],
-                **{k: v for k, v in s.items() if k not in ("source", "tokens")},
-            }
+        for row in rows:
             f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
+
+
+def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
+    write_jsonl_gz(path, ({"id": g["id"], "group": g["group"],
+                           **{k: v for k, v in s.items() if k not in ("source", "tokens")}}
+                          for g, s in zip(gold, scored, strict=True)))
 
 
 def _cell(v: Any) -> str:

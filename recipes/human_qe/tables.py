@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "src"))
 
 from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
-from run import _cell, _jsonable, report  # noqa: E402
+from run import _cell, _jsonable, report, write_jsonl_gz  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
@@ -157,7 +157,7 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
     if not others or gold is None:
         return []
     limit = per_variant[base]["settings"]["limit"]
-    gold = gold[:limit] if limit else gold
+    gold = _prefix(gold, limit)
     base_rows = joined(gold, _prefix(read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"), limit))
     items = items_of(kind, gold)
 
@@ -316,18 +316,29 @@ def published_table(name: str, res: dict) -> list[str]:
     return [*lines, ""]
 
 
+def _head_columns(row: dict) -> dict:
+    kept = {"id": row["id"], **{k: v for k, v in row.items() if HEAD_KEY.match(k)}}
+    if "words" in row:
+        kept["words"] = [w["sigmoid"] for w in row["words"]]
+    return kept
+
+
+def _committed_row(row: dict, name: str) -> dict:
+    """A run's row as committed: floats to 6 significant digits; Mu-SHROOM's without text
+    (its repository states no licence: scores only)."""
+    if KIND[name] == "shroom":
+        row = {k: v for k, v in row.items() if k != "candidate"}
+        row["words"] = [{k: v for k, v in w.items() if k != "word"} for w in row["words"]]
+    return _sig6(row)
+
+
 def pack(run_dir: Path, name: str, variant: str) -> None:
     """Keep a run's head columns (sequence keys, per-word ``sigmoid``) as a variant."""
     dest = RESULTS / name / "heads" / variant
     dest.mkdir(parents=True, exist_ok=True)
     for split in ("dev", "test"):
-        rows = read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")
-        with gzip.GzipFile(dest / f"{split}.scores.jsonl.gz", "wb", mtime=0) as f:
-            for r in rows:
-                kept = {"id": r["id"], **{k: v for k, v in r.items() if HEAD_KEY.match(k)}}
-                if "words" in r:
-                    kept["words"] = [w["sigmoid"] for w in r["words"]]
-                f.write((json.dumps(kept, ensure_ascii=False) + "\n").encode())
+        write_jsonl_gz(dest / f"{split}.scores.jsonl.gz",
+                       (_head_columns(r) for r in read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")))
     settings = json.loads((run_dir / "results.json").read_text())["settings"]
     (dest / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
@@ -355,12 +366,7 @@ def adopt(run_dir: Path, name: str) -> None:
         gold = gold_rows(name, split, None)
         if gold is not None:
             joined(_prefix(gold, settings["limit"]), rows)  # refuses rows not in the set's order
-        with gzip.GzipFile(dest / f"{split}.scores.jsonl.gz", "wb", mtime=0) as f:
-            for r in rows:
-                if KIND[name] == "shroom":  # its repository states no licence: scores only
-                    r = {k: v for k, v in r.items() if k != "candidate"}
-                    r["words"] = [{k: v for k, v in w.items() if k != "word"} for w in r["words"]]
-                f.write((json.dumps(_sig6(r), ensure_ascii=False) + "\n").encode())
+        write_jsonl_gz(dest / f"{split}.scores.jsonl.gz", (_committed_row(r, name) for r in rows))
     (dest / "results.json").write_text(json.dumps({"settings": settings}, indent=1))
     print(f"adopted {run_dir} as the committed run of {name}: now run --write")
 

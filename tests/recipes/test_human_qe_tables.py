@@ -72,11 +72,9 @@ def test_the_seed_table_shows_the_spread_across_seeds_beside_the_source_interval
     assert tables.seeds_table("mlqe-roen-word", {"paper": res(0.1, 0.0, 0.2)}) == []
 
 
-
 def _cut_variants(results: Path, name: str, limit: int, variants: dict[str, int]) -> None:
     """Give each named variant its own --limit: settings and rows cut to that prefix."""
     import gzip
-    import json
 
     for v, n in variants.items():
         folder = results / name / "heads" / v
@@ -100,8 +98,6 @@ def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefi
                     ignore=lambda d, names: [n for n in names if Path(d).name == "heads"
                                              and n not in ("paper", "prior001_s1")])
     monkeypatch.setattr(tables, "RESULTS", results)
-    import json
-
     # the committed run as if it had scored the first 300 texts (100 resamples: a fast test)
     run = json.loads((results / name / "results.json").read_text())
     run["settings"].update(limit=300, n_boot=100)
@@ -120,3 +116,29 @@ def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefi
     _cut_variants(results, name, 120, {"paper": 80})
     with pytest.raises(SystemExit, match="different --limit values"):
         tables.build(None, sets=(name,))
+
+
+def test_adopt_commits_a_run_rounded_and_refuses_rows_out_of_the_set_order(tmp_path, monkeypatch):
+    """--adopt: a run's rows become the set's committed ones (floats to 6 significant
+    digits, same ids and order) with its settings; rows in another order are refused."""
+    tables = _load()
+    name = "mlqe-roen-word"
+    monkeypatch.setattr(tables, "RESULTS", tmp_path / "results")
+    (tmp_path / "results" / name).mkdir(parents=True)
+    run = tmp_path / "run"
+    run.mkdir()
+    settings = {"model": "m", "head": "heads/h", "limit": 40, "n_boot": 10, "prompt": "default"}
+    (run / "results.json").write_text(json.dumps({"settings": settings}))
+    for split in ("dev", "test"):
+        rows = tables.read_jsonl_gz(tables.HERE / "results" / name / f"{split}.scores.jsonl.gz")[:40]
+        rows[0]["sigmoid_mean_log"] = -0.123456789
+        tables.write_jsonl_gz(run / f"{split}.scores.jsonl.gz", rows)
+    tables.main(["--adopt", str(run), "--set", name])
+    kept = tables.read_jsonl_gz(tmp_path / "results" / name / "test.scores.jsonl.gz")
+    assert [r["id"] for r in kept] == [r["id"] for r in tables.read_jsonl_gz(run / "test.scores.jsonl.gz")]
+    assert kept[0]["sigmoid_mean_log"] == -0.123457
+    assert json.loads((tmp_path / "results" / name / "results.json").read_text())["settings"] == settings
+    rows = tables.read_jsonl_gz(run / "dev.scores.jsonl.gz")
+    tables.write_jsonl_gz(run / "dev.scores.jsonl.gz", rows[::-1])
+    with pytest.raises(SystemExit, match="differ in their ids or order"):
+        tables.main(["--adopt", str(run), "--set", name])
