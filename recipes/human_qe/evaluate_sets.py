@@ -337,9 +337,11 @@ def evaluate_set(
     test_rows: Sequence[dict],
     test_scored: Sequence[dict],
     n_boot: int = 1000,
+    kind: str | None = None,
 ) -> dict[str, Any]:
-    """Every figure of one set (module docstring)."""
-    kind = KIND[name]
+    """Every figure of one set (module docstring); ``kind`` (``wmt``, ``mqm``, ``shroom``)
+    for a set that is not one of :data:`KIND` (a user's own gold file)."""
+    kind = kind or KIND[name]
     dev = (list(dev_scored), items_of(kind, dev_rows))
     test = (list(test_scored), items_of(kind, test_rows))
     for scored, rows in ((dev[0], dev_rows), (test[0], test_rows)):
@@ -358,8 +360,9 @@ def evaluate_set(
     }
     if kind in ("wmt", "mqm"):
         res["word"] = word_level(dev, test, methods, n_boot)
-    if kind == "wmt":
+    if kind == "wmt" and all(it.gap_tags is not None for it in [*dev[1], *test[1]]):
         res["gaps"] = gap_level(dev, test, methods, n_boot)
+    if kind == "wmt":
         n_src = sum(len(r.get("source_bad") or []) for r in test_rows)
         n_bad = sum(sum(r.get("source_bad") or []) for r in test_rows)
         res["source_tags"] = f"{NO_SOURCE_SCORES} ({n_src} source words, {n_bad} BAD)"

@@ -16,6 +16,12 @@ Usage::
     python recipes/human_qe/run.py --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
         [--model M] [--head H] [--limit N] [--quick] [--data recipes/human_qe/data]
 
+Your own labels instead of a named set (:mod:`user_files`: any gold format ``evaluate``
+reads)::
+
+    python recipes/human_qe/run.py --test-gold test.tags --dev-gold dev.tags --out DIR ...
+    python recipes/human_qe/run.py --test-gold spans.jsonl --dev-share 0.3 --out DIR ...
+
 ``--quick``: the first 6 texts of each split, 20 resamples (a smoke test; the suite runs it
 on a tiny random model). ``--limit N``: the first N texts of each split. Without
 ``--model`` and ``--head`` the embedded SmolLM2-135M-Instruct scores (baselines only).
@@ -68,7 +74,7 @@ def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool
     causal = not getattr(backbone, "is_seq2seq", False)
     prompt = args.prompt_template
     if prompt is None and causal:  # one prompt for the head and every baseline
-        prompt = PROMPTS[KIND[args.set]]
+        prompt = args.user_prompt or PROMPTS[KIND[args.set]]
     cfg = CorpusConfig(
         batch_size=args.batch_size,
         with_tokens=True,
@@ -189,7 +195,11 @@ def _jsonable(x: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", required=True, choices=sorted(KIND))
+    ap.add_argument("--set", choices=sorted(KIND), help="a named set (or --test-gold)")
+    ap.add_argument("--test-gold", type=Path, help="your own gold file: its test items")
+    ap.add_argument("--dev-gold", type=Path, help="your own gold file for dev (thresholds)")
+    ap.add_argument("--dev-share", type=float, help="with --test-gold alone: this share of its sources is dev")
+    ap.add_argument("--gold-format", help="the format of --test-gold/--dev-gold (default: detected)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--model", help="base model id/path (default: the head's, else SmolLM2)")
     ap.add_argument("--head", help="trained head folder (without it: baselines only)")
@@ -202,6 +212,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-rauq", action="store_true")
     ap.add_argument("--device")
     args = ap.parse_args(argv)
+    if bool(args.set) == bool(args.test_gold):
+        ap.error("give a named set (--set) or your own gold file (--test-gold), one of them")
+    user = None
+    if args.test_gold:
+        from user_files import SOURCE_PROMPT_FORMATS, read_user_sets
+
+        from sigmoid_head.evaluation.gold_formats import detect_format
+
+        try:
+            user = read_user_sets(args.test_gold, args.dev_gold, args.dev_share, args.gold_format)
+        except ValueError as e:
+            ap.error(str(e))
+        fmt = args.gold_format or detect_format(args.test_gold)
+        args.set = args.test_gold.name
+        args.user_prompt = PROMPTS["shroom" if fmt in SOURCE_PROMPT_FORMATS else "wmt"]
+    else:
+        args.user_prompt = None
     limit = 6 if args.quick else args.limit
     n_boot = 20 if args.quick else args.n_boot
 
@@ -212,12 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     splits = {}
     for split in ("dev", "test"):
-        gold = read_split(args.data, args.set, split)[:limit]
+        gold = (user[1 if split == "dev" else 2] if user else read_split(args.data, args.set, split))[:limit]
         scored = score(model, gold, args, has_head=bool(args.head))
         write_rows(args.out / f"{split}.scores.jsonl.gz", gold, scored)
         splits[split] = (gold, scored)
     t_score = time.time() - t0
-    res = evaluate_set(args.set, *splits["dev"], *splits["test"], n_boot=n_boot)
+    res = evaluate_set(args.set, *splits["dev"], *splits["test"], n_boot=n_boot,
+                       kind=user[0] if user else None)
     settings = {
         "model": args.model or "(head's base / embedded SmolLM2)",
         "head": args.head,

@@ -1,0 +1,120 @@
+"""recipes/human_qe/run.py on a user's own gold files (issue 49, item 7).
+
+Small gold files are written from the committed sets (WMT ro-en word tags with gaps and
+sources; MQM spans as ESA-style JSONL), then the harness runs on them with the tiny random
+model and head of tests/data/head_v0_1_0 (numbers from a random model mean nothing: this
+checks the path, the dev/test split and the kind each file is evaluated as).
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "recipes" / "human_qe"
+FIXTURE = ROOT / "tests" / "data" / "head_v0_1_0"
+
+
+def _load(name: str):
+    if str(RECIPE) not in sys.path:
+        sys.path.insert(0, str(RECIPE))
+    spec = importlib.util.spec_from_file_location(f"human_qe_{name}", RECIPE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _rows(name: str, n: int) -> list[dict]:
+    with gzip.open(RECIPE / "data" / name / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for _, line in zip(range(n), f, strict=False)]
+
+
+def _wmt_files(tmp: Path, stem: str, rows: list[dict]) -> Path:
+    """``stem.tags`` (gap, word, gap, ... tags), ``stem.mt`` and ``stem.src``."""
+    tags = []
+    for r in rows:
+        seq = [r["gap_bad"][0]]
+        for w, g in zip(r["word_bad"], r["gap_bad"][1:], strict=True):
+            seq += [w, g]
+        tags.append(" ".join("BAD" if t else "OK" for t in seq))
+    (tmp / f"{stem}.mt").write_text("".join(r["candidate"] + "\n" for r in rows))
+    (tmp / f"{stem}.src").write_text("".join(r["source"] + "\n" for r in rows))
+    path = tmp / f"{stem}.tags"
+    path.write_text("".join(t + "\n" for t in tags))
+    return path
+
+
+def _span_file(tmp: Path, rows: list[dict]) -> Path:
+    path = tmp / "spans.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"src": r["source"], "tgt": r["candidate"], "esa_spans": r["spans"]}) + "\n"
+            for r in rows
+        )
+    )
+    return path
+
+
+def _run(run, out: Path, *extra: str) -> dict:
+    args = [
+        "--quick",
+        "--out",
+        str(out),
+        "--model",
+        str(FIXTURE / "base"),
+        "--head",
+        str(FIXTURE / "head"),
+        "--device",
+        "cpu",
+        "--batch-size",
+        "4",
+        *extra,
+    ]
+    assert run.main(args) == 0
+    return json.loads((out / "results.json").read_text())
+
+
+def test_word_tags_dev_and_test_files(tmp_path: Path) -> None:
+    rows = _rows("mlqe-roen-word", 12)
+    dev, test = _wmt_files(tmp_path, "dev", rows[:6]), _wmt_files(tmp_path, "test", rows[6:])
+    res = _run(_load("run"), tmp_path / "out", "--test-gold", str(test), "--dev-gold", str(dev))
+    assert res["kind"] == "wmt" and res["n_dev"] == 6 and res["n_test"] == 6
+    assert {"sigmoid", "softmax"} <= set(res["word"]["methods"])
+    assert res["gaps"]["counts"]["n_gaps"] == sum(len(r["gap_bad"]) for r in rows[6:])
+    assert res["word"]["counts"]["n_bad_words"] == sum(sum(r["word_bad"]) for r in rows[6:])
+    assert res["paired"]
+
+
+def test_span_file_with_a_dev_share_splits_by_source(tmp_path: Path) -> None:
+    user = _load("user_files")
+    rows = _rows("mqm-ted-zhen", 40)
+    path = _span_file(tmp_path, rows)
+    kind, dev, test = user.read_user_sets(path, None, 0.5)
+    assert kind == "mqm" and len(dev) + len(test) == 40 and dev and test
+    assert not {r["group"] for r in dev} & {r["group"] for r in test}
+    both = [*dev, *test]  # no MQM score in an ESA file: minus the weighted spans
+    assert all((r["mqm"] < 0) == bool(r["spans"]) for r in both)
+    assert any(r["spans"] for r in both) and any(not r["spans"] for r in both)
+    res = _run(_load("run"), tmp_path / "out", "--test-gold", str(path), "--dev-share", "0.5")
+    assert res["kind"] == "mqm" and "sigmoid" in res["word"]["methods"] and "gaps" not in res
+
+
+def test_user_files_refuse_bad_combinations(tmp_path: Path) -> None:
+    user = _load("user_files")
+    path = _span_file(tmp_path, _rows("mqm-ted-zhen", 4))
+    with pytest.raises(ValueError, match="one of them"):
+        user.read_user_sets(path, None, None)
+    with pytest.raises(ValueError, match="one of them"):
+        user.read_user_sets(path, path, 0.3)
+    with pytest.raises(ValueError, match="strictly between"):
+        user.read_user_sets(path, None, 1.0)
+    with pytest.raises(SystemExit):
+        _load("run").main(
+            ["--set", "mqm-ted-zhen", "--test-gold", str(path), "--out", str(tmp_path)]
+        )
