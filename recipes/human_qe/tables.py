@@ -48,6 +48,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
 from run import _cell, _jsonable, report, write_jsonl_gz  # noqa: E402
 
+from analyses import BLOCK as ANALYSIS_BLOCK  # noqa: E402
+
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
 HEAD_KEY = re.compile(r"^sigmoid(_|$)")
@@ -276,7 +278,7 @@ def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
     for m in re.finditer(r"<!-- recorded output: recipes/human_qe/results/([\w-]+)/report\.md[^\n]*-->\n```text\n(.*?)```",
                          text, re.S):
         out[m.group(1)] = (m.start(2), m.end(2))
-    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK):
+    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK, ANALYSIS_BLOCK):
         for m in re.finditer(rf"<!-- table:({block}:[\w-]+) -->\n(.*?)<!-- /table:\1 -->", text, re.S):
             out[m.group(1)] = (m.start(2), m.end(2))
     return out
@@ -405,6 +407,12 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
             blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
                 scope + variants_table(name, per) + head_against_head(name, base, per, shroom_data)
                 + seeds_table(name, per))
+    if with_variants:  # the analyses (issue 49) read the committed rows of their sets
+        import analyses
+
+        more_files, more_blocks = analyses.outputs(sets)
+        files.update(more_files)
+        blocks.update(more_blocks)
     return files, blocks, notices
 
 

@@ -1,0 +1,55 @@
+"""The page's analysis tables beyond the per-set reports (issue 49): each made from the
+committed per-item scores by its own module, collected here for ``tables.py``.
+
+* ``human-qe-analysis:combination``: does the head add to a learned combination of the
+  softmax side's features (:mod:`feature_combination`);
+* ``human-qe-analysis:error-free``: error-free segment detection on MQM zh-en
+  (:mod:`error_free`);
+* ``human-qe-analysis:wmt22``: the WMT 2022 km-en/ps-en word-level leaderboard computed from
+  the teams' official submissions, with this project's rows (:mod:`wmt22_rows`). Its gold is
+  not committed (no licence stated): the table is rendered from the committed figures
+  ``results/wmt22-word.json``, which ``build_wmt22.py --leaderboard`` and
+  ``wmt22_rows.py`` write from the data.
+
+The first two write their figures to ``results/<name>.json`` beside their tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BLOCK = "human-qe-analysis"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
+    import error_free
+    import feature_combination
+
+    return {
+        "combination": (feature_combination.results, feature_combination.block),
+        "error-free": (error_free.results, error_free.block),
+    }
+
+
+def outputs(sets: tuple[str, ...]) -> tuple[dict[Path, str], dict[str, str]]:
+    """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``."""
+    from run import _jsonable
+
+    files: dict[Path, str] = {}
+    blocks: dict[str, str] = {}
+    needed = {"combination": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"}}
+    for name, (compute, render) in _modules().items():
+        if not needed[name] <= set(sets):
+            continue
+        res = compute()
+        files[RESULTS / f"{name}.json"] = json.dumps(_jsonable(res), indent=1) + "\n"
+        blocks[f"{BLOCK}:{name}"] = render(res)
+    import wmt22_rows
+
+    if wmt22_rows.LEADERBOARD.exists():
+        blocks[f"{BLOCK}:wmt22"] = wmt22_rows.block(json.loads(wmt22_rows.LEADERBOARD.read_text()))
+    return files, blocks

@@ -1,0 +1,267 @@
+"""Does the head carry information the softmax side lacks? (issue 49, item 4)
+
+From the committed per-item scores only (no model runs here): a model fitted on dev over
+the features every row already has, once WITHOUT and once WITH the head's features, test
+scored once; the two are compared with a paired bootstrap over sources.
+
+* Word level (WMT ro-en word tags; MQM zh-en words touching an error span): logistic
+  regression of BAD. Features without the head: the log word probability of the softmax,
+  BoostedProb and RAUQ (the word's own and its left and right neighbours' softmax), the
+  word's length in characters, whether it has no letter or digit, its relative position,
+  the number of words, and the segment's mean softmax log-probability, mean entropy and
+  mean dominant-token count (the rows keep no per-token entropy or dominant count). With
+  the head: the same plus the head's log word score (its own and its neighbours') and its
+  mean log-probability over the segment.
+* Segment level (minus HTER on WMT; the MQM score on MQM): ridge regression. Features
+  without the head: every softmax-side sequence score of the row (product, mean log and
+  minimum of softmax, BoostedProb and RAUQ), the mean entropy, the mean dominant count and
+  the log token count; with the head: plus the head's three.
+
+Regularisation (C for the logistic regression, alpha for the ridge) is chosen on dev by
+5-fold cross-validation over dev sources (folds never split a source; word level: average
+precision, segment level: mean squared error); the model is then fitted on all of dev. The
+word threshold (a word is BAD when its predicted probability is above it) is the MCC-best
+on the out-of-fold dev predictions. Test figures: word MCC at that threshold (the tested
+figure), ROC-AUC and AP beside it; segment Pearson (tested) and Kendall. Family of the
+paired tests: the four "with minus without" deltas (two sets, two levels), two-sided,
+Holm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
+from sigmoid_head.evaluation.gold_formats import GoldItem, whitespace_words
+
+FLOOR = 1e-12
+WORD_METHODS = ("softmax", "boostedprob", "rauq")
+SEQ_BASE = tuple(f"{m}_{a}" for m in WORD_METHODS for a in ("logprob", "mean_log", "min"))
+SEQ_HEAD = ("sigmoid_logprob", "sigmoid_mean_log", "sigmoid_min")
+C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
+ALPHA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+FAMILY = "with minus without the head's features: word MCC and segment Pearson, two sets (two-sided, Holm)"
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    return np.log(np.clip(np.asarray(x, dtype=np.float64), FLOOR, 1.0))
+
+
+def _neighbours(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(left, right) neighbour of every entry of a (W,) array (the word's own at the ends)."""
+    if x.size == 0:
+        return x, x
+    return np.r_[x[:1], x[:-1]], np.r_[x[1:], x[-1:]]
+
+
+def word_features(row: dict, item: GoldItem, head: bool) -> np.ndarray:
+    """(W, F) features of the whitespace words of one scored text (module docstring)."""
+    boxes = whitespace_words(item.text)
+    n = len(boxes)
+    cols = []
+    for m in WORD_METHODS:
+        cols.append(_log(gold_word_scores(row, m)))
+    cols += list(_neighbours(cols[0]))
+    cols.append(np.asarray([e - s for s, e in boxes], dtype=np.float64))
+    cols.append(np.asarray([not any(c.isalnum() for c in item.text[s:e]) for s, e in boxes], float))
+    cols.append(np.arange(n) / max(n - 1, 1))
+    for v in (math.log(n + 1), row["softmax_mean_log"], row["entropy_mean"], row["dominant_mean"]):
+        cols.append(np.full(n, float(v)))
+    if head:
+        own = _log(gold_word_scores(row, "sigmoid"))
+        cols += [own, *_neighbours(own), np.full(n, float(row["sigmoid_mean_log"]))]
+    return np.stack(cols, axis=1) if n else np.zeros((0, len(cols)))
+
+
+def segment_features(rows: Sequence[dict], head: bool) -> np.ndarray:
+    """(N, F) sequence features of the rows (module docstring)."""
+    keys = SEQ_BASE + (SEQ_HEAD if head else ())
+    out = []
+    for r in rows:
+        v = [math.log(max(float(r[k]), FLOOR)) if k.endswith("_min") else float(r[k]) for k in keys]
+        v += [float(r["entropy_mean"]), float(r["dominant_mean"]), math.log(float(r["n_tokens"]) + 1)]
+        out.append(v)
+    x = np.asarray(out, dtype=np.float64)
+    return np.where(np.isfinite(x), x, math.log(FLOOR))
+
+
+def word_data(rows: Sequence[dict], items: Sequence[GoldItem], head: bool
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X (W, F), BAD (W,), source of each word (W,)) over every text."""
+    xs = [word_features(r, it, head) for r, it in zip(rows, items, strict=True)]
+    ys = [gold_word_bad(it) for it in items]
+    gs = [np.asarray([it.group] * len(y), dtype=object) for it, y in zip(items, ys, strict=True)]
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
+
+
+def _folds(groups: np.ndarray, k: int = 5) -> list[tuple[np.ndarray, np.ndarray]]:
+    from sklearn.model_selection import GroupKFold
+
+    return list(GroupKFold(n_splits=k).split(np.zeros(len(groups)), groups=groups))
+
+
+def fit_word(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, float, np.ndarray]:
+    """(model fitted on all of dev, chosen C, out-of-fold dev probabilities of BAD)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import average_precision_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def model(c: float):
+        return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
+
+    folds = _folds(groups)
+    best, best_c, best_oof = -math.inf, C_GRID[0], np.zeros(len(y))
+    for c in C_GRID:
+        oof = np.zeros(len(y))
+        for tr, va in folds:
+            oof[va] = model(c).fit(x[tr], y[tr]).predict_proba(x[va])[:, 1]
+        ap = average_precision_score(y, oof)
+        if ap > best:
+            best, best_c, best_oof = ap, c, oof
+    return model(best_c).fit(x, y), best_c, best_oof
+
+
+def fit_segment(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, float]:
+    """(ridge fitted on all of dev, chosen alpha), alpha by cross-validated MSE over sources."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def model(a: float):
+        return make_pipeline(StandardScaler(), Ridge(alpha=a))
+
+    folds = _folds(groups)
+    errors = {a: sum(float(np.sum((model(a).fit(x[tr], y[tr]).predict(x[va]) - y[va]) ** 2))
+                     for tr, va in folds) for a in ALPHA_GRID}
+    alpha = min(errors, key=errors.get)
+    return model(alpha).fit(x, y), alpha
+
+
+def _split(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
+    """The committed scored rows and gold items of one split of a set."""
+    from evaluate_sets import KIND, items_of
+    from tables import RESULTS, gold_rows, joined, read_jsonl_gz
+
+    gold = gold_rows(name, split, None)
+    if gold is None:
+        raise SystemExit(f"{name}: no committed gold")
+    rows = joined(gold, read_jsonl_gz(RESULTS / name / f"{split}.scores.jsonl.gz"))
+    return rows, items_of(KIND[name], gold)
+
+
+def word_level(name: str) -> dict[str, Any]:
+    """Dev-fitted logistic regressions without and with the head; test predictions."""
+    from evaluate_sets import pick_threshold
+
+    (drows, ditems), (trows, titems) = _split(name, "dev"), _split(name, "test")
+    out: dict[str, Any] = {}
+    for label, head in (("without", False), ("with", True)):
+        x, y, g = word_data(drows, ditems, head)
+        model, c, oof = fit_word(x, y, g)
+        thr = pick_threshold(1.0 - oof, y)
+        tx, ty, tg = word_data(trows, titems, head)
+        p = model.predict_proba(tx)[:, 1]
+        out[label] = {"C": c, "threshold": thr, "p_bad": p, "pred": (1.0 - p) < thr}
+    soft_dev = np.concatenate([gold_word_scores(r, "softmax") for r in drows])
+    soft_test = np.concatenate([gold_word_scores(r, "softmax") for r in trows])
+    out["softmax"] = {"pred": soft_test < pick_threshold(soft_dev, y_dev(ditems)), "p_bad": -soft_test}
+    out["bad"], out["groups"] = ty, tg
+    return out
+
+
+def y_dev(items: Sequence[GoldItem]) -> np.ndarray:
+    return np.concatenate([gold_word_bad(it) for it in items])
+
+
+def segment_level(name: str) -> dict[str, Any]:
+    """Dev-fitted ridge regressions without and with the head; test predictions."""
+    from evaluate_sets import KIND, human_scores
+
+    kind = KIND[name]
+    (drows, ditems), (trows, titems) = _split(name, "dev"), _split(name, "test")
+    from tables import gold_rows
+
+    hd, ht = human_scores(kind, gold_rows(name, "dev", None)), human_scores(kind, gold_rows(name, "test", None))
+    gd, gt = (np.asarray([it.group for it in items]) for items in (ditems, titems))
+    out: dict[str, Any] = {}
+    for label, head in (("without", False), ("with", True)):
+        model, alpha = fit_segment(segment_features(drows, head), hd, gd)
+        out[label] = {"alpha": alpha, "pred": model.predict(segment_features(trows, head))}
+    out["softmax"] = {"pred": np.asarray([float(r["softmax_mean_log"]) for r in trows])}
+    out["human"], out["groups"] = ht, gt
+    return out
+
+
+SETS = ("mlqe-roen-word", "mqm-ted-zhen")
+BLOCK = "human-qe-combination"
+
+
+def results(n_boot: int = 1000) -> dict[str, Any]:
+    """Every figure of the comparison (module docstring), JSON-ready, with the paired tests."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.metrics import kendall, pearson
+    from sigmoid_head.evaluation.pvalues import add_holm
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    out: dict[str, Any] = {"family": FAMILY, "n_boot": n_boot, "sets": {}}
+    tests: dict[str, dict] = {}
+    for name in SETS:
+        w, s = word_level(name), segment_level(name)
+        entry: dict[str, Any] = {"word": {}, "segment": {}}
+        for k in ("without", "with", "softmax"):
+            entry["word"][k] = {
+                "mcc": mcc(w[k]["pred"], w["bad"]),
+                "roc_auc": float(roc_auc_score(w["bad"], w[k]["p_bad"])),
+                "ap": float(average_precision_score(w["bad"], w[k]["p_bad"])),
+                **{p: w[k][p] for p in ("C", "threshold") if p in w[k]},
+            }
+            entry["segment"][k] = {
+                "pearson": pearson(s[k]["pred"], s["human"]),
+                "kendall": kendall(s[k]["pred"], s["human"]),
+                **({"alpha": s[k]["alpha"]} if "alpha" in s[k] else {}),
+            }
+        entry["counts"] = {"test_words": int(w["bad"].size), "test_bad": int(w["bad"].sum()),
+                           "test_segments": int(s["human"].size),
+                           "test_sources": int(len(set(s["groups"].tolist())))}
+        tests[f"{name} word MCC"] = paired_bootstrap(
+            mcc, w["with"]["pred"].astype(float), w["without"]["pred"].astype(float), w["bad"],
+            n=n_boot, groups=w["groups"])
+        tests[f"{name} segment Pearson"] = paired_bootstrap(
+            pearson, s["with"]["pred"], s["without"]["pred"], s["human"], n=n_boot, groups=s["groups"])
+        out["sets"][name] = entry
+    add_holm(tests, FAMILY)
+    out["tests"] = tests
+    return out
+
+
+def block(res: dict[str, Any]) -> str:
+    """The page's table of :func:`results`."""
+    from tables import _p
+
+    lines = ["| set | level | softmax alone | without the head | with the head | delta (with - without) "
+             "| 95% CI | p | Holm p | Holm p (normal) | beside it (without / with) | chosen on dev |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in res["sets"].items():
+        for level, fig, second in (("word", "mcc", "ap"), ("segment", "pearson", "kendall")):
+            e, t = entry[level], res["tests"][f"{name} {'word MCC' if level == 'word' else 'segment Pearson'}"]
+            reg = "C" if level == "word" else "alpha"
+            lines.append(
+                f"| {name} | {level} {fig} | {e['softmax'][fig]:.3f} | {e['without'][fig]:.3f} "
+                f"| {e['with'][fig]:.3f} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} "
+                f"| {second} {e['without'][second]:.3f} / {e['with'][second]:.3f} "
+                f"| {reg} {e['without'][reg]:g} / {e['with'][reg]:g} |")
+    counts = "; ".join(f"{n}: {c['test_words']} test words ({c['test_bad']} BAD), {c['test_segments']} "
+                       f"segments, {c['test_sources']} sources" for n, c in
+                       ((n, e["counts"]) for n, e in res["sets"].items()))
+    return "\n".join([*lines, "",
+                      f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
+                      "its mean log-probability at segment level. Family: " + res["family"] + f"; "
+                      f"{res['n_boot']} resamples of sources.", ""])
