@@ -49,8 +49,10 @@ LEADERBOARD = HERE / "results" / "wmt22-word.json"
 
 def _files(clones: Path, key: str) -> dict[str, bytes]:
     spec = json.loads(SOURCES.read_text())[key]
-    return {f["path"]: source_bytes(clones, spec["repo"], spec["commit"], f["path"], f["sha256"])
-            for f in spec["files"]}
+    return {
+        f["path"]: source_bytes(clones, spec["repo"], spec["commit"], f["path"], f["sha256"])
+        for f in spec["files"]
+    }
 
 
 def _lines(data: bytes) -> list[str]:
@@ -77,7 +79,9 @@ def parse_predictions(data: bytes, n_words: list[int], where: str) -> tuple[str,
             raise ValueError(f"{where}:{k}: expected 7 tab-separated columns with type MT")
         method, s, w, tag = cols[1], int(cols[3]), int(cols[4]), cols[6].strip()
         if tag not in ("OK", "BAD") or s >= len(tags) or w >= len(tags[s]):
-            raise ValueError(f"{where}:{k}: tag {tag!r} at sentence {s}, word {w} is outside the gold")
+            raise ValueError(
+                f"{where}:{k}: tag {tag!r} at sentence {s}, word {w} is outside the gold"
+            )
         tags[s][w] = tag
     missing = sum(t is None for row in tags for t in row)
     if missing:
@@ -111,7 +115,9 @@ def _dev(clones: Path, pair: str) -> tuple[list[str], list[str], list[str]]:
     for k, text in enumerate(mt):
         row = table.get(k, {})
         if sorted(row) != list(range(len(text.split()))):
-            raise ValueError(f"{pair} dev sentence {k}: tags for {len(row)} of {len(text.split())} words")
+            raise ValueError(
+                f"{pair} dev sentence {k}: tags for {len(row)} of {len(text.split())} words"
+            )
         tags.append(" ".join(row[i] for i in range(len(row))))
     return tags, mt, got["test21.tok.src"]
 
@@ -134,14 +140,17 @@ def build(clones: Path, out: Path) -> dict[str, dict]:
         (folder / "submissions").mkdir(parents=True, exist_ok=True)
         for split, rows in (("test", (tags, mt, src)), ("dev", (dev_tags, dev_mt, dev_src))):
             for ext, lines in zip(("tags", "mt", "src"), rows, strict=True):
-                (folder / f"{split}.{ext}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+                (folder / f"{split}.{ext}").write_text(
+                    "".join(x + "\n" for x in lines), encoding="utf-8"
+                )
         methods[pair] = {}
         for path, data in files.items():
             if path.endswith("predictions.txt"):
                 team = team_name(path)
                 methods[pair][team], pred = parse_predictions(data, n_words, path)
                 (folder / "submissions" / f"{team}.tags").write_text(
-                    "".join(" ".join(t) + "\n" for t in pred), encoding="utf-8")
+                    "".join(" ".join(t) + "\n" for t in pred), encoding="utf-8"
+                )
     return methods
 
 
@@ -157,8 +166,13 @@ def published(clones: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-USERS = {"Team papago": "JeonghyeokPark", "IST-Unbabel": "IST-Unbabel", "Team NJUQE": "gengxiang",
-         "OrganizersBaselines": "OrganizersBaselines", "Team HW-TSC": "Abulice"}
+USERS = {
+    "Team papago": "JeonghyeokPark",
+    "IST-Unbabel": "IST-Unbabel",
+    "Team NJUQE": "gengxiang",
+    "OrganizersBaselines": "OrganizersBaselines",
+    "Team HW-TSC": "Abulice",
+}
 """Submission folder's team -> its Codalab user name on the results page."""
 
 
@@ -167,16 +181,28 @@ def leaderboard(out: Path, methods: dict[str, dict], clones: Path) -> dict:
     from sigmoid_head.evaluation.span_metrics import mcc
 
     pub = published(clones)
-    res: dict = {"metric": "MCC of BAD over all test words (sigmoid_head.evaluation.span_metrics.mcc)",
-                 "pairs": {}}
+    res: dict = {
+        "metric": "MCC of BAD over all test words (sigmoid_head.evaluation.span_metrics.mcc)",
+        "pairs": {},
+    }
     for pair in PAIRS:
-        gold = [t == "BAD" for line in (out / pair / "test.tags").read_text().split("\n") for t in line.split()]
+        gold = [
+            t == "BAD"
+            for line in (out / pair / "test.tags").read_text().split("\n")
+            for t in line.split()
+        ]
         rows = {}
         for team, method in sorted(methods[pair].items()):
-            pred = [t == "BAD" for line in (out / pair / "submissions" / f"{team}.tags").read_text().split("\n")
-                    for t in line.split()]
-            rows[team] = {"method": method, "mcc": round(mcc(pred, gold), 6),
-                          "published_mcc": pub[pair].get(USERS.get(team, ""))}
+            pred = [
+                t == "BAD"
+                for line in (out / pair / "submissions" / f"{team}.tags").read_text().split("\n")
+                for t in line.split()
+            ]
+            rows[team] = {
+                "method": method,
+                "mcc": round(mcc(pred, gold), 6),
+                "published_mcc": pub[pair].get(USERS.get(team, "")),
+            }
         res["pairs"][pair] = {"n_words": len(gold), "n_bad": int(sum(gold)), "submissions": rows}
     return res
 

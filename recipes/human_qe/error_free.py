@@ -32,8 +32,15 @@ import numpy as np
 
 NAME = "mqm-ted-zhen"
 HEAD = "sigmoid_mean_log"
-SOFTMAX_SIDE = ("softmax_mean_log", "softmax_min", "boostedprob_mean_log", "boostedprob_min",
-                "rauq_mean_log", "rauq_min", "-entropy_mean")
+SOFTMAX_SIDE = (
+    "softmax_mean_log",
+    "softmax_min",
+    "boostedprob_mean_log",
+    "boostedprob_min",
+    "rauq_mean_log",
+    "rauq_min",
+    "-entropy_mean",
+)
 FAMILY = "error-free detection, head vs the dev-chosen softmax-side score: ROC-AUC and MCC (two-sided, Holm)"
 
 
@@ -82,25 +89,42 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     (drows, _), (trows, titems) = _split(NAME, "dev"), _split(NAME, "test")
     yd, yt = labels(gold_rows(NAME, "dev", None)), labels(gold_rows(NAME, "test", None))
     groups = np.asarray([it.group for it in titems])
-    out: dict[str, Any] = {"set": NAME, "family": FAMILY, "n_boot": n_boot,
-                           "counts": {"dev": len(yd), "dev_error_free": int(yd.sum()),
-                                      "test": len(yt), "test_error_free": int(yt.sum())},
-                           "scores": {}}
+    out: dict[str, Any] = {
+        "set": NAME,
+        "family": FAMILY,
+        "n_boot": n_boot,
+        "counts": {
+            "dev": len(yd),
+            "dev_error_free": int(yd.sum()),
+            "test": len(yt),
+            "test_error_free": int(yt.sum()),
+        },
+        "scores": {},
+    }
     decisions = {}
     for key in (HEAD, *SOFTMAX_SIDE):
         f = fit(drows, yd, key)
         x = score(trows, key)
         p = 1.0 / (1.0 + np.exp(-(f["a"] * x + f["b"])))
         decisions[key] = (x, (p >= f["threshold"]).astype(float))
-        out["scores"][key] = {**f, "roc_auc": roc_auc(x, yt), "mcc_05": mcc(p >= 0.5, yt),
-                              "flag_05": float(np.mean(p >= 0.5)), "mcc_dev": mcc(p >= f["threshold"], yt),
-                              "flag_dev": float(np.mean(p >= f["threshold"])),
-                              "brier": float(np.mean((p - yt) ** 2))}
+        out["scores"][key] = {
+            **f,
+            "roc_auc": roc_auc(x, yt),
+            "mcc_05": mcc(p >= 0.5, yt),
+            "flag_05": float(np.mean(p >= 0.5)),
+            "mcc_dev": mcc(p >= f["threshold"], yt),
+            "flag_dev": float(np.mean(p >= f["threshold"])),
+            "brier": float(np.mean((p - yt) ** 2)),
+        }
     best = max(SOFTMAX_SIDE, key=lambda k: out["scores"][k]["dev_roc_auc"])
-    tests = {"ROC-AUC": paired_bootstrap(roc_auc, decisions[HEAD][0], decisions[best][0], yt,
-                                         n=n_boot, groups=groups),
-             "MCC (dev threshold)": paired_bootstrap(mcc, decisions[HEAD][1], decisions[best][1], yt,
-                                                     n=n_boot, groups=groups)}
+    tests = {
+        "ROC-AUC": paired_bootstrap(
+            roc_auc, decisions[HEAD][0], decisions[best][0], yt, n=n_boot, groups=groups
+        ),
+        "MCC (dev threshold)": paired_bootstrap(
+            mcc, decisions[HEAD][1], decisions[best][1], yt, n=n_boot, groups=groups
+        ),
+    }
     add_holm(tests, FAMILY)
     out["softmax_side_best_on_dev"], out["tests"] = best, tests
     out["base_rate_brier"] = float(np.mean((yd.mean() - yt) ** 2))
@@ -112,20 +136,40 @@ def block(res: dict[str, Any]) -> str:
     from tables import _p
 
     c = res["counts"]
-    lines = ["| score | dev ROC-AUC | ROC-AUC | MCC, p >= 0.5 | share called error-free | MCC, dev threshold "
-             "| share called error-free | Brier |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| score | dev ROC-AUC | ROC-AUC | MCC, p >= 0.5 | share called error-free | MCC, dev threshold "
+        "| share called error-free | Brier |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for key, s in res["scores"].items():
         name = f"{key} (head)" if key == HEAD else key
-        lines.append(f"| {name} | {s['dev_roc_auc']:.3f} | {s['roc_auc']:.3f} | {s['mcc_05']:.3f} "
-                     f"| {s['flag_05']:.0%} | {s['mcc_dev']:.3f} | {s['flag_dev']:.0%} | {s['brier']:.3f} |")
-    lines += ["", f"Head vs {res['softmax_side_best_on_dev']} (the softmax-side score with the highest dev "
-              "ROC-AUC):", "", "| figure | delta (head - it) | 95% CI | p | Holm p | Holm p (normal) |",
-              "|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {s['dev_roc_auc']:.3f} | {s['roc_auc']:.3f} | {s['mcc_05']:.3f} "
+            f"| {s['flag_05']:.0%} | {s['mcc_dev']:.3f} | {s['flag_dev']:.0%} | {s['brier']:.3f} |"
+        )
+    lines += [
+        "",
+        f"Head vs {res['softmax_side_best_on_dev']} (the softmax-side score with the highest dev "
+        "ROC-AUC):",
+        "",
+        "| figure | delta (head - it) | 95% CI | p | Holm p | Holm p (normal) |",
+        "|---|---|---|---|---|---|",
+    ]
     for fig, t in res["tests"].items():
-        lines.append(f"| {fig} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                     f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} |")
+        lines.append(
+            f"| {fig} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+            f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} |"
+        )
     base = res["base_rate_brier"]
-    return "\n".join([*lines, "", f"Error-free: {c['dev_error_free']} of {c['dev']} dev and "
-                      f"{c['test_error_free']} of {c['test']} test segments. Brier of the dev base rate "
-                      f"on test: {base:.3f}" + ("" if math.isfinite(base) else " (undefined)")
-                      + f". Family: {res['family']}; {res['n_boot']} resamples of sources.", ""])
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"Error-free: {c['dev_error_free']} of {c['dev']} dev and "
+            f"{c['test_error_free']} of {c['test']} test segments. Brier of the dev base rate "
+            f"on test: {base:.3f}"
+            + ("" if math.isfinite(base) else " (undefined)")
+            + f". Family: {res['family']}; {res['n_boot']} resamples of sources.",
+            "",
+        ]
+    )

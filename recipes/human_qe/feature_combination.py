@@ -83,14 +83,19 @@ def segment_features(rows: Sequence[dict], head: bool) -> np.ndarray:
     out = []
     for r in rows:
         v = [math.log(max(float(r[k]), FLOOR)) if k.endswith("_min") else float(r[k]) for k in keys]
-        v += [float(r["entropy_mean"]), float(r["dominant_mean"]), math.log(float(r["n_tokens"]) + 1)]
+        v += [
+            float(r["entropy_mean"]),
+            float(r["dominant_mean"]),
+            math.log(float(r["n_tokens"]) + 1),
+        ]
         out.append(v)
     x = np.asarray(out, dtype=np.float64)
     return np.where(np.isfinite(x), x, math.log(FLOOR))
 
 
-def word_data(rows: Sequence[dict], items: Sequence[GoldItem], head: bool
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def word_data(
+    rows: Sequence[dict], items: Sequence[GoldItem], head: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(X (W, F), BAD (W,), source of each word (W,)) over every text."""
     xs = [word_features(r, it, head) for r, it in zip(rows, items, strict=True)]
     ys = [gold_word_bad(it) for it in items]
@@ -136,8 +141,13 @@ def fit_segment(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, 
         return make_pipeline(StandardScaler(), Ridge(alpha=a))
 
     folds = _folds(groups)
-    errors = {a: sum(float(np.sum((model(a).fit(x[tr], y[tr]).predict(x[va]) - y[va]) ** 2))
-                     for tr, va in folds) for a in ALPHA_GRID}
+    errors = {
+        a: sum(
+            float(np.sum((model(a).fit(x[tr], y[tr]).predict(x[va]) - y[va]) ** 2))
+            for tr, va in folds
+        )
+        for a in ALPHA_GRID
+    }
     alpha = min(errors, key=errors.get)
     return model(alpha).fit(x, y), alpha
 
@@ -169,7 +179,10 @@ def word_level(name: str) -> dict[str, Any]:
         out[label] = {"C": c, "threshold": thr, "p_bad": p, "pred": (1.0 - p) < thr}
     soft_dev = np.concatenate([gold_word_scores(r, "softmax") for r in drows])
     soft_test = np.concatenate([gold_word_scores(r, "softmax") for r in trows])
-    out["softmax"] = {"pred": soft_test < pick_threshold(soft_dev, y_dev(ditems)), "p_bad": -soft_test}
+    out["softmax"] = {
+        "pred": soft_test < pick_threshold(soft_dev, y_dev(ditems)),
+        "p_bad": -soft_test,
+    }
     out["bad"], out["groups"] = ty, tg
     return out
 
@@ -186,7 +199,10 @@ def segment_level(name: str) -> dict[str, Any]:
     (drows, ditems), (trows, titems) = _split(name, "dev"), _split(name, "test")
     from tables import gold_rows
 
-    hd, ht = human_scores(kind, gold_rows(name, "dev", None)), human_scores(kind, gold_rows(name, "test", None))
+    hd, ht = (
+        human_scores(kind, gold_rows(name, "dev", None)),
+        human_scores(kind, gold_rows(name, "test", None)),
+    )
     gd, gt = (np.asarray([it.group for it in items]) for items in (ditems, titems))
     out: dict[str, Any] = {}
     for label, head in (("without", False), ("with", True)):
@@ -227,14 +243,28 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
                 "kendall": kendall(s[k]["pred"], s["human"]),
                 **({"alpha": s[k]["alpha"]} if "alpha" in s[k] else {}),
             }
-        entry["counts"] = {"test_words": int(w["bad"].size), "test_bad": int(w["bad"].sum()),
-                           "test_segments": int(s["human"].size),
-                           "test_sources": int(len(set(s["groups"].tolist())))}
+        entry["counts"] = {
+            "test_words": int(w["bad"].size),
+            "test_bad": int(w["bad"].sum()),
+            "test_segments": int(s["human"].size),
+            "test_sources": int(len(set(s["groups"].tolist()))),
+        }
         tests[f"{name} word MCC"] = paired_bootstrap(
-            mcc, w["with"]["pred"].astype(float), w["without"]["pred"].astype(float), w["bad"],
-            n=n_boot, groups=w["groups"])
+            mcc,
+            w["with"]["pred"].astype(float),
+            w["without"]["pred"].astype(float),
+            w["bad"],
+            n=n_boot,
+            groups=w["groups"],
+        )
         tests[f"{name} segment Pearson"] = paired_bootstrap(
-            pearson, s["with"]["pred"], s["without"]["pred"], s["human"], n=n_boot, groups=s["groups"])
+            pearson,
+            s["with"]["pred"],
+            s["without"]["pred"],
+            s["human"],
+            n=n_boot,
+            groups=s["groups"],
+        )
         out["sets"][name] = entry
     add_holm(tests, FAMILY)
     out["tests"] = tests
@@ -245,23 +275,37 @@ def block(res: dict[str, Any]) -> str:
     """The page's table of :func:`results`."""
     from tables import _p
 
-    lines = ["| set | level | softmax alone | without the head | with the head | delta (with - without) "
-             "| 95% CI | p | Holm p | Holm p (normal) | beside it (without / with) | chosen on dev |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| set | level | softmax alone | without the head | with the head | delta (with - without) "
+        "| 95% CI | p | Holm p | Holm p (normal) | beside it (without / with) | chosen on dev |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, entry in res["sets"].items():
         for level, fig, second in (("word", "mcc", "ap"), ("segment", "pearson", "kendall")):
-            e, t = entry[level], res["tests"][f"{name} {'word MCC' if level == 'word' else 'segment Pearson'}"]
+            e, t = (
+                entry[level],
+                res["tests"][f"{name} {'word MCC' if level == 'word' else 'segment Pearson'}"],
+            )
             reg = "C" if level == "word" else "alpha"
             lines.append(
                 f"| {name} | {level} {fig} | {e['softmax'][fig]:.3f} | {e['without'][fig]:.3f} "
                 f"| {e['with'][fig]:.3f} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
                 f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} "
                 f"| {second} {e['without'][second]:.3f} / {e['with'][second]:.3f} "
-                f"| {reg} {e['without'][reg]:g} / {e['with'][reg]:g} |")
-    counts = "; ".join(f"{n}: {c['test_words']} test words ({c['test_bad']} BAD), {c['test_segments']} "
-                       f"segments, {c['test_sources']} sources" for n, c in
-                       ((n, e["counts"]) for n, e in res["sets"].items()))
-    return "\n".join([*lines, "",
-                      f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
-                      "its mean log-probability at segment level. Family: " + res["family"] + f"; "
-                      f"{res['n_boot']} resamples of sources.", ""])
+                f"| {reg} {e['without'][reg]:g} / {e['with'][reg]:g} |"
+            )
+    counts = "; ".join(
+        f"{n}: {c['test_words']} test words ({c['test_bad']} BAD), {c['test_segments']} "
+        f"segments, {c['test_sources']} sources"
+        for n, c in ((n, e["counts"]) for n, e in res["sets"].items())
+    )
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
+            "its mean log-probability at segment level. Family: " + res["family"] + f"; "
+            f"{res['n_boot']} resamples of sources.",
+            "",
+        ]
+    )

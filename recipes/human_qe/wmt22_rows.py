@@ -23,8 +23,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 LEADERBOARD = HERE / "results" / "wmt22-word.json"
-SOURCE = ("[WMT-QE-Task/wmt-qe-2022-data](https://github.com/WMT-QE-Task/wmt-qe-2022-data/tree/"
-          "dda0c256b3227a1939f532f101ede9f1b8951f37/official_submissions/task1_word-level)")
+SOURCE = (
+    "[WMT-QE-Task/wmt-qe-2022-data](https://github.com/WMT-QE-Task/wmt-qe-2022-data/tree/"
+    "dda0c256b3227a1939f532f101ede9f1b8951f37/official_submissions/task1_word-level)"
+)
 
 
 def add_run(pair: str, run: Path) -> dict[str, Any]:
@@ -35,13 +37,34 @@ def add_run(pair: str, run: Path) -> dict[str, Any]:
     board = json.loads(LEADERBOARD.read_text())
     n_words = board["pairs"][pair]["n_words"]
     if res["word"]["counts"]["n_words"] != n_words:
-        raise SystemExit(f"{run}: {res['word']['counts']['n_words']} test words, the task has {n_words}")
-    ours = {"n_dev": res["n_dev"], "n_test": res["n_test"], "settings": res["settings"],
-            "methods": {m: {"mcc": v["mcc"], "threshold": res["word"]["thresholds"][m]}
-                        for m, v in res["word"]["methods"].items()},
-            "paired": {m: {k: t[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_holm",
-                                              "p_holm_normal", "n_boot", "family")}
-                       for m, t in (res.get("paired") or {}).items()}}
+        raise SystemExit(
+            f"{run}: {res['word']['counts']['n_words']} test words, the task has {n_words}"
+        )
+    ours = {
+        "n_dev": res["n_dev"],
+        "n_test": res["n_test"],
+        "settings": res["settings"],
+        "methods": {
+            m: {"mcc": v["mcc"], "threshold": res["word"]["thresholds"][m]}
+            for m, v in res["word"]["methods"].items()
+        },
+        "paired": {
+            m: {
+                k: t[k]
+                for k in (
+                    "delta",
+                    "ci_low",
+                    "ci_high",
+                    "p_value",
+                    "p_holm",
+                    "p_holm_normal",
+                    "n_boot",
+                    "family",
+                )
+            }
+            for m, t in (res.get("paired") or {}).items()
+        },
+    }
     board.setdefault("ours", {})[pair] = ours
     LEADERBOARD.write_text(json.dumps(board, indent=1) + "\n")
     return ours
@@ -49,15 +72,22 @@ def add_run(pair: str, run: Path) -> dict[str, Any]:
 
 def block(board: dict[str, Any]) -> str:
     """The page's table: every submission's MCC (computed here and as published), then ours."""
-    from tables import _p
 
-    lines = ["| pair | system | word MCC (computed here) | published | what |", "|---|---|---|---|---|"]
+    lines = [
+        "| pair | system | word MCC (computed here) | published | what |",
+        "|---|---|---|---|---|",
+    ]
     for pair, p in board["pairs"].items():
         subs = p["submissions"]
         best = max((t for t in subs if t != "OrganizersBaselines"), key=lambda t: subs[t]["mcc"])
         for team, r in sorted(subs.items(), key=lambda kv: -kv[1]["mcc"]):
-            what = ("the organisers' baseline (OpenKiwi)" if team == "OrganizersBaselines"
-                    else "best team" if team == best else "team")
+            what = (
+                "the organisers' baseline (OpenKiwi)"
+                if team == "OrganizersBaselines"
+                else "best team"
+                if team == best
+                else "team"
+            )
             pub = f"{r['published_mcc']:.4f}" if r.get("published_mcc") is not None else "-"
             lines.append(f"| {pair} | {team} ({r['method']}) | {r['mcc']:.4f} | {pub} | {what} |")
         ours = board.get("ours", {}).get(pair)
@@ -66,21 +96,46 @@ def block(board: dict[str, Any]) -> str:
             continue
         for m, v in ours["methods"].items():
             x, lo, hi = v["mcc"]
-            lines.append(f"| {pair} | {m} (SmolLM2-135M-Instruct{', the head' if m == 'sigmoid' else ''}) "
-                         f"| {x:.4f} [{lo:.3f}, {hi:.3f}] | - | dev threshold {v['threshold']:.3g} |")
-    lines += ["", f"Submissions: {SOURCE}; published figures: the task's results page in the same "
-              "repository. Word MCC of BAD over all test words. Our rows: thresholds chosen on dev "
-              "(the WMT 2021 test gold of the same pair, MLQE-PE), 95% interval over test sources.", ""]
-    tests = [(pair, m, t) for pair, o in board.get("ours", {}).items() for m, t in o["paired"].items()]
+            lines.append(
+                f"| {pair} | {m} (SmolLM2-135M-Instruct{', the head' if m == 'sigmoid' else ''}) "
+                f"| {x:.4f} [{lo:.3f}, {hi:.3f}] | - | dev threshold {v['threshold']:.3g} |"
+            )
+    lines += [
+        "",
+        f"Submissions: {SOURCE}; published figures: the task's results page in the same "
+        "repository. Word MCC of BAD over all test words. Our rows: thresholds chosen on dev "
+        "(the WMT 2021 test gold of the same pair, MLQE-PE), 95% interval over test sources.",
+        "",
+    ]
+    return "\n".join(lines + _tests(board))
+
+
+def _tests(board: dict[str, Any]) -> list[str]:
+    """The paired tests of our rows (head against each softmax-side method), per pair."""
+    from tables import _p
+
+    lines: list[str] = []
+    tests = [
+        (pair, m, t) for pair, o in board.get("ours", {}).items() for m, t in o["paired"].items()
+    ]
     if tests:
-        lines += ["| pair | head vs | delta | 95% CI | p | Holm p | Holm p (normal) |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {pair} | {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                  f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} "
-                  f"| {t['p_holm_normal']:.2g} |" for pair, m, t in tests]
-        lines += ["", "Holm within each pair's family (the head against each softmax-side method, "
-                  "two-sided, bootstrap over sources).", ""]
-    return "\n".join(lines)
+        lines += [
+            "| pair | head vs | delta | 95% CI | p | Holm p | Holm p (normal) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {pair} | {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+            f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} "
+            f"| {t['p_holm_normal']:.2g} |"
+            for pair, m, t in tests
+        ]
+        lines += [
+            "",
+            "Holm within each pair's family (the head against each softmax-side method, "
+            "two-sided, bootstrap over sources).",
+            "",
+        ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", required=True, type=Path, help="run.py's output folder for that pair")
     args = ap.parse_args(argv)
     ours = add_run(args.pair, args.run)
-    print(f"{args.pair}: " + ", ".join(f"{m} {v['mcc'][0]:.4f}" for m, v in ours["methods"].items()))
+    print(
+        f"{args.pair}: " + ", ".join(f"{m} {v['mcc'][0]:.4f}" for m, v in ours["methods"].items())
+    )
     return 0
 
 

@@ -1,0 +1,139 @@
+"""recipes/human_qe analyses of issue 49: the feature combination, error-free labels and the
+WMT 2022 submission reader (synthetic inputs; the committed-data tables are checked by
+``tables.py --check``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "recipes" / "human_qe"
+
+
+def _load(name: str):
+    if str(RECIPE) not in sys.path:
+        sys.path.insert(0, str(RECIPE))
+    spec = importlib.util.spec_from_file_location(f"human_qe_{name}", RECIPE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _rows(n: int, seed: int):
+    """Texts of 6 words; BAD words are the ones the head scores low, the softmax is noise."""
+    from sigmoid_head.evaluation.gold_formats import GoldItem
+
+    rng = np.random.default_rng(seed)
+    rows, items = [], []
+    for k in range(n):
+        words = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
+        text = " ".join(words)
+        bad = rng.random(6) < 0.3
+        offs, pos = [], 0
+        for w in words:
+            offs.append((pos, pos + len(w)))
+            pos += len(w) + 1
+        head = np.where(bad, rng.uniform(0.01, 0.3, 6), rng.uniform(0.5, 1.0, 6))
+        soft = rng.uniform(0.01, 1.0, 6)
+        rows.append(
+            {
+                "candidate": text,
+                "softmax_mean_log": -1.0,
+                "entropy_mean": 2.0,
+                "dominant_mean": 3.0,
+                "sigmoid_mean_log": float(np.log(head).mean()),
+                "words": [
+                    {
+                        "word": w,
+                        "start": s,
+                        "end": e,
+                        "softmax": soft[i],
+                        "boostedprob": soft[i],
+                        "rauq": soft[i],
+                        "sigmoid": head[i],
+                    }
+                    for i, (w, (s, e)) in enumerate(zip(words, offs, strict=True))
+                ],
+            }
+        )
+        items.append(GoldItem(text, [], f"src{k}", "s", [int(b) for b in bad]))
+    return rows, items
+
+
+def test_word_combination_uses_the_head_when_it_carries_the_signal() -> None:
+    from sklearn.metrics import average_precision_score
+
+    fc = _load("feature_combination")
+    (dr, di), (tr, ti) = _rows(200, 0), _rows(200, 1)
+    ap = {}
+    for head in (False, True):
+        x, y, g = fc.word_data(dr, di, head)
+        assert x.shape == (1200, 16 if head else 12) and g.shape == y.shape
+        model, c, oof = fc.fit_word(x, y, g)
+        assert c in fc.C_GRID and oof.shape == y.shape
+        tx, ty, _ = fc.word_data(tr, ti, head)
+        ap[head] = average_precision_score(ty, model.predict_proba(tx)[:, 1])
+    assert ap[True] > 0.9 and ap[False] < 0.5
+
+
+def test_segment_features_take_logs_of_minima() -> None:
+    fc = _load("feature_combination")
+    row = {k: 0.5 for k in fc.SEQ_BASE + fc.SEQ_HEAD}
+    row.update(entropy_mean=1.0, dominant_mean=2.0, n_tokens=9)
+    x = fc.segment_features([row], head=True)
+    keys = list(fc.SEQ_BASE + fc.SEQ_HEAD)
+    assert x.shape == (1, len(keys) + 3)
+    assert x[0, keys.index("softmax_min")] == pytest.approx(np.log(0.5))
+    assert x[0, keys.index("softmax_mean_log")] == 0.5 and x[0, -1] == pytest.approx(np.log(10))
+
+
+def test_error_free_needs_a_zero_score_and_no_span() -> None:
+    ef = _load("error_free")
+    gold = [
+        {"mqm": 0.0, "spans": []},
+        {"mqm": -1.0, "spans": []},
+        {"mqm": 0.0, "spans": [{"start": 0, "end": 1}]},
+        {"mqm": -0.0, "spans": []},
+    ]
+    assert ef.labels(gold).tolist() == [1.0, 0.0, 0.0, 1.0]
+
+
+def test_wmt22_submission_reader(tmp_path: Path) -> None:
+    b = _load("build_wmt22")
+    lines = [
+        "123",
+        "456",
+        "1",
+        "km-en\tm\tMT\t0\t0\tA\tOK",
+        "km-en\tm\tMT\t0\t1\tb\tBAD",
+        "km-en\tm\tMT\t1\t0\tc\tOK",
+    ]
+    method, tags = b.parse_predictions("\n".join(lines).encode(), [2, 1], "f")
+    assert method == "m" and tags == [["OK", "BAD"], ["OK"]]
+    with pytest.raises(ValueError, match="no predicted tag"):
+        b.parse_predictions("\n".join(lines[:-1]).encode(), [2, 1], "f")
+    with pytest.raises(ValueError, match="outside the gold"):
+        b.parse_predictions("\n".join(lines).encode(), [2], "f")
+    assert b.team_name("x/km-en/Team papago  - 6 submission/predictions.txt") == "Team papago"
+
+
+def test_wmt22_block_marks_missing_rows() -> None:
+    w = _load("wmt22_rows")
+    board = {
+        "pairs": {
+            "km-en": {
+                "submissions": {
+                    "A": {"method": "a", "mcc": 0.4, "published_mcc": 0.4},
+                    "OrganizersBaselines": {"method": "kiwi", "mcc": 0.3, "published_mcc": 0.3},
+                }
+            }
+        }
+    }
+    text = w.block(board)
+    assert "| km-en | A (a) | 0.4000 | 0.4000 | best team |" in text
+    assert "baseline" in text and "not scored yet" in text
