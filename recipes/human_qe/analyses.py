@@ -35,8 +35,11 @@ def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[s
     }
 
 
-def outputs(sets: tuple[str, ...]) -> tuple[dict[Path, str], dict[str, str]]:
-    """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``."""
+def outputs(
+    sets: tuple[str, ...], results_dir: Path = RESULTS
+) -> tuple[dict[Path, str], dict[str, str]]:
+    """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``;
+    the figure files go to ``results_dir``."""
     from run import _jsonable
 
     files: dict[Path, str] = {}
@@ -46,7 +49,7 @@ def outputs(sets: tuple[str, ...]) -> tuple[dict[Path, str], dict[str, str]]:
         if not needed[name] <= set(sets):
             continue
         res = compute()
-        files[RESULTS / f"{name}.json"] = json.dumps(_jsonable(res), indent=1) + "\n"
+        files[results_dir / f"{name}.json"] = json.dumps(_jsonable(res), indent=1) + "\n"
         blocks[f"{BLOCK}:{name}"] = render(res)
     import wmt22_rows
 

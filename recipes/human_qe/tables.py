@@ -373,8 +373,8 @@ def adopt(run_dir: Path, name: str) -> None:
     print(f"adopted {run_dir} as the committed run of {name}: now run --write")
 
 
-def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_variants: bool = True
-          ) -> tuple[dict[Path, str], dict[str, str], list[str]]:
+def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_variants: bool = True,
+          with_analyses: bool = True) -> tuple[dict[Path, str], dict[str, str], list[str]]:
     """(file -> text, page block -> text, notices) of everything this script makes for
     ``sets`` (without the head-variant tables when ``with_variants`` is False)."""
     files: dict[Path, str] = {}
@@ -407,10 +407,10 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
             blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
                 scope + variants_table(name, per) + head_against_head(name, base, per, shroom_data)
                 + seeds_table(name, per))
-    if with_variants:  # the analyses (issue 49) read the committed rows of their sets
+    if with_analyses:  # the analyses (issue 49) read the committed rows of their sets
         import analyses
 
-        more_files, more_blocks = analyses.outputs(sets)
+        more_files, more_blocks = analyses.outputs(sets, RESULTS)
         files.update(more_files)
         blocks.update(more_blocks)
     return files, blocks, notices
@@ -430,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(KIND), help="comma-separated sets to rebuild (default: all)")
     ap.add_argument("--no-variants", action="store_true",
                     help="leave the head-variant tables out (each variant is a full rebuild of its set)")
+    ap.add_argument("--no-analyses", action="store_true",
+                    help="leave the analysis tables out (feature combination, error-free, WMT 2022)")
     args = ap.parse_args(argv)
     sets = tuple(s for s in args.sets.split(",") if s)
     if not set(sets) <= set(KIND):
@@ -444,7 +446,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--adopt needs --set")
         adopt(args.adopt, args.set)
         return 0
-    files, blocks, notices = build(args.shroom_data, sets, with_variants=not args.no_variants)
+    files, blocks, notices = build(args.shroom_data, sets, with_variants=not args.no_variants,
+                                   with_analyses=not args.no_analyses)
     for n in notices:
         print(n)
     doc = DOC.read_text()
