@@ -45,10 +45,9 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "src"))
 
+from analyses import BLOCK as ANALYSIS_BLOCK  # noqa: E402
 from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
 from run import _cell, _jsonable, report, write_jsonl_gz  # noqa: E402
-
-from analyses import BLOCK as ANALYSIS_BLOCK  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"

@@ -104,7 +104,9 @@ def block(board: dict[str, Any]) -> str:
         "",
         f"Submissions: {SOURCE}; published figures: the task's results page in the same "
         "repository. Word MCC of BAD over all test words. Our rows: thresholds chosen on dev "
-        "(the WMT 2021 test gold of the same pair, MLQE-PE), 95% interval over test sources.",
+        "(the first sentences of the WMT 2021 test gold of the same pair, MLQE-PE: "
+        + (", ".join(f"{p} {o['n_dev']}" for p, o in board.get("ours", {}).items()) or "none yet")
+        + "), 95% interval over test sources.",
         "",
     ]
     return "\n".join(lines + _tests(board))
