@@ -3,6 +3,8 @@
 * :func:`refuse_overlaps`: an output path that is an input, another output, or inside
   the head or model folder is refused before any work (links, ``..``, hard links resolved).
 * :func:`check_out_dir`: the same for a folder of outputs (``evaluate --out-dir``).
+* :func:`run_inputs`: files every command of this run reads (its ``--config`` file), which
+  both checks count as inputs of every call.
 * :func:`folder_digest` / :func:`content_settings`: a head and a local model named by
   their files' content in a resume key, so ``./H1/`` and ``H1`` are one run and a
   recalibrated head, or weights swapped in place, another.
@@ -18,6 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from .io_utils import META_SUFFIX, PARTIAL_SUFFIX
+
+_RUN_INPUTS: dict[str, Any] = {}
+
+
+def run_inputs(inputs: dict[str, Any]) -> None:
+    """Set the inputs of the whole run (option name -> path; None entries skipped), counted
+    by :func:`refuse_overlaps` and :func:`check_out_dir` beside each call's own: the CLI
+    sets its ``--config`` file here once, so no command's output can overwrite it."""
+    _RUN_INPUTS.clear()
+    _RUN_INPUTS.update({k: v for k, v in inputs.items() if v})
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -47,7 +59,7 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
 
     # a stream (/dev/stdout, a FIFO) is written straight: it cannot destroy an input file
     outs = [(k, Path(v)) for k, v in outputs.items() if v and not is_stream(v)]
-    ins = [(k, Path(v)) for k, v in inputs.items() if v]
+    ins = [(k, Path(v)) for k, v in {**_RUN_INPUTS, **inputs}.items() if v]
     dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
             if v and Path(v).is_dir()]
     for i, (name, out) in enumerate(outs):

@@ -28,7 +28,7 @@ import sys
 from importlib import import_module
 from types import ModuleType
 
-from .. import threads
+from .. import output_safety, threads
 from .._version import __version__
 from ..io_utils import names_stdout
 from .options import apply_config, config_path, read_config
@@ -99,30 +99,50 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return sub.choices[command]
 
 
+MAX_THREADS = 4096
+"""The most threads ``--threads`` accepts (more than any CPU this runs on; a larger count
+would be refused by the OpenMP runtime, which then falls back to its default)."""
+
+
 def _thread_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    """``--threads N``: a positive integer up to :data:`MAX_THREADS`."""
+    text = str(text)
+    value = int(text) if text.strip().isdigit() and len(text.strip()) <= 12 else 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a positive integer")
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"{text[:40]} threads: at most {MAX_THREADS}")
     return value
 
 
 def _threads_option(argv: list[str]) -> int | None:
-    """``--threads N`` of the command line before it is parsed (None if absent or not a
-    positive integer: the parser then says what is wrong)."""
+    """``--threads N`` of the command line before it is parsed: the last one given, as
+    argparse reads it (None if absent or not a valid count: the parser then says what is
+    wrong, or the config file's value applies)."""
+    text = None
     for i, arg in enumerate(argv):
         if arg == "--":
             break
-        text = arg.partition("=")[2] if arg.startswith("--threads=") else (
-            argv[i + 1] if arg == "--threads" and i + 1 < len(argv) else None)
-        if text is not None:
-            try:
-                return _thread_count(text)
-            except argparse.ArgumentTypeError:
-                return None
-    return None
+        if arg.startswith("--threads="):
+            text = arg.partition("=")[2]
+        elif arg == "--threads" and i + 1 < len(argv):
+            text = argv[i + 1]
+    try:
+        return None if text is None else _thread_count(text)
+    except argparse.ArgumentTypeError:
+        return None
+
+
+def _config_threads(values: dict) -> int | None:
+    """The ``threads`` of a config file's values, when it is a valid count (else None: the
+    option's own check refuses it with the file's name)."""
+    value = values.get("threads")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    try:
+        return _thread_count(str(value)) if isinstance(value, str) or value < 10**6 else None
+    except argparse.ArgumentTypeError:
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,13 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     # OpenMP reads its variables once, when torch is first imported
     command, path = _chosen(argv), config_path(argv)
     try:
-        values = read_config(path) if path else {}
+        values = read_config(path) if path is not None else {}
     except ValueError as err:
         return _report(command or "", err, 2)
-    chosen = threads.apply(_threads_option(argv) or _threads_option(
-        ["--threads", str(values.get("threads"))] if "threads" in values else []))
+    output_safety.run_inputs({"--config": path})
+    count = _threads_option(argv) or _config_threads(values)
+    chosen = threads.apply(count)
     parser = build_parser(argv)
-    if path and command in COMMANDS:
+    if path is not None and command in COMMANDS:
         try:  # before parsing: the file's values are the defaults the flags override
             apply_config(_subparser(parser, command), path, values, command)
         except ValueError as err:
@@ -147,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    if getattr(args, "threads", None) not in (None, count):  # an abbreviation (--thread 2)
+        chosen = threads.apply(args.threads)
     logging.getLogger(__name__).debug(threads.describe(chosen))
     try:
         if hasattr(args, "dtype") or hasattr(args, "mixed_precision"):
