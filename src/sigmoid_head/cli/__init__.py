@@ -22,7 +22,6 @@ dependency (an ``ImportError``: the line names the extra that installs it).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 from importlib import import_module
@@ -145,10 +144,22 @@ def _config_threads(values: dict) -> int | None:
         return None
 
 
+STREAM_OUTPUTS = ("to_json", "output", "html")
+"""Output options that may name the standard output (``--to-json /dev/stdout``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (2 for a user error)."""
+    """Run one command; returns its exit code (2 for a user error, 130 when interrupted)."""
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv, from_command_line)
+    except KeyboardInterrupt as err:  # Ctrl-C, or a plugin raising it (named by the message)
+        return _report(_chosen(argv) or "", KeyboardInterrupt(str(err) or "interrupted"), 130)
+
+
+def _main(argv: list[str], from_command_line: bool) -> int:
+    """:func:`main` of a command line."""
     # the thread policy before the parser, whose options of train/generate import torch:
     # OpenMP reads its variables once, when torch is first imported
     command, path = _chosen(argv), config_path(argv)
@@ -176,8 +187,11 @@ def main(argv: list[str] | None = None) -> int:
             from .precision import preflight
 
             preflight(args, may_reexec=from_command_line)
-        if any(names_stdout(getattr(args, k, None)) for k in ("to_json", "output", "html")):
-            with contextlib.redirect_stdout(sys.stderr):  # stdout holds the output alone
+        to_stdout = [k for k in STREAM_OUTPUTS if names_stdout(getattr(args, k, None))]
+        if to_stdout:  # stdout holds the output alone: all else (plugins' writes) to stderr
+            with output_safety.stdout_to_stderr() as real:
+                for k in to_stdout if real is not None else ():
+                    setattr(args, k, f"/dev/fd/{real}")
                 return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError,

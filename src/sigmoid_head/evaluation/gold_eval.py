@@ -72,6 +72,8 @@ def check_pairs(rows: Sequence[dict], items: Sequence[GoldItem]) -> None:
     """Raise ValueError unless every record scores its gold item's text with word scores."""
     if len(rows) != len(items):
         raise ValueError(f"{len(rows)} scored items but {len(items)} gold items")
+    if not items:
+        raise ValueError("no gold items (an empty file?): nothing to evaluate")
     for k, (r, it) in enumerate(zip(rows, items, strict=True)):
         if "words" not in r:
             raise ValueError("word and span metrics need per-word scores: score with --with-tokens")
