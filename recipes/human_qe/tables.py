@@ -104,7 +104,12 @@ def with_head(base: list[dict], head: list[dict]) -> list[dict]:
 
 def variant_limit(name: str, variant: str) -> int | None:
     """The ``--limit`` (first N texts per split; None: all) a packed head variant ran with."""
-    return json.loads((RESULTS / name / "heads" / variant / "settings.json").read_text())["limit"]
+    from sigmoid_head.json_safety import read_json
+
+    settings = read_json(RESULTS / name / "heads" / variant / "settings.json")
+    if not isinstance(settings, dict) or "limit" not in settings:
+        raise ValueError(f"{RESULTS / name / 'heads' / variant / 'settings.json'}: no limit")
+    return settings["limit"]
 
 
 def _prefix(rows: list, limit: int | None) -> list:

@@ -245,7 +245,7 @@ def reranked_row(record: dict, cands: list[dict], key: str, truncated: bool = Fa
     missing = [i for i, c in enumerate(cands) if key not in c]
     if missing:
         raise ValueError(f"candidate {missing[0]} has no {key!r} score")
-    values = [float(c[key]) for c in cands]
+    values = [math.nan if c[key] is None else float(c[key]) for c in cands]  # None: no value
     k = pick(values, higher_is_better(key))
     return {**{f: record[f] for f in KEEP if f in record},
             **({"truncated": True} if truncated else {}),
