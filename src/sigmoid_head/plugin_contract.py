@@ -33,8 +33,17 @@ import numpy as np
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 """A method's or a plugin column's name."""
-RESERVED_SUFFIXES = ("_logprob", "_mean_log", "_min", "_geo_mean", "_geomean", "_geo", "_log",
-                     "_platt", "_isotonic")
+RESERVED_SUFFIXES = (
+    "_logprob",
+    "_mean_log",
+    "_min",
+    "_geo_mean",
+    "_geomean",
+    "_geo",
+    "_log",
+    "_platt",
+    "_isotonic",
+)
 """Suffixes the library appends to a method's name: no name may end with one."""
 TOLERANCE = 1e-4
 """Rounding allowed past a declared bound (a float32 log-softmax can be a hair above 0)."""
@@ -44,11 +53,15 @@ def check_name(name: Any, what: str) -> None:
     """Refuse a name that is empty, not text, of other characters, or ending with a suffix
     of :data:`RESERVED_SUFFIXES`."""
     if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError(f"{what} name {str(name)[:40]!r}: a name is 1-64 letters, digits "
-                         "or '_', starting with a letter")
+        raise ValueError(
+            f"{what} name {str(name)[:40]!r}: a name is 1-64 letters, digits "
+            "or '_', starting with a letter"
+        )
     if name.endswith(RESERVED_SUFFIXES) or name.startswith("mc_"):
-        raise ValueError(f"{what} name {name!r} ends or starts like a key the library derives "
-                         f"({', '.join(RESERVED_SUFFIXES)}, mc_)")
+        raise ValueError(
+            f"{what} name {name!r} ends or starts like a key the library derives "
+            f"({', '.join(RESERVED_SUFFIXES)}, mc_)"
+        )
 
 
 def check_keys(owner: str, new: Iterable[str], taken: dict[str, str]) -> None:
@@ -56,8 +69,9 @@ def check_keys(owner: str, new: Iterable[str], taken: dict[str, str]) -> None:
     owner)."""
     for key in new:
         if key in taken:
-            raise ValueError(f"{owner}: the key {key!r} is already written by {taken[key]}; "
-                             "choose another name")
+            raise ValueError(
+                f"{owner}: the key {key!r} is already written by {taken[key]}; choose another name"
+            )
 
 
 def token_values(owner: str, unit: str, values: Any, n: int) -> Any:
@@ -73,36 +87,53 @@ def token_values(owner: str, unit: str, values: Any, n: int) -> Any:
     if isinstance(values, (str, bytes)) or values is None:
         raise ValueError(f"method {owner!r} returned {type(values).__name__}, not {n} numbers")
     try:
-        array = values if isinstance(values, torch.Tensor) else torch.as_tensor(
-            np.asarray(values, dtype=np.float64))
+        array = (
+            values
+            if isinstance(values, torch.Tensor)
+            else torch.as_tensor(np.asarray(values, dtype=np.float64))
+        )
     except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"method {owner!r} returned {type(values).__name__}, "
-                         f"not {n} numbers") from None
+        raise ValueError(
+            f"method {owner!r} returned {type(values).__name__}, not {n} numbers"
+        ) from None
     if array.dtype == torch.bool or array.dtype.is_complex:
         raise ValueError(f"method {owner!r} returned {array.dtype} values, not numbers")
     if tuple(array.shape) != (n,):
-        raise ValueError(f"method {owner!r} returned values of shape {tuple(array.shape)}, "
-                         f"expected ({n},): one per scored position")
+        raise ValueError(
+            f"method {owner!r} returned values of shape {tuple(array.shape)}, "
+            f"expected ({n},): one per scored position"
+        )
     checked = array.detach().double()
     low, high = (-math.inf, 0.0) if unit == "log" else (0.0, 1.0)
-    _in_range(f"method {owner!r}", "log-probability" if unit == "log" else "probability",
-              checked.cpu().numpy(), low, high, allow_neg_inf=unit == "log")
+    _in_range(
+        f"method {owner!r}",
+        "log-probability" if unit == "log" else "probability",
+        checked.cpu().numpy(),
+        low,
+        high,
+        allow_neg_inf=unit == "log",
+    )
     return array if array.dtype.is_floating_point else array.float()
 
 
-def _in_range(owner: str, what: str, values: np.ndarray, low: float, high: float,
-              allow_neg_inf: bool = False) -> None:
+def _in_range(
+    owner: str, what: str, values: np.ndarray, low: float, high: float, allow_neg_inf: bool = False
+) -> None:
     """Refuse NaN, infinities (but -inf where ``allow_neg_inf``) and values outside
     [low, high] (give or take :data:`TOLERANCE`)."""
     bad = np.isnan(values) | (values == math.inf) | ((values == -math.inf) & (not allow_neg_inf))
     if bad.any():
-        raise ValueError(f"{owner} returned a non-finite {what} ({values[bad][0]}) at "
-                         f"position {int(np.flatnonzero(bad)[0])}")
+        raise ValueError(
+            f"{owner} returned a non-finite {what} ({values[bad][0]}) at "
+            f"position {int(np.flatnonzero(bad)[0])}"
+        )
     finite = values[np.isfinite(values)]
     out = finite[(finite < low - TOLERANCE) | (finite > high + TOLERANCE)]
     if out.size:
-        raise ValueError(f"{owner} returned the {what} {float(out[0]):.6g}, outside its "
-                         f"declared range [{low:g}, {high:g}]")
+        raise ValueError(
+            f"{owner} returned the {what} {float(out[0]):.6g}, outside its "
+            f"declared range [{low:g}, {high:g}]"
+        )
 
 
 _RANGE = re.compile(r"\s*([\[(])\s*(-?inf|-?[0-9.]+)\s*,\s*(-?inf|-?[0-9.]+)\s*([\])])\s*\Z")
@@ -155,8 +186,9 @@ def _row_value(owner: str, key: str, value: Any, row: int, column: Any) -> None:
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{owner} returned {type(value).__name__} for {key!r} at row {row}, "
-                         "not a number")
+        raise ValueError(
+            f"{owner} returned {type(value).__name__} for {key!r} at row {row}, not a number"
+        )
     bounds = declared_range(getattr(column, "range", ""))
     low, high = bounds if bounds is not None else (-math.inf, math.inf)
     _in_range(f"{owner} ({key!r}, row {row})", "value", np.asarray([float(value)]), low, high)

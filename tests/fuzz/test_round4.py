@@ -45,8 +45,9 @@ SRC = Path(sigmoid_head.__file__).resolve().parents[1]
 CASES: dict[str, dict[str, Case]] = {}
 
 
-def _child(argv: list[str], timeout: float = 60, memory: int = 3 << 30,
-           script: str | None = None) -> tuple[int | None, str, str]:
+def _child(
+    argv: list[str], timeout: float = 60, memory: int = 3 << 30, script: str | None = None
+) -> tuple[int | None, str, str]:
     """(exit code or None when it ran past ``timeout``, stdout, stderr) of the CLI in a
     fresh interpreter with its address space capped at ``memory`` bytes."""
 
@@ -56,8 +57,14 @@ def _child(argv: list[str], timeout: float = 60, memory: int = 3 << 30,
     env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
     head = ["-c", script] if script else ["-m", "sigmoid_head.cli"]
     try:
-        done = subprocess.run([sys.executable, *head, *argv], capture_output=True, text=True,
-                              timeout=timeout, env=env, preexec_fn=cap)
+        done = subprocess.run(
+            [sys.executable, *head, *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            preexec_fn=cap,
+        )
     except subprocess.TimeoutExpired:
         return None, "", ""
     return done.returncode, done.stdout, done.stderr
@@ -65,8 +72,10 @@ def _child(argv: list[str], timeout: float = 60, memory: int = 3 << 30,
 
 def _eval_files(tmp: Path) -> list[str]:
     """A small, valid evaluate input: scores and 0/1 gold of 6 rows."""
-    rows = [{"candidate": f"c{i}", "softmax": 0.1 * (i + 1), "softmax_mean_log": -0.1 * i}
-            for i in range(6)]
+    rows = [
+        {"candidate": f"c{i}", "softmax": 0.1 * (i + 1), "softmax_mean_log": -0.1 * i}
+        for i in range(6)
+    ]
     (tmp / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp / "g.txt").write_text("0\n1\n0\n1\n1\n0\n")
     return ["--scores", str(tmp / "s.jsonl"), "--gold", str(tmp / "g.txt")]
@@ -74,9 +83,12 @@ def _eval_files(tmp: Path) -> list[str]:
 
 # -- 1. config files that hang or eat memory ------------------------------------------------
 
+
 def _bomb(key: str, levels: int = 9) -> str:
-    lines = ['l0: &l0 ["xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx",'
-             '"xxxxxxxx","xxxxxxxx","xxxxxxxx"]']
+    lines = [
+        'l0: &l0 ["xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx","xxxxxxxx",'
+        '"xxxxxxxx","xxxxxxxx","xxxxxxxx"]'
+    ]
     for i in range(1, levels):
         lines.append(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9) + "]")
     return "\n".join(lines) + f"\n{key}: *l{levels - 1}\n"
@@ -136,6 +148,7 @@ CASES["config hangs"] = {
 
 # -- 2. config files read wrongly ------------------------------------------------------------
 
+
 def config_value(text: str, dest: str, expected, suffix: str = ".yaml") -> Case:
     """A config file whose value of ``dest`` must be ``expected`` (as the flag reads it)."""
 
@@ -147,8 +160,9 @@ def config_value(text: str, dest: str, expected, suffix: str = ".yaml") -> Case:
         path.write_text(text)
         parser = build_parser(["evaluate"])
         try:
-            apply_config(_subparser(parser, "evaluate"), str(path), read_config(str(path)),
-                         "evaluate")
+            apply_config(
+                _subparser(parser, "evaluate"), str(path), read_config(str(path)), "evaluate"
+            )
         except ValueError as err:
             return SILENT, f"refused a valid file: {err}"
         got = getattr(parser.parse_args(["evaluate", "--scores", "s", "--gold", "g"]), dest)
@@ -164,22 +178,25 @@ def empty_config_name(w: World, tmp: Path) -> tuple[str, str]:
 
 CASES["config read"] = {
     "duplicate_key_yaml": config_refused("c.yaml", "n-boot: 10\nn-boot: 20\n", "n-boot", "twice"),
-    "duplicate_key_json": config_refused("c.json", '{"n-boot": 10, "n-boot": 20}', "n-boot",
-                                         "twice"),
+    "duplicate_key_json": config_refused(
+        "c.json", '{"n-boot": 10, "n-boot": 20}', "n-boot", "twice"
+    ),
     "empty_name": empty_config_name,
     "yaml11_octal_010": config_value("n-boot: 010\n", "n_boot", 10),
     "yaml11_sexagesimal": config_refused("c.yaml", "n-boot: 1:30\n", "n-boot"),
     "yaml11_hex": config_refused("c.yaml", "n-boot: 0x1A\n", "n-boot"),
     "yaml11_yes": config_refused("c.yaml", "ci: yes\n", "ci"),
     "python_tag": config_refused("c.yaml", "n-boot: !!python/object/apply:os.getpid []\n", "tag"),
-    "json_brackets_in_a_string": config_value('{"groups": "' + "[" * 40 + '"}', "groups",
-                                              "[" * 40, ".json"),
+    "json_brackets_in_a_string": config_value(
+        '{"groups": "' + "[" * 40 + '"}', "groups", "[" * 40, ".json"
+    ),
     "valid_yaml": config_value("n-boot: 77\nci: false\n", "n_boot", 77),
     "valid_quoted_string": config_value('groups: "010"\n', "groups", "010"),
 }
 
 
 # -- 3. outputs over the config file ---------------------------------------------------------
+
 
 def _intact(path: Path, text: str) -> bool:
     return path.is_file() and path.read_text() == text
@@ -189,8 +206,21 @@ def score_over_config(w: World, tmp: Path) -> tuple[str, str]:
     cfg, text = tmp / "c.json", '{"quiet": true}'
     cfg.write_text(text)
     (tmp / "in.jsonl").write_text('{"source": "a", "candidate": "b"}\n')
-    code, err = run_cli(["score", "--config", str(cfg), "--model", str(w.model), "--device",
-                         "cpu", "--input", str(tmp / "in.jsonl"), "--to-json", str(cfg)])
+    code, err = run_cli(
+        [
+            "score",
+            "--config",
+            str(cfg),
+            "--model",
+            str(w.model),
+            "--device",
+            "cpu",
+            "--input",
+            str(tmp / "in.jsonl"),
+            "--to-json",
+            str(cfg),
+        ]
+    )
     verdict = judge_refusal(code, err, "--config")
     return verdict if _intact(cfg, text) else (SILENT, "the config file was overwritten")
 
@@ -198,9 +228,21 @@ def score_over_config(w: World, tmp: Path) -> tuple[str, str]:
 def self_label_over_config(w: World, tmp: Path) -> tuple[str, str]:
     cfg, text = tmp / "c.yaml", "max-sources: 2\n"
     cfg.write_text(text)
-    code, err = run_cli(["self-label", "--config", str(cfg), "--train-file",
-                         str(w.root / "pairs.jsonl"), "--model", str(w.model), "--device", "cpu",
-                         "-o", str(cfg)])
+    code, err = run_cli(
+        [
+            "self-label",
+            "--config",
+            str(cfg),
+            "--train-file",
+            str(w.root / "pairs.jsonl"),
+            "--model",
+            str(w.model),
+            "--device",
+            "cpu",
+            "-o",
+            str(cfg),
+        ]
+    )
     verdict = judge_refusal(code, err, "--config")
     return verdict if _intact(cfg, text) else (SILENT, "the config file was overwritten")
 
@@ -209,8 +251,9 @@ def out_dir_over_config(w: World, tmp: Path) -> tuple[str, str]:
     (tmp / "out").mkdir()
     cfg, text = tmp / "out" / "results.json", '{"no-ci": true}'
     cfg.write_text(text)
-    code, err = run_cli(["evaluate", "--config", str(cfg), *_eval_files(tmp), "--out-dir",
-                         str(tmp / "out")])
+    code, err = run_cli(
+        ["evaluate", "--config", str(cfg), *_eval_files(tmp), "--out-dir", str(tmp / "out")]
+    )
     verdict = judge_refusal(code, err, "--config")
     return verdict if _intact(cfg, text) else (SILENT, "the config file was overwritten")
 
@@ -223,6 +266,7 @@ CASES["config overlap"] = {
 
 
 # -- 4. plugins ----------------------------------------------------------------------------
+
 
 def _top(rows):
     return rows.logp.max(-1).values
@@ -264,19 +308,44 @@ def _column(name: str, compute, rng: str = "[0, 1]", commands=("score", "generat
     def make() -> None:
         from sigmoid_head.columns import HIGHER_BETTER, SEQUENCE, Column, register
 
-        register(Column(name, SEQUENCE, HIGHER_BETTER, rng, "a plugin's score",
-                        compute=compute, commands=commands))
+        register(
+            Column(
+                name,
+                SEQUENCE,
+                HIGHER_BETTER,
+                rng,
+                "a plugin's score",
+                compute=compute,
+                commands=commands,
+            )
+        )
 
     return make
 
 
 def _score(w: World, tmp: Path, *extra: str) -> tuple[int, str, Path]:
-    (tmp / "in.jsonl").write_text("".join(json.dumps({"source": s, "candidate": c}) + "\n"
-                                          for s, c in [("la casa", "the house"),
-                                                       ("el perro", "the dog")]))
+    (tmp / "in.jsonl").write_text(
+        "".join(
+            json.dumps({"source": s, "candidate": c}) + "\n"
+            for s, c in [("la casa", "the house"), ("el perro", "the dog")]
+        )
+    )
     out = tmp / "o.jsonl"
-    code, err = run_cli(["score", "--quiet", "--device", "cpu", "--model", str(w.model),
-                         "--input", str(tmp / "in.jsonl"), "--to-json", str(out), *extra])
+    code, err = run_cli(
+        [
+            "score",
+            "--quiet",
+            "--device",
+            "cpu",
+            "--model",
+            str(w.model),
+            "--input",
+            str(tmp / "in.jsonl"),
+            "--to-json",
+            str(out),
+            *extra,
+        ]
+    )
     return code, err, out
 
 
@@ -317,8 +386,7 @@ class _EntryPoint:
         return self._load()
 
 
-def with_entry_points(eps: list[_EntryPoint], fn: Callable[[], tuple[str, str]]
-                      ) -> tuple[str, str]:
+def with_entry_points(eps: list[_EntryPoint], fn: Callable[[], tuple[str, str]]) -> tuple[str, str]:
     """Run ``fn`` with ``eps`` as the installed plugins (loaded afresh), then undo it all."""
     import importlib.metadata as md
 
@@ -416,9 +484,21 @@ sys.exit(main(sys.argv[1:]))
 
 def stdout_isolated(w: World, tmp: Path) -> tuple[str, str]:
     (tmp / "in.jsonl").write_text('{"source": "la casa", "candidate": "the house"}\n')
-    code, out, err = _child(["score", "--model", str(w.model), "--device", "cpu", "--input",
-                             str(tmp / "in.jsonl"), "--to-json", "/dev/stdout"], 300,
-                            script=NOISY)
+    code, out, err = _child(
+        [
+            "score",
+            "--model",
+            str(w.model),
+            "--device",
+            "cpu",
+            "--input",
+            str(tmp / "in.jsonl"),
+            "--to-json",
+            "/dev/stdout",
+        ],
+        300,
+        script=NOISY,
+    )
     if code != 0:
         return (TRACEBACK if "Traceback" in err else SILENT), err[-300:]
     try:
@@ -445,10 +525,17 @@ def _shaped(kind: str):
 
         n = rows.targets.shape[0]
         logp = rows.logp.max(-1).values
-        return {"short": logp[: n - 1], "zero_d": logp.sum(), "numpy": logp.numpy(),
-                "list": logp.tolist(), "strings": ["a"] * n, "2d": logp[:, None],
-                "complex": torch.zeros(n, dtype=torch.complex64), "np_str": np.array(["x"] * n),
-                "bool": torch.ones(n, dtype=torch.bool)}[kind]
+        return {
+            "short": logp[: n - 1],
+            "zero_d": logp.sum(),
+            "numpy": logp.numpy(),
+            "list": logp.tolist(),
+            "strings": ["a"] * n,
+            "2d": logp[:, None],
+            "complex": torch.zeros(n, dtype=torch.complex64),
+            "np_str": np.array(["x"] * n),
+            "bool": torch.ones(n, dtype=torch.bool),
+        }[kind]
 
     return fn
 
@@ -464,21 +551,22 @@ CASES["plugins"] = {
     "clash_combined": refused_registration(_method("combined"), "combined"),
     "clash_entropy_mean": refused_registration(_method("entropy_mean"), "entropy_mean"),
     "clash_token_field": refused_registration(_method("entropy", "probability"), "entropy"),
-    "column_clash_method_key": refused_registration(_column("softmax_min", _baseline(0.5)),
-                                                    "softmax_min"),
+    "column_clash_method_key": refused_registration(
+        _column("softmax_min", _baseline(0.5)), "softmax_min"
+    ),
     "column_empty_name": refused_registration(_column("", _baseline(0.5)), "name"),
     "registers_then_raises": registers_then_raises,
     "system_exit_at_import": base_exception_at_load(SystemExit(0), 0),
     "keyboard_interrupt_in_setup": base_exception_at_load(KeyboardInterrupt(), 130),
     "stdout_print_and_os_write": stdout_isolated,
-    "probability_2": plugin_scored(_method("p2", "probability", _const(2.0)), "p2", False,
-                                   "range"),
-    "probability_negative": plugin_scored(_method("pneg", "probability", _const(-0.5)), "pneg",
-                                          False, "range"),
-    "log_prob_positive": plugin_scored(_method("lpos", "log", _const(0.5)), "lpos", False,
-                                       "range"),
-    "nan_values": plugin_scored(_method("pnan", "probability", _const(float("nan"))), "pnan",
-                                False, "non-finite"),
+    "probability_2": plugin_scored(_method("p2", "probability", _const(2.0)), "p2", False, "range"),
+    "probability_negative": plugin_scored(
+        _method("pneg", "probability", _const(-0.5)), "pneg", False, "range"
+    ),
+    "log_prob_positive": plugin_scored(_method("lpos", "log", _const(0.5)), "lpos", False, "range"),
+    "nan_values": plugin_scored(
+        _method("pnan", "probability", _const(float("nan"))), "pnan", False, "non-finite"
+    ),
     "wrong_length": plugin_scored(_method("short", fn=_shaped("short")), "short", False, "shape"),
     "zero_d": plugin_scored(_method("zerod", fn=_shaped("zero_d")), "zerod", False, "shape"),
     "two_d": plugin_scored(_method("twod", fn=_shaped("2d")), "twod", False, "shape"),
@@ -489,15 +577,18 @@ CASES["plugins"] = {
     "numpy_valid": plugin_scored(_method("npok", fn=_shaped("numpy")), "npok", True),
     "list_valid": plugin_scored(_method("listok", fn=_shaped("list")), "listok", True),
     "baseline_strings": plugin_scored(_column("strjudge", _baseline("good")), "strjudge", False),
-    "baseline_out_of_range": plugin_scored(_column("bigjudge", _baseline(2.0)), "bigjudge", False,
-                                           "range"),
-    "baseline_wrong_count": plugin_scored(_column("fewjudge", lambda i: [0.5]), "fewjudge",
-                                          False, "rows"),
+    "baseline_out_of_range": plugin_scored(
+        _column("bigjudge", _baseline(2.0)), "bigjudge", False, "range"
+    ),
+    "baseline_wrong_count": plugin_scored(
+        _column("fewjudge", lambda i: [0.5]), "fewjudge", False, "rows"
+    ),
     "baseline_valid": plugin_scored(_column("okjudge", _baseline(0.25)), "okjudge", True),
 }
 
 
 # -- 5. the harness on bad sets and options ----------------------------------------------
+
 
 def _load(name: str):
     if str(RECIPE) not in sys.path:
@@ -513,20 +604,32 @@ def _gold(name: str, split: str, n: int = 8) -> list[dict]:
         return [json.loads(x) for x in f][:n]
 
 
-SHROOM_ROW = {"id": "s1", "group": "q1", "source": "Who?", "candidate": "Paris is big",
-              "spans": [{"start": 0, "end": 5}], "soft_labels": [{"start": 0, "end": 5,
-                                                                    "prob": 0.5}]}
+SHROOM_ROW = {
+    "id": "s1",
+    "group": "q1",
+    "source": "Who?",
+    "candidate": "Paris is big",
+    "spans": [{"start": 0, "end": 5}],
+    "soft_labels": [{"start": 0, "end": 5, "prob": 0.5}],
+}
 
 
-def _data(tmp: Path, name: str, damage: Callable[[list[dict]], object] | None = None,
-          raw: bytes | None = None) -> Path:
+def _data(
+    tmp: Path,
+    name: str,
+    damage: Callable[[list[dict]], object] | None = None,
+    raw: bytes | None = None,
+) -> Path:
     """A data folder with ``name``'s dev and test (8 texts each); ``damage`` edits the
     test rows, ``raw`` replaces the test file's bytes."""
     data = tmp / "data"
     (data / name).mkdir(parents=True, exist_ok=True)
     for split in ("dev", "test"):
-        rows = ([{**SHROOM_ROW, "id": f"s{i}", "group": f"q{i}"} for i in range(8)]
-                if name == "mushroom-en" else _gold(name, split))
+        rows = (
+            [{**SHROOM_ROW, "id": f"s{i}", "group": f"q{i}"} for i in range(8)]
+            if name == "mushroom-en"
+            else _gold(name, split)
+        )
         if split == "test" and damage is not None:
             damage(rows)
         path = data / name / f"{split}.jsonl.gz"
@@ -554,9 +657,24 @@ def _harness(argv: list[str]) -> tuple[int, str]:
 
 
 def _harness_argv(data: Path, out: Path, name: str, *extra: str) -> list[str]:
-    return ["--set", name, "--quick", "--out", str(out), "--data", str(data), "--model",
-            str(FIXTURE / "base"), "--head", str(FIXTURE / "head"), "--device", "cpu",
-            "--batch-size", "4", *extra]
+    return [
+        "--set",
+        name,
+        "--quick",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+        "--model",
+        str(FIXTURE / "base"),
+        "--head",
+        str(FIXTURE / "head"),
+        "--device",
+        "cpu",
+        "--batch-size",
+        "4",
+        *extra,
+    ]
 
 
 def bad_set(name: str, damage=None, raw=None, named: tuple[str, ...] = ("test.jsonl.gz",)) -> Case:
@@ -608,54 +726,82 @@ WORDS = "mlqe-roen-word"
 CASES["harness inputs"] = {
     "truncated_gzip": bad_set(WORDS, raw=lambda b: b[: len(b) // 2]),
     "not_gzip": bad_set(WORDS, raw=b'{"id": "x"}\n'),
-    "bad_json_line": bad_set(WORDS, raw=lambda b: gzip.compress(gzip.decompress(b) + b"{oops\n"),
-                             named=("test.jsonl.gz:9",)),
-    "word_bad_not_list": bad_set(WORDS, _set("word_bad", "OK BAD"), named=("test.jsonl.gz:3", "word_bad")),
-    "word_bad_short": bad_set(WORDS, _set("word_bad", lambda r: r["word_bad"][:-1]),
-                              named=("test.jsonl.gz:3", "word_bad")),
-    "word_bad_long": bad_set(WORDS, _set("word_bad", lambda r: r["word_bad"] + [0]),
-                             named=("test.jsonl.gz:3", "word_bad")),
-    "word_bad_value_2": bad_set(WORDS, _set("word_bad", lambda r: [2] * len(r["word_bad"])),
-                                named=("test.jsonl.gz:3", "word_bad")),
+    "bad_json_line": bad_set(
+        WORDS,
+        raw=lambda b: gzip.compress(gzip.decompress(b) + b"{oops\n"),
+        named=("test.jsonl.gz:9",),
+    ),
+    "word_bad_not_list": bad_set(
+        WORDS, _set("word_bad", "OK BAD"), named=("test.jsonl.gz:3", "word_bad")
+    ),
+    "word_bad_short": bad_set(
+        WORDS, _set("word_bad", lambda r: r["word_bad"][:-1]), named=("test.jsonl.gz:3", "word_bad")
+    ),
+    "word_bad_long": bad_set(
+        WORDS,
+        _set("word_bad", lambda r: r["word_bad"] + [0]),
+        named=("test.jsonl.gz:3", "word_bad"),
+    ),
+    "word_bad_value_2": bad_set(
+        WORDS,
+        _set("word_bad", lambda r: [2] * len(r["word_bad"])),
+        named=("test.jsonl.gz:3", "word_bad"),
+    ),
     "hter_text": bad_set(WORDS, _set("hter", "high"), named=("test.jsonl.gz:3", "hter")),
-    "candidate_number": bad_set(WORDS, _set("candidate", 42), named=("test.jsonl.gz:3", "candidate")),
-    "candidate_empty": bad_set(WORDS, _set("candidate", ""), named=("test.jsonl.gz:3", "candidate")),
+    "candidate_number": bad_set(
+        WORDS, _set("candidate", 42), named=("test.jsonl.gz:3", "candidate")
+    ),
+    "candidate_empty": bad_set(
+        WORDS, _set("candidate", ""), named=("test.jsonl.gz:3", "candidate")
+    ),
     "empty_set": bad_set(WORDS, _keep(0)),
     "one_item_set": bad_set(WORDS, _keep(1)),
     "mqm_score_text": bad_set("mqm-ted-zhen", _set("mqm", "bad"), named=("test.jsonl.gz:3", "mqm")),
-    "mqm_span_outside": bad_set("mqm-ted-zhen", _set("spans", [{"start": 0, "end": 9999}]),
-                                named=("test.jsonl.gz:3", "spans")),
-    "shroom_span_past_text": bad_set("mushroom-en", _set("spans", [{"start": 5, "end": 99}]),
-                                     named=("test.jsonl.gz:3", "spans")),
-    "shroom_soft_past_text": bad_set("mushroom-en", _set("soft_labels", [{"start": 0, "end": 99,
-                                                                          "prob": 0.5}]),
-                                     named=("test.jsonl.gz:3", "soft_labels")),
-    "shroom_prob_3_5": bad_set("mushroom-en", _set("soft_labels", [{"start": 0, "end": 5,
-                                                                    "prob": 3.5}]),
-                               named=("test.jsonl.gz:3", "prob")),
+    "mqm_span_outside": bad_set(
+        "mqm-ted-zhen",
+        _set("spans", [{"start": 0, "end": 9999}]),
+        named=("test.jsonl.gz:3", "spans"),
+    ),
+    "shroom_span_past_text": bad_set(
+        "mushroom-en", _set("spans", [{"start": 5, "end": 99}]), named=("test.jsonl.gz:3", "spans")
+    ),
+    "shroom_soft_past_text": bad_set(
+        "mushroom-en",
+        _set("soft_labels", [{"start": 0, "end": 99, "prob": 0.5}]),
+        named=("test.jsonl.gz:3", "soft_labels"),
+    ),
+    "shroom_prob_3_5": bad_set(
+        "mushroom-en",
+        _set("soft_labels", [{"start": 0, "end": 5, "prob": 3.5}]),
+        named=("test.jsonl.gz:3", "prob"),
+    ),
     "limit_0": bad_option("--limit", "0", named=("--limit",)),
     "limit_minus_1": bad_option("--limit", "-1", named=("--limit",)),
     "n_boot_0": bad_option("--n-boot", "0", named=("--n-boot",)),
     "batch_size_0": bad_option("--batch-size", "0", named=("--batch-size",)),
     "out_is_a_file": bad_option(named=("--out",), make_out=lambda p: p.write_text("x")),
-    "out_dangling_link": bad_option(named=("--out",),
-                                    make_out=lambda p: p.symlink_to(p.parent / "nowhere")),
+    "out_dangling_link": bad_option(
+        named=("--out",), make_out=lambda p: p.symlink_to(p.parent / "nowhere")
+    ),
     "valid_quick_run": valid_quick_run,
 }
 
 
 # -- 6. the harness and tables never lose committed results -----------------------------
 
+
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def _results(tmp: Path, name: str = WORDS) -> Path:
     """A copy of the committed results of ``name`` (heads left out but one)."""
     dest = tmp / "results" / name
-    shutil.copytree(RECIPE / "results" / name, dest, ignore=shutil.ignore_patterns("prior*",
-                                                                                   "smooth*"))
+    shutil.copytree(
+        RECIPE / "results" / name, dest, ignore=shutil.ignore_patterns("prior*", "smooth*")
+    )
     return dest.parent
 
 
@@ -697,8 +843,11 @@ def failing_rerun(w: World, tmp: Path) -> tuple[str, str]:
     return verdict if _snapshot(out) == before else (SILENT, "the earlier run was changed")
 
 
-def _run_dir(tmp: Path, edit: Callable[[str, list[dict]], None] | None = None,
-             raw_test: Callable[[bytes], bytes] | None = None) -> Path:
+def _run_dir(
+    tmp: Path,
+    edit: Callable[[str, list[dict]], None] | None = None,
+    raw_test: Callable[[bytes], bytes] | None = None,
+) -> Path:
     tables = _load("tables")
     run = tmp / "run"
     run.mkdir()
@@ -753,8 +902,11 @@ def pack_escape(w: World, tmp: Path) -> tuple[str, str]:
     results = _results(tmp)
     inside = tmp / "a" / "b" / "c"
     inside.mkdir(parents=True)
-    code, err = _tables(tmp, ["--pack", str(_run_dir(tmp)), "--set", WORDS, "--variant",
-                              "../../../../escaped"], results)
+    code, err = _tables(
+        tmp,
+        ["--pack", str(_run_dir(tmp)), "--set", WORDS, "--variant", "../../../../escaped"],
+        results,
+    )
     escaped = [p for p in tmp.rglob("escaped*")]
     verdict = judge_refusal(code, err, "--variant")
     return verdict if not escaped else (SILENT, f"wrote {escaped[0]}")
@@ -781,8 +933,9 @@ CASES["harness and tables losses"] = {
     "failing_rerun_keeps_the_earlier_run": failing_rerun,
     "adopt_test_out_of_order": adopt_refused(_reverse_test, named=("order",)),
     "adopt_candidate_differs": adopt_refused(_other_candidate, named=("candidate",)),
-    "adopt_truncated_test": adopt_refused(raw_test=lambda b: b[: len(b) // 2],
-                                          named=("test.scores.jsonl.gz",)),
+    "adopt_truncated_test": adopt_refused(
+        raw_test=lambda b: b[: len(b) // 2], named=("test.scores.jsonl.gz",)
+    ),
     "adopt_valid_keeps_heads": adopt_valid,
     "pack_variant_escapes": pack_escape,
     "check_results_missing": check_missing("results.json"),
@@ -793,8 +946,13 @@ CASES["harness and tables losses"] = {
 
 # -- 8. Mu-SHROOM and evaluate edge cases ---------------------------------------------------
 
-SHROOM = {"id": "a", "model_input": "Q?", "model_output_text": "Paris is the capital of France.",
-          "hard_labels": [[0, 5]], "soft_labels": [{"start": 0, "end": 5, "prob": 0.6}]}
+SHROOM = {
+    "id": "a",
+    "model_input": "Q?",
+    "model_output_text": "Paris is the capital of France.",
+    "hard_labels": [[0, 5]],
+    "soft_labels": [{"start": 0, "end": 5, "prob": 0.6}],
+}
 
 
 def shroom(change: dict, *named: str) -> Case:
@@ -828,8 +986,18 @@ def shroom_valid(w: World, tmp: Path) -> tuple[str, str]:
 def empty_gold(w: World, tmp: Path) -> tuple[str, str]:
     (tmp / "s.jsonl").write_text("")
     (tmp / "g.jsonl").write_text("")
-    code, err = run_cli(["evaluate", "--scores", str(tmp / "s.jsonl"), "--gold",
-                         str(tmp / "g.jsonl"), "--gold-format", "esa", "--no-ci"])
+    code, err = run_cli(
+        [
+            "evaluate",
+            "--scores",
+            str(tmp / "s.jsonl"),
+            "--gold",
+            str(tmp / "g.jsonl"),
+            "--gold-format",
+            "esa",
+            "--no-ci",
+        ]
+    )
     return judge_refusal(code, err, "g.jsonl")
 
 
@@ -848,9 +1016,11 @@ CASES["mushroom and evaluate"] = {
 
 # -- 9. small but misleading -----------------------------------------------------------------
 
+
 def threads_repeated(w: World, tmp: Path) -> tuple[str, str]:
-    code, _, err = _child(["-v", "evaluate", "--threads", "1", "--threads", "2", *_eval_files(tmp),
-                           "--no-ci"], 120)
+    code, _, err = _child(
+        ["-v", "evaluate", "--threads", "1", "--threads", "2", *_eval_files(tmp), "--no-ci"], 120
+    )
     line = next((x for x in err.splitlines() if "threads:" in x), "")
     if code != 0:
         return SILENT, err[-300:]
@@ -870,20 +1040,47 @@ def threads_config_absurd(w: World, tmp: Path) -> tuple[str, str]:
 
 def replaced_score_file(w: World, tmp: Path) -> tuple[str, str]:
     def scored(name: str, pairs: list[tuple[str, str]]) -> Path:
-        (tmp / f"{name}.in.jsonl").write_text("".join(
-            json.dumps({"source": s, "candidate": c}) + "\n" for s, c in pairs))
+        (tmp / f"{name}.in.jsonl").write_text(
+            "".join(json.dumps({"source": s, "candidate": c}) + "\n" for s, c in pairs)
+        )
         out = tmp / f"{name}.jsonl"
-        code, err = run_cli(["score", "--quiet", "--device", "cpu", "--head", str(w.head),
-                             "--input", str(tmp / f"{name}.in.jsonl"), "--to-json", str(out)])
+        code, err = run_cli(
+            [
+                "score",
+                "--quiet",
+                "--device",
+                "cpu",
+                "--head",
+                str(w.head),
+                "--input",
+                str(tmp / f"{name}.in.jsonl"),
+                "--to-json",
+                str(out),
+            ]
+        )
         assert code == 0, err
         return out
 
-    first = scored("a", [("la casa", "the house"), ("el perro", "the dog"), ("un gato", "a cat"),
-                         ("el sol", "the sun")])
+    first = scored(
+        "a",
+        [
+            ("la casa", "the house"),
+            ("el perro", "the dog"),
+            ("un gato", "a cat"),
+            ("el sol", "the sun"),
+        ],
+    )
     if not (tmp / "a.jsonl.mix.json").exists() and not list(tmp.glob("a.jsonl*mix*")):
         return SILENT, "no mix record written"
-    other = scored("b", [("la luna", "the moon"), ("el mar", "the sea"), ("un pez", "a fish"),
-                         ("la flor", "a flower")])
+    other = scored(
+        "b",
+        [
+            ("la luna", "the moon"),
+            ("el mar", "the sea"),
+            ("un pez", "a fish"),
+            ("la flor", "a flower"),
+        ],
+    )
     shutil.copyfile(other, first)  # another run's rows, same length, under the old name
     (tmp / "g.txt").write_text("1\n0\n1\n0\n")
     err = io.StringIO()
@@ -891,8 +1088,18 @@ def replaced_score_file(w: World, tmp: Path) -> tuple[str, str]:
     from sigmoid_head.cli import main
 
     with redirect_stderr(err), redirect_stdout(out):
-        code = main(["evaluate", "--scores", str(first), "--gold", str(tmp / "g.txt"), "--no-ci",
-                     "--methods", "combined"])
+        code = main(
+            [
+                "evaluate",
+                "--scores",
+                str(first),
+                "--gold",
+                str(tmp / "g.txt"),
+                "--no-ci",
+                "--methods",
+                "combined",
+            ]
+        )
     text = out.getvalue() + err.getvalue()
     if code != 0:
         return SILENT, text[-300:]
@@ -908,10 +1115,26 @@ def rerank_all_nan(value) -> Case:
         _column("nanjudge", _baseline(value), commands=("score", "generate", "rerank"))()
         (tmp / "in.jsonl").write_text('{"source": "la casa"}\n{"source": "el perro"}\n')
         try:
-            code, err = run_cli(["rerank", "--quiet", "--device", "cpu", "--head", str(w.head),
-                                 "--input", str(tmp / "in.jsonl"), "-o", str(tmp / "o.jsonl"),
-                                 "--select", "nanjudge", "--samples", "2",
-                                 "--max-new-tokens", "3"])
+            code, err = run_cli(
+                [
+                    "rerank",
+                    "--quiet",
+                    "--device",
+                    "cpu",
+                    "--head",
+                    str(w.head),
+                    "--input",
+                    str(tmp / "in.jsonl"),
+                    "-o",
+                    str(tmp / "o.jsonl"),
+                    "--select",
+                    "nanjudge",
+                    "--samples",
+                    "2",
+                    "--max-new-tokens",
+                    "3",
+                ]
+            )
         finally:
             columns.COLUMNS.pop("nanjudge", None)
         return judge_refusal(code, err, "nanjudge")
@@ -988,15 +1211,23 @@ def table() -> str:
             if outcome not in (CLEAR, OK):
                 failures.append(f"{group} / {name}: {outcome}: {detail}")
     cols = (CLEAR, OK, TRACEBACK, SILENT, HANG)
-    lines = ["| class | cases tried | " + " | ".join(f"{c}s" for c in cols) + " |",
-             "|---|---:|" + "---:|" * len(cols)]
+    lines = [
+        "| class | cases tried | " + " | ".join(f"{c}s" for c in cols) + " |",
+        "|---|---:|" + "---:|" * len(cols),
+    ]
     total: Counter = Counter()
     for group, counts in rows.items():
         total.update(counts)
-        lines.append(f"| {group} | {sum(counts.values())} | "
-                     + " | ".join(str(counts[c]) for c in cols) + " |")
-    lines.append(f"| **all** | **{sum(total.values())}** | "
-                 + " | ".join(f"**{total[c]}**" for c in cols) + " |")
+        lines.append(
+            f"| {group} | {sum(counts.values())} | "
+            + " | ".join(str(counts[c]) for c in cols)
+            + " |"
+        )
+    lines.append(
+        f"| **all** | **{sum(total.values())}** | "
+        + " | ".join(f"**{total[c]}**" for c in cols)
+        + " |"
+    )
     return "\n".join(lines + [""] + failures)
 
 

@@ -106,7 +106,8 @@ would be refused by the OpenMP runtime, which then falls back to its default).""
 def _thread_count(text: str) -> int:
     """``--threads N``: a positive integer up to :data:`MAX_THREADS`."""
     text = str(text)
-    value = int(text) if text.strip().isdigit() and len(text.strip()) <= 12 else 0
+    digits = text.strip()
+    value = (int(digits) if len(digits) <= 12 else MAX_THREADS + 1) if digits.isdigit() else 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a positive integer")
     if value > MAX_THREADS:
@@ -156,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv, from_command_line)
     except KeyboardInterrupt as err:  # Ctrl-C, or a plugin raising it (named by the message)
         return _report(_chosen(argv) or "", KeyboardInterrupt(str(err) or "interrupted"), 130)
+    finally:
+        output_safety.run_inputs({})  # the run's --config is no input of a later call
 
 
 def _main(argv: list[str], from_command_line: bool) -> int:

@@ -53,7 +53,7 @@ def number_type(kind: type, *, low: float | None = None, high: float | None = No
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not {what}") from None
         problem = number_problem(value, low=low, high=high, low_open=low_open,
                                  high_open=high_open, integer=integer)
         if problem:
@@ -245,9 +245,9 @@ def apply_config(parser: argparse.ArgumentParser, path: str, values: dict[str, A
         if action is None:
             why = ("a positional argument: give it on the command line" if key in positional
                    else f"not an option of sigmoid-head {command}")
-            raise ValueError(f"{path}: unknown key {key!r} ({why})")
+            raise ValueError(f"{path}: unknown key {_shown(key)} ({why})")
         if name in seen:
-            raise ValueError(f"{path}: {seen[name]!r} and {key!r} are the same option")
+            raise ValueError(f"{path}: {_shown(seen[name])} and {_shown(key)} are the same option")
         seen[name] = key
         try:
             parsed = _config_value(action, value)
@@ -308,8 +308,8 @@ def _parsed(action: argparse.Action, text: str) -> Any:
     except argparse.ArgumentTypeError as err:
         raise ValueError(str(err)) from None
     except (TypeError, ValueError):
-        raise ValueError(f"invalid {getattr(kind, '__name__', repr(kind))} value: {text!r}") from None
+        raise ValueError(f"invalid {getattr(kind, '__name__', repr(kind))} value: {_shown(text)}") from None
     if action.choices is not None and value not in action.choices:
-        raise ValueError(f"invalid choice: {value!r} (choose from "
+        raise ValueError(f"invalid choice: {_shown(value)} (choose from "
                          f"{', '.join(map(repr, action.choices))})")
     return value

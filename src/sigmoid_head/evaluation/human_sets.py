@@ -65,8 +65,9 @@ def check_human_record(rec: Mapping[str, Any], where: str, kind: str) -> None:
     """
     for key in ("id", "group"):
         if not isinstance(rec.get(key), str) or not rec[key]:
-            raise GoldTypeError(f"{where}: {key} must be a non-empty string, got "
-                                f"{_kind(rec.get(key))}")
+            raise GoldTypeError(
+                f"{where}: {key} must be a non-empty string, got {_kind(rec.get(key))}"
+            )
     cand = rec.get("candidate")
     if not isinstance(cand, str) or not cand.strip():
         raise GoldTypeError(f"{where}: candidate must be a non-empty string, got {_kind(cand)}")
@@ -83,8 +84,10 @@ def check_human_record(rec: Mapping[str, Any], where: str, kind: str) -> None:
         check_span_record({"tgt": cand, "spans": rec.get("spans")}, where)
         if not isinstance(rec.get("spans"), list):
             raise GoldTypeError(f"{where}: spans must be a list, got {_kind(rec.get('spans'))}")
-        check_shroom_record({"model_output_text": cand, "hard_labels": [],
-                             "soft_labels": rec.get("soft_labels")}, where)
+        check_shroom_record(
+            {"model_output_text": cand, "hard_labels": [], "soft_labels": rec.get("soft_labels")},
+            where,
+        )
 
 
 def _check_wmt(rec: Mapping[str, Any], where: str) -> None:
@@ -93,8 +96,12 @@ def _check_wmt(rec: Mapping[str, Any], where: str) -> None:
     if rec.get("gap_bad") is not None:
         _tags(rec["gap_bad"], words + 1, f"{where}: gap_bad", "gaps (candidate words + 1)")
     if rec.get("source_bad") is not None:
-        _tags(rec["source_bad"], len(str(rec.get("source", "")).split()),
-              f"{where}: source_bad", "source words")
+        _tags(
+            rec["source_bad"],
+            len(str(rec.get("source", "")).split()),
+            f"{where}: source_bad",
+            "source words",
+        )
     if rec.get("hter") is not None:
         _number(rec["hter"], f"{where}: hter", low=0.0)
 
@@ -110,7 +117,11 @@ def _tags(value: Any, n: int, at: str, what: str) -> None:
 
 
 def _number(value: Any, at: str, low: float = -math.inf) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-            value) or value < low:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < low
+    ):
         bound = "" if low == -math.inf else f" >= {low:g}"
         raise GoldTypeError(f"{at} must be a finite number{bound}, got {_kind(value)}")
