@@ -23,6 +23,11 @@ Usage::
     python recipes/human_qe/tables.py --pack RUN_DIR --set mlqe-roen-word --variant paper
     python recipes/human_qe/tables.py --adopt RUN_DIR --set mqm-ted-zhen   # then --write
 
+``--adopt`` checks both splits of the run against the gold (ids, order, candidates; for
+``mushroom-en`` give ``--shroom-data``) before it writes anything, then replaces the set's
+folder whole (its ``heads/`` kept); ``--pack`` writes the variant's folder whole. A missing
+or broken file is one error line naming it (exit code 2).
+
 ``mushroom-en``'s gold is not committed (its repository states no licence): that set is
 rebuilt only when ``--shroom-data`` (``build_data.py``'s output) is given, and skipped with a
 notice otherwise.
