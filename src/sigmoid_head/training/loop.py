@@ -12,7 +12,8 @@ Phases of :func:`train`: :func:`_setup` (processes, frozen model, data, sampler,
 resume), the untrained head's validation loss, :func:`_run_epochs` (each optimizer step in
 :func:`_optimizer_step`, validation and checkpoints in :func:`_after_step`), and
 :func:`_finish` (select the best head and save it). The per-step loss is in :mod:`.step`,
-the data loading in :mod:`.data_loading`, the self-generated term in :mod:`.self_term`.
+the data loading in :mod:`.data_loading` (human labels: :mod:`.labelled`), the
+self-generated term in :mod:`.self_term`.
 """
 
 from __future__ import annotations
@@ -160,6 +161,12 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     parsed = {path: read_records_with_lines(path)
               for path in (config.train_file, config.validation_file)
               if path and config.data_engine == "memory"}
+    if config.labelled_file:  # human labels: a malformed gold file fails here, with file:line
+        from .labelled import labelled_records
+
+        for path in (config.labelled_file, config.labelled_validation_file):
+            if path:
+                labelled_records(path, config.labelled_format)
     out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output_dir {out} is a file, not a directory")
@@ -224,7 +231,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     head, optimizer = accelerator.prepare(model.head, optimizer)
     ctx = StepContext(model, head, sampler, config.dominant_config(),
                       _autocast(accelerator, config.mixed_precision), config.rank_loss_weight,
-                      config.rank_margin)
+                      config.rank_margin, config.bad_weight, config.reference_weight)
 
     state = TrainState()
     checkpoint = Path(config.output_dir) / "checkpoint"
