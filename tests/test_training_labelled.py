@@ -31,10 +31,16 @@ def _write_wmt(folder, name, rows):
     tags = []
     for _, mt, labels in rows:
         bad = [(a, b) for (_, a, b), lab in zip(words(mt), labels, strict=True) if lab == BAD]
-        tags.append(" ".join("BAD" if any(a < e and s < b for a, b in bad) else "OK"
-                             for s, e in _spaces(mt)))
-    for suffix, lines in ((".src", [r[0] for r in rows]), (".mt", [r[1] for r in rows]),
-                          (".tags", tags)):
+        tags.append(
+            " ".join(
+                "BAD" if any(a < e and s < b for a, b in bad) else "OK" for s, e in _spaces(mt)
+            )
+        )
+    for suffix, lines in (
+        (".src", [r[0] for r in rows]),
+        (".mt", [r[1] for r in rows]),
+        (".tags", tags),
+    ):
         (folder / f"{name}{suffix}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
     return folder / f"{name}.tags"
 
@@ -50,15 +56,19 @@ def _spaces(text):
 
 @pytest.fixture()
 def labelled_files(pairs_maker, tmp_path):
-    return (_write_wmt(tmp_path / "gold", "train", _swapped(pairs_maker(160, seed=5), 1)),
-            _write_wmt(tmp_path / "gold", "dev", _swapped(pairs_maker(60, seed=6), 2)))
+    return (
+        _write_wmt(tmp_path / "gold", "train", _swapped(pairs_maker(160, seed=5), 1)),
+        _write_wmt(tmp_path / "gold", "dev", _swapped(pairs_maker(60, seed=6), 2)),
+    )
 
 
 def _ok_minus_bad(model, path):
     """Mean head probability of the OK tokens minus that of the BAD tokens of a gold file."""
     from sigmoid_head.data.batching import Collator, pad_id
 
-    ex = load_labelled_examples(path, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder)
+    ex = load_labelled_examples(
+        path, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
+    )
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
     batch = collate(ex)
     with torch.no_grad():
@@ -77,14 +87,24 @@ def _loss(*args):
 
 
 @pytest.mark.parametrize("fixture", ["tiny_causal_path", "tiny_seq2seq_path"])
-def test_bad_tokens_end_below_ok_tokens(fixture, request, train_config, train_history,
-                                        labelled_files, tmp_path):
+def test_bad_tokens_end_below_ok_tokens(
+    fixture, request, train_config, train_history, labelled_files, tmp_path
+):
     path = request.getfixturevalue(fixture)
     gold, dev = labelled_files
-    config = train_config(path, None, tmp_path / "head", train_file=None, labelled_file=str(gold),
-                          labelled_validation_file=str(dev), max_steps=40, bad_weight=2.0)
-    before_backbone = {k: v.clone() for k, v in
-                       load_backbone(str(path), device="cpu").model.state_dict().items()}
+    config = train_config(
+        path,
+        None,
+        tmp_path / "head",
+        train_file=None,
+        labelled_file=str(gold),
+        labelled_validation_file=str(dev),
+        max_steps=40,
+        bad_weight=2.0,
+    )
+    before_backbone = {
+        k: v.clone() for k, v in load_backbone(str(path), device="cpu").model.state_dict().items()
+    }
     from sigmoid_head.model import SigmoidHeadModel
 
     untrained = SigmoidHeadModel.from_base(str(path), device="cpu")
@@ -95,12 +115,15 @@ def test_bad_tokens_end_below_ok_tokens(fixture, request, train_config, train_hi
     hist = train_history(tmp_path / "head")
     assert hist[-1]["val_loss"] < 0.8 * hist[0]["val_loss"], hist
     after = model.backbone.model.state_dict()
-    assert all(torch.equal(before_backbone[k], after[k]) for k in before_backbone), "backbone changed"
+    assert all(torch.equal(before_backbone[k], after[k]) for k in before_backbone), (
+        "backbone changed"
+    )
     assert not torch.equal(model.head.weight, untrained.head.weight)
 
 
-def test_mixed_with_reference_data_and_its_weight(train_config, tiny_causal_path, tiny_pairs_jsonl,
-                                                  labelled_files, tmp_path):
+def test_mixed_with_reference_data_and_its_weight(
+    train_config, tiny_causal_path, tiny_pairs_jsonl, labelled_files, tmp_path
+):
     """A mixed micro-batch's loss is reference_weight x its reference part + its labelled
     part; mixed training runs and the weight reaches it."""
     from sigmoid_head.data.batching import Collator, pad_id
@@ -112,17 +135,33 @@ def test_mixed_with_reference_data_and_its_weight(train_config, tiny_causal_path
 
     gold, _ = labelled_files
     model = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu")
-    ref = load_examples(str(tiny_pairs_jsonl), model.tokenizer, is_encoder_decoder=False, task="pairs")[:4]
+    ref = load_examples(
+        str(tiny_pairs_jsonl), model.tokenizer, is_encoder_decoder=False, task="pairs"
+    )[:4]
     lab = load_labelled_examples(gold, model.tokenizer, is_encoder_decoder=False)[:4]
     collate = Collator(pad_id(model.tokenizer), False)
-    sampler = NegativeSampler(SamplerConfig(strategy="random", avoid_dominant=False), model.config.vocab_size)
+    sampler = NegativeSampler(
+        SamplerConfig(strategy="random", avoid_dominant=False), model.config.vocab_size
+    )
 
     def loss(w):
-        ctx = StepContext(model, model.head, sampler, DominantConfig(),
-                          torch.autocast("cpu", enabled=False), reference_weight=w)
+        ctx = StepContext(
+            model,
+            model.head,
+            sampler,
+            DominantConfig(),
+            torch.autocast("cpu", enabled=False),
+            reference_weight=w,
+        )
         with torch.no_grad():
-            total, n = micro_loss(ctx, list(range(8)), ref + lab, collate,
-                                  _seeded(0, 2, device=torch.device("cpu")), None)
+            total, n = micro_loss(
+                ctx,
+                list(range(8)),
+                ref + lab,
+                collate,
+                _seeded(0, 2, device=torch.device("cpu")),
+                None,
+            )
         return float(total), n
 
     (l1, n1), (l2, n2), (l5, n5) = loss(1.0), loss(2.0), loss(5.0)
@@ -131,9 +170,19 @@ def test_mixed_with_reference_data_and_its_weight(train_config, tiny_causal_path
     assert reference_part > 0
     assert l5 - l1 == pytest.approx(4 * reference_part, rel=1e-4)
     kw = dict(max_steps=4, validation_fraction=0.0, eval_every=None)
-    heads = [train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / str(w),
-                                labelled_file=str(gold), reference_weight=w, **kw)).head.weight
-             for w in (0.05, 5.0)]
+    heads = [
+        train(
+            train_config(
+                tiny_causal_path,
+                tiny_pairs_jsonl,
+                tmp_path / str(w),
+                labelled_file=str(gold),
+                reference_weight=w,
+                **kw,
+            )
+        ).head.weight
+        for w in (0.05, 5.0)
+    ]
     assert not torch.equal(heads[0], heads[1])
 
 
@@ -147,9 +196,16 @@ def test_labelled_loss_is_the_paper_loss_when_every_token_is_good(tiny_causal_pa
     from sigmoid_head.training.step import StepContext, _seeded
 
     model = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu")
-    ctx = StepContext(model, model.head, NegativeSampler(SamplerConfig(strategy="random", avoid_dominant=False),
-                                                         model.config.vocab_size), DominantConfig(),
-                      torch.autocast("cpu", enabled=False), bad_weight=3.0)
+    ctx = StepContext(
+        model,
+        model.head,
+        NegativeSampler(
+            SamplerConfig(strategy="random", avoid_dominant=False), model.config.vocab_size
+        ),
+        DominantConfig(),
+        torch.autocast("cpu", enabled=False),
+        bad_weight=3.0,
+    )
     ids = model.tokenizer(["the cat sat on the mat", "a dog ran"], return_tensors=None)["input_ids"]
     from sigmoid_head.data.batching import Collator, pad_id
 
@@ -158,8 +214,13 @@ def test_labelled_loss_is_the_paper_loss_when_every_token_is_good(tiny_causal_pa
         pos = model.backbone.positions(batch, with_logits=False)
     n = pos.targets.numel()
     paper, _ = _loss(ctx, pos, None, _seeded(0, 1, device=torch.device("cpu")))
-    same, k = _loss(ctx, pos, None, _seeded(0, 1, device=torch.device("cpu")),
-                        (torch.ones(n, dtype=torch.long), torch.ones(n)))
+    same, k = _loss(
+        ctx,
+        pos,
+        None,
+        _seeded(0, 1, device=torch.device("cpu")),
+        (torch.ones(n, dtype=torch.long), torch.ones(n)),
+    )
     assert k == n and float(same) == pytest.approx(float(paper), rel=1e-6)
     good = torch.ones(n, dtype=torch.long)
     good[0], good[1] = 0, -1
@@ -184,7 +245,9 @@ def test_labelled_settings_are_checked(tmp_path):
     with pytest.raises(ValueError, match="bad_weight .* needs labelled_file"):
         TrainConfig(train_file="t.jsonl", output_dir=out, bad_weight=2.0)
     with pytest.raises(ValueError, match="reference_weight must be > 0"):
-        TrainConfig(train_file="t.jsonl", labelled_file="g.tags", output_dir=out, reference_weight=-1.0)
+        TrainConfig(
+            train_file="t.jsonl", labelled_file="g.tags", output_dir=out, reference_weight=-1.0
+        )
     with pytest.raises(ValueError, match="reference_weight .* needs both"):
         TrainConfig(labelled_file="g.tags", output_dir=out, reference_weight=0.5)
     with pytest.raises(ValueError, match="labelled_format must be one of"):
@@ -197,12 +260,16 @@ def test_labelled_settings_are_checked(tmp_path):
         TrainConfig(labelled_file="g.tags", validation_file="v.jsonl", output_dir=out)
 
 
-def test_bad_gold_input_names_file_and_line(train_config, tiny_causal_path, labelled_files, tmp_path):
+def test_bad_gold_input_names_file_and_line(
+    train_config, tiny_causal_path, labelled_files, tmp_path
+):
     gold, _ = labelled_files
     lines = gold.read_text(encoding="utf-8").splitlines()
     lines[2] += " OK"  # one tag too many on line 3
     gold.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config = train_config(tiny_causal_path, None, tmp_path / "h", train_file=None, labelled_file=str(gold))
+    config = train_config(
+        tiny_causal_path, None, tmp_path / "h", train_file=None, labelled_file=str(gold)
+    )
     with pytest.raises(ValueError, match=rf"{gold}:3: .* tags for .* MT words"):
         train(config)
     assert not (tmp_path / "h" / "head_config.json").exists()
@@ -211,20 +278,28 @@ def test_bad_gold_input_names_file_and_line(train_config, tiny_causal_path, labe
     with pytest.raises(ValueError, match="needs the source sentences beside"):
         labelled_records(gold)
     spans = tmp_path / "spans.jsonl"
-    spans.write_text(json.dumps({"src": "a", "tgt": "one two", "esa_spans": []}) + "\n"
-                     + json.dumps({"tgt": "one two", "esa_spans": [{"start": 0, "end": 3}]}) + "\n")
+    spans.write_text(
+        json.dumps({"src": "a", "tgt": "one two", "esa_spans": []})
+        + "\n"
+        + json.dumps({"tgt": "one two", "esa_spans": [{"start": 0, "end": 3}]})
+        + "\n"
+    )
     with pytest.raises(ValueError, match=rf"{spans}:2: no source text"):
         labelled_records(spans)
-    spans.write_text(json.dumps({"src": "a", "tgt": "one", "esa_spans": [{"start": 0, "end": 9}]}) + "\n")
+    spans.write_text(
+        json.dumps({"src": "a", "tgt": "one", "esa_spans": [{"start": 0, "end": 9}]}) + "\n"
+    )
     with pytest.raises(ValueError, match=rf"{spans}:1: .* not inside"):
         labelled_records(spans)
 
 
 def test_google_mqm_rows_become_word_labels(tmp_path):
     header = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
-    rows = ["sysA\td1\t1\t1\tr1\tA <v>cat</v> sat.\tThe <v>dog</v> sat down.\tAccuracy/Mistranslation\tMajor\n",
-            "sysA\td1\t1\t1\tr2\tA cat sat.\tThe dog sat <v>down</v>.\tFluency/Grammar\tMinor\n",
-            "sysA\td1\t1\t2\tr1\tIt ran.\tIt ran.\tNo-error\tNo-error\n"]
+    rows = [
+        "sysA\td1\t1\t1\tr1\tA <v>cat</v> sat.\tThe <v>dog</v> sat down.\tAccuracy/Mistranslation\tMajor\n",
+        "sysA\td1\t1\t1\tr2\tA cat sat.\tThe dog sat <v>down</v>.\tFluency/Grammar\tMinor\n",
+        "sysA\td1\t1\t2\tr1\tIt ran.\tIt ran.\tNo-error\tNo-error\n",
+    ]
     path = tmp_path / "mqm.tsv"
     path.write_text(header + "".join(rows), encoding="utf-8")
     got = labelled_records(path)
@@ -241,11 +316,33 @@ def test_cli_trains_on_labels_alone(tiny_causal_path, labelled_files, tmp_path, 
 
     gold, dev = labelled_files
     out = tmp_path / "head"
-    assert main(["train", "--labelled-file", str(gold), "--labelled-validation-file", str(dev),
-                 "--bad-weight", "2", "--model", str(tiny_causal_path), "--output-dir", str(out),
-                 "--max-steps", "3", "--no-progress", "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--labelled-file",
+                str(gold),
+                "--labelled-validation-file",
+                str(dev),
+                "--bad-weight",
+                "2",
+                "--model",
+                str(tiny_causal_path),
+                "--output-dir",
+                str(out),
+                "--max-steps",
+                "3",
+                "--no-progress",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     rec = json.loads((out / "head_config.json").read_text())["training"]
-    assert rec["labelled_file"] == str(gold) and rec["train_file"] is None and rec["bad_weight"] == 2.0
+    assert (
+        rec["labelled_file"] == str(gold) and rec["train_file"] is None and rec["bad_weight"] == 2.0
+    )
     assert len(rec["history"]) >= 2
     with pytest.raises(SystemExit):
         main(["train", "--help"])

@@ -43,22 +43,30 @@ from build_data import source_bytes, write_set  # noqa: E402
 
 SOURCES = {
     "mlqe-roen-train": {
-        "repo": "sheffieldnlp/mlqe-pe", "commit": "2a670a1140416cf80507b5a829659383c878feb8",
-        "licence": "CC0-1.0", "path": "data/post-editing/train/ro-en-train.tar.gz",
-        "sha256": "6ee883ef9544eb19522a480301c16ad16ffe3dd6d2fcb5c618ce8830ac0121dc"},
+        "repo": "sheffieldnlp/mlqe-pe",
+        "commit": "2a670a1140416cf80507b5a829659383c878feb8",
+        "licence": "CC0-1.0",
+        "path": "data/post-editing/train/ro-en-train.tar.gz",
+        "sha256": "6ee883ef9544eb19522a480301c16ad16ffe3dd6d2fcb5c618ce8830ac0121dc",
+    },
     "generalmt2023-zhen": {
-        "repo": "google/wmt-mqm-human-evaluation", "commit": "7fadea281aff8db61cc72fc3d469a4dca78b82a6",
+        "repo": "google/wmt-mqm-human-evaluation",
+        "commit": "7fadea281aff8db61cc72fc3d469a4dca78b82a6",
         "licence": "Apache-2.0",
         "path": "generalMT2023/zhen/sxs_mqm_generalMT2023_zhen.3ratingsPerSegment.tsv.tar.gz",
-        "sha256": "beb5eb98a34a79ec36212488d9044361ec21c8a2c54f50d509c086246244b3e2"},
+        "sha256": "beb5eb98a34a79ec36212488d9044361ec21c8a2c54f50d509c086246244b3e2",
+    },
 }
 MARK = re.compile(r"</?v>")
 
 
 def _members(data: bytes) -> dict[str, bytes]:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        return {m.name.rsplit("/", 1)[-1]: tar.extractfile(m).read()
-                for m in tar.getmembers() if m.isfile() and "/._" not in f"/{m.name}"}
+        return {
+            m.name.rsplit("/", 1)[-1]: tar.extractfile(m).read()
+            for m in tar.getmembers()
+            if m.isfile() and "/._" not in f"/{m.name}"
+        }
 
 
 def _fetch(clones: Path, name: str) -> dict[str, bytes]:
@@ -71,7 +79,9 @@ def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
     from sigmoid_head.evaluation.gold_formats import whitespace_words
 
     files = _fetch(clones, "mlqe-roen-train")
-    src, mt, tags = (files[f"train.{k}"].decode("utf-8").splitlines() for k in ("src", "mt", "tags"))
+    src, mt, tags = (
+        files[f"train.{k}"].decode("utf-8").splitlines() for k in ("src", "mt", "tags")
+    )
     splits: dict[str, list[dict]] = {"train": [], "dev": []}
     for k, (s, m, t) in enumerate(zip(src, mt, tags, strict=True)):
         words, tag = whitespace_words(m), t.split()
@@ -79,10 +89,14 @@ def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
             tag = tag[1::2]  # gap tags dropped
         if len(tag) != len(words):
             raise ValueError(f"train.tags:{k + 1}: {len(tag)} tags for {len(words)} MT words")
-        spans = [{"start": a, "end": b, "severity": None, "category": None}
-                 for (a, b), x in zip(words, tag, strict=True) if x == "BAD"]
+        spans = [
+            {"start": a, "end": b, "severity": None, "category": None}
+            for (a, b), x in zip(words, tag, strict=True)
+            if x == "BAD"
+        ]
         splits["dev" if k % 10 == 9 else "train"].append(
-            {"id": k, "src": s, "tgt": m, "mqm_spans": spans})
+            {"id": k, "src": s, "tgt": m, "mqm_spans": spans}
+        )
     return splits
 
 
@@ -105,8 +119,17 @@ def generalmt_segments(lines: list[str]) -> tuple[list[dict], collections.Counte
     """Segments ``{system, doc, seg_id, src, tgt, mqm_spans}`` of the side-by-side TSV, and
     counts of what was dropped (module docstring)."""
     header = lines[0].split("\t")
-    if header[:9] != ["system", "doc", "docSegId", "globalSegId", "rater", "source", "target",
-                      "category", "severity"]:
+    if header[:9] != [
+        "system",
+        "doc",
+        "docSegId",
+        "globalSegId",
+        "rater",
+        "source",
+        "target",
+        "category",
+        "severity",
+    ]:
         raise ValueError(f"unexpected header {header[:9]}")
     rows = collections.defaultdict(list)
     dropped: collections.Counter = collections.Counter()
@@ -130,11 +153,28 @@ def generalmt_segments(lines: list[str]) -> tuple[list[dict], collections.Counte
                 continue
             if r["category"] in ("No-error", "Source error"):
                 continue
-            spans += [{"start": a, "end": b, "severity": r["severity"].lower(),
-                       "category": r["category"], "rater": r["rater"]} for a, b in marks if b > a]
+            spans += [
+                {
+                    "start": a,
+                    "end": b,
+                    "severity": r["severity"].lower(),
+                    "category": r["category"],
+                    "rater": r["rater"],
+                }
+                for a, b in marks
+                if b > a
+            ]
         spans.sort(key=lambda s: (s["start"], s["end"], s["rater"]))
-        segs.append({"system": system, "doc": group[0]["doc"], "seg_id": seg,
-                     "src": MARK.sub("", group[0]["source"]), "tgt": tgt, "mqm_spans": spans})
+        segs.append(
+            {
+                "system": system,
+                "doc": group[0]["doc"],
+                "seg_id": seg,
+                "src": MARK.sub("", group[0]["source"]),
+                "tgt": tgt,
+                "mqm_spans": spans,
+            }
+        )
     return segs, dropped
 
 
@@ -144,8 +184,13 @@ def build_generalmt_zhen(clones: Path) -> tuple[dict[str, list[dict]], collectio
     segs, dropped = generalmt_segments(data.decode("utf-8").split("\n"))
     docs = sorted({s["doc"] for s in segs})
     dev = {d for k, d in enumerate(docs) if k % 10 == 9}
-    return ({"train": [s for s in segs if s["doc"] not in dev],
-             "dev": [s for s in segs if s["doc"] in dev]}, dropped)
+    return (
+        {
+            "train": [s for s in segs if s["doc"] not in dev],
+            "dev": [s for s in segs if s["doc"] in dev],
+        },
+        dropped,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,8 +37,10 @@ def word_labels_from_spans(text: str, spans: list[dict[str, Any]]) -> list[str]:
     """OK/BAD per word of ``text`` (:func:`~sigmoid_head.data.self_labels.words`): BAD
     when the word overlaps one of the character ``spans`` (``start``/``end``, end
     exclusive)."""
-    return [BAD if any(s["start"] < b and a < s["end"] for s in spans) else OK
-            for _, a, b in words(text)]
+    return [
+        BAD if any(s["start"] < b and a < s["end"] for s in spans) else OK
+        for _, a, b in words(text)
+    ]
 
 
 def _source_beside(path: Path) -> Path:
@@ -64,14 +66,18 @@ def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int
         raise ValueError(f"labelled_file {path} does not exist")
     fmt = fmt or detect_format(path)
     if fmt not in LABEL_FORMATS:
-        raise ValueError(f"{path}: labelled training reads {', '.join(LABEL_FORMATS)}; "
-                         f"{fmt} has no source text to prompt with")
+        raise ValueError(
+            f"{path}: labelled training reads {', '.join(LABEL_FORMATS)}; "
+            f"{fmt} has no source text to prompt with"
+        )
     source = None
     if fmt == "wmt-tags":
         source = _source_beside(path)
         if not source.is_file():
-            raise ValueError(f"{path}: labelled training needs the source sentences beside the "
-                             f"tags file ({source}, one per line, as the .mt file)")
+            raise ValueError(
+                f"{path}: labelled training needs the source sentences beside the "
+                f"tags file ({source}, one per line, as the .mt file)"
+            )
     items = read_gold_items(path, fmt, source=source)
     lines = _google_lines(path) if fmt == "google-mqm" else None
     out = []
@@ -80,8 +86,16 @@ def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int
         if not isinstance(item.source, str) or not item.source.strip():
             raise DataError(f"{path}:{line}: no source text (the prompt of labelled training)")
         src = MARK.sub(lambda m: m.group(1), item.source)  # raters' marks are not the source
-        out.append((line, {"source": src, "target": item.text,
-                           "word_labels": word_labels_from_spans(item.text, item.spans)}))
+        out.append(
+            (
+                line,
+                {
+                    "source": src,
+                    "target": item.text,
+                    "word_labels": word_labels_from_spans(item.text, item.spans),
+                },
+            )
+        )
     if not out:
         raise DataError(f"{path}: no labelled item")
     return out
@@ -98,10 +112,16 @@ def _google_lines(path: Path) -> list[int]:
     return list(first.values())
 
 
-def load_labelled_examples(path: str | Path, tokenizer: Any, *, fmt: str | None = None,
-                           is_encoder_decoder: bool, max_length: int = 512,
-                           prompt_template: str = "{source}\n", use_chat_template: bool = False
-                           ) -> list[dict]:
+def load_labelled_examples(
+    path: str | Path,
+    tokenizer: Any,
+    *,
+    fmt: str | None = None,
+    is_encoder_decoder: bool,
+    max_length: int = 512,
+    prompt_template: str = "{source}\n",
+    use_chat_template: bool = False,
+) -> list[dict]:
     """A gold file's items as training examples (``input_ids``, ``labels``, ``good``).
 
     Items whose tokens carry no label after truncation are dropped.
@@ -111,9 +131,16 @@ def load_labelled_examples(path: str | Path, tokenizer: Any, *, fmt: str | None 
     """
     out = []
     for line, rec in labelled_records(path, fmt):
-        ex = labelled_example(rec, tokenizer, str(path), line, is_encoder_decoder=is_encoder_decoder,
-                      max_length=max_length, prompt_template=prompt_template,
-                      use_chat_template=use_chat_template)
+        ex = labelled_example(
+            rec,
+            tokenizer,
+            str(path),
+            line,
+            is_encoder_decoder=is_encoder_decoder,
+            max_length=max_length,
+            prompt_template=prompt_template,
+            use_chat_template=use_chat_template,
+        )
         if ex is not None:
             out.append(ex)
     if not out:
@@ -127,9 +154,13 @@ def load_labelled(config: Any, model: Any) -> tuple[list[dict], list[dict]]:
     the run's seed, capped at ``max_validation_examples``)."""
     from .data_loading import split_validation
 
-    kw = {"fmt": config.labelled_format, "is_encoder_decoder": model.backbone.is_encoder_decoder,
-          "max_length": config.max_length, "prompt_template": config.prompt_template,
-          "use_chat_template": config.use_chat_template}
+    kw = {
+        "fmt": config.labelled_format,
+        "is_encoder_decoder": model.backbone.is_encoder_decoder,
+        "max_length": config.max_length,
+        "prompt_template": config.prompt_template,
+        "use_chat_template": config.use_chat_template,
+    }
     train = load_labelled_examples(config.labelled_file, model.tokenizer, **kw)
     if config.labelled_validation_file:
         val = load_labelled_examples(config.labelled_validation_file, model.tokenizer, **kw)
