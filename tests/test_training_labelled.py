@@ -347,3 +347,36 @@ def test_cli_trains_on_labels_alone(tiny_causal_path, labelled_files, tmp_path, 
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     assert "--labelled-file" in capsys.readouterr().out
+
+
+def test_labelled_training_is_the_same_with_either_cache(
+    train_config, train_history, tiny_causal_path, labelled_files, tmp_path
+):
+    """No cache, the in-memory cache and the disk cache give the same validation history
+    (the disk cache is sized by every trained position, labelled or not)."""
+    gold, dev = labelled_files
+    kw = dict(
+        train_file=None,
+        labelled_file=str(gold),
+        labelled_validation_file=str(dev),
+        max_steps=12,
+        eval_every=4,
+        negatives="token_freq",
+    )
+    runs = {
+        "plain": {},
+        "memory": {"cache_hidden": True},
+        "disk": {
+            "cache_hidden": True,
+            "cache_dir": str(tmp_path / "hidden"),
+            "disk_cache_dtype": "float32",
+        },
+    }
+    for name, extra in runs.items():
+        train(train_config(tiny_causal_path, None, tmp_path / name, **kw, **extra))
+    plain = train_history(tmp_path / "plain")
+    assert len(plain) == 4
+    for name in ("memory", "disk"):
+        other = train_history(tmp_path / name)
+        for x, y in zip(plain, other, strict=True):
+            assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4), name

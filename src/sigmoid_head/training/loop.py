@@ -44,7 +44,7 @@ from .config import TrainConfig
 from .data_loading import load_data
 from .optim import cosine_with_warmup, make_optimizer
 from .self_term import SelfData, load_self_data, self_step, self_validation
-from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
+from .step import StepContext, _seeded, evaluate, loss_positions, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +56,14 @@ def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: in
                                   seed=config.seed, epoch=epoch)
 
 
-def _per_example(examples: Any, is_encoder_decoder: bool) -> tuple[Any, Any]:
-    """(trained positions, input tokens) of every example: numpy arrays for Arrow examples."""
+def _per_example(examples: Any, is_encoder_decoder: bool, in_loss: bool = False) -> tuple[Any, Any]:
+    """(trained positions, input tokens) of every example: numpy arrays for Arrow examples.
+    With ``in_loss``, the positions that count in the loss (a labelled example's labelled
+    ones) instead of every trained position."""
     if isinstance(examples, datasets_io.ArrowExamples):
         return examples.n_trained, examples.n_input
-    return ([trained_positions(e, is_encoder_decoder) for e in examples],
-            [len(e["input_ids"]) for e in examples])
+    count = loss_positions if in_loss else trained_positions
+    return ([count(e, is_encoder_decoder) for e in examples], [len(e["input_ids"]) for e in examples])
 
 
 def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, train_ex=(),
@@ -260,7 +262,7 @@ def _run_epochs(run: Run) -> None:
     fmt = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]" if cached else None
     bar = tqdm(total=run.total, initial=state.step, desc="train", dynamic_ncols=True,
                bar_format=fmt, disable=not (config.progress and run.accelerator.is_main_process))
-    n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder)
+    n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder, in_loss=True)
     meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
     clock, first_epoch = StepClock(), state.epoch
     all_batches = None

@@ -175,10 +175,15 @@ def evaluate(ctx: StepContext, batches: list[list[int]], examples: list[dict], c
     return float(total[0] / total[1].clamp(min=1))
 
 
-def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
-    """How many positions of an example are trained (a causal model never predicts token 0;
-    a labelled example's positions without a label are not)."""
+def loss_positions(example: dict, is_encoder_decoder: bool) -> int:
+    """How many positions of an example count in a step's loss: its trained positions, or
+    a labelled example's positions with a label (the divisor of the step's loss)."""
     if "good" in example:
         return sum(1 for g in example["good"] if g != IGNORE_LABEL)
+    return trained_positions(example, is_encoder_decoder)
+
+
+def trained_positions(example: dict, is_encoder_decoder: bool) -> int:
+    """How many positions of an example are trained (a causal model never predicts token 0)."""
     labels = example["labels"] if is_encoder_decoder else example["labels"][1:]
     return sum(1 for t in labels if t != IGNORE_INDEX)
