@@ -380,3 +380,43 @@ def test_labelled_training_is_the_same_with_either_cache(
         other = train_history(tmp_path / name)
         for x, y in zip(plain, other, strict=True):
             assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4), name
+
+
+def test_span_jsonl_items_become_labelled_examples(tiny_causal_path, tmp_path):
+    """An MQM span JSONL (as build_labelled.py writes it, gzipped): the tokens inside a
+    span are the negatives, the others positives."""
+    import gzip
+
+    from sigmoid_head.model import SigmoidHeadModel
+
+    rows = [
+        {
+            "src": "le chat",
+            "tgt": "the cat sat",
+            "mqm_spans": [
+                {
+                    "start": 4,
+                    "end": 7,
+                    "severity": "major",
+                    "category": "Accuracy/Mistranslation",
+                    "rater": "r1",
+                }
+            ],
+        },
+        {"src": "un chien", "tgt": "a dog", "mqm_spans": []},
+    ]
+    path = tmp_path / "train.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+    assert [r["word_labels"] for _, r in labelled_records(path)] == [
+        ["OK", "BAD", "OK"],
+        ["OK", "OK"],
+    ]
+    tok = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").tokenizer
+    ex = load_labelled_examples(path, tok, is_encoder_decoder=False)
+    first = [t for t in ex[0]["labels"][1:] if t != -100]
+    spelled = [tok.decode([t]).strip() for t in first]
+    bad = [s for s, g in zip(spelled, ex[0]["good"], strict=True) if g == 0]
+    good = [s for s, g in zip(spelled, ex[0]["good"], strict=True) if g == 1]
+    assert "".join(bad) == "cat" and "".join(good) == "thesat"
+    assert 0 not in ex[1]["good"] and 1 in ex[1]["good"]
