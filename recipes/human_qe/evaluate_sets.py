@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import clustered_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.gold_eval import evaluate_gold, gold_word_bad, gold_word_scores
 from sigmoid_head.evaluation.gold_formats import GoldItem
 from sigmoid_head.evaluation.gold_shroom import (
@@ -44,6 +42,7 @@ from sigmoid_head.evaluation.gold_shroom import (
 )
 from sigmoid_head.evaluation.gold_wmt import NO_SOURCE_SCORES, gap_scores
 from sigmoid_head.evaluation.metrics import kendall, pearson
+from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.span_metrics import mcc
 
 KIND = {"mlqe-roen-word": "wmt", "mqm-ted-zhen": "mqm", "mushroom-en": "shroom"}
@@ -167,11 +166,13 @@ def segment_table(
 
 
 # ----------------------------------------------------------------------------- thresholds
-def _grid(scores: np.ndarray, n: int = 60) -> np.ndarray:
+def _grid(scores: np.ndarray, n: int = 60, top: float = 0.8) -> np.ndarray:
+    """Candidate thresholds: the scores' 1st to ``100 * top``-th percentiles (a threshold
+    just above each, so that at most about ``top`` of the words are flagged), and 0.5."""
     s = scores[np.isfinite(scores)]
     if s.size == 0:
         return np.asarray([0.5])
-    q = np.unique(np.quantile(s, np.linspace(0.01, 0.8, n)))
+    q = np.unique(np.quantile(s, np.linspace(0.01, top, n)))
     return np.unique(np.r_[q * (1 + 1e-9) + 1e-300, 0.5])
 
 
@@ -199,8 +200,13 @@ def word_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict
         s, b = _flat_words(dev[0], dev[1], m)
         thr[m] = pick_threshold(np.concatenate(s), np.concatenate(b))
     res = evaluate_gold(test[0], test[1], methods=methods, thresholds=thr, n_boot=n_boot)
+    flagged = {}
+    for m in methods:  # share of test words below the dev-chosen threshold
+        s = np.concatenate(_flat_words(test[0], test[1], m)[0])
+        flagged[m] = float(np.mean(s < thr[m])) if s.size else math.nan
     return {
         "thresholds": thr,
+        "flagged": flagged,
         "methods": res["methods"],
         "counts": {
             k: res[k]
@@ -252,6 +258,25 @@ def _shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
 
 
+def _shroom_uncapped(dev: tuple, test: tuple, m: str) -> dict[str, float]:
+    """Test IoU and share of words flagged at the dev IoU-best threshold of a grid that runs
+    up to every word flagged (the 100th percentile), not the 80th."""
+    cand = np.concatenate([[float(w[m]) for w in r["words"]] for r in dev[0] if r["words"]])
+    best, thr = -math.inf, 0.5
+    for t in _grid(cand, 30, top=1.0):
+        v = _shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
+        if v > best:
+            best, thr = v, float(t)
+    words = np.asarray(
+        [float(w[m]) for r in test[0] for w in r["words"] if w.get("start") is not None]
+    )
+    return {
+        "iou": float(_shroom_item_scores(test[0], test[1], m, thr)[:, 0].mean()),
+        "flagged": float(np.mean(words < thr)) if words.size else math.nan,
+        "threshold": thr,
+    }
+
+
 def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[str, Any]:
     """Per method: dev threshold for IoU; test IoU and Spearman (per answer, averaged)."""
     out: dict[str, Any] = {"methods": {}, "thresholds": {}, "per_item": {}}
@@ -272,7 +297,10 @@ def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> di
         out["methods"][m] = clustered_ci(stat, groups, n_boot)
         out["per_item"][m] = per.tolist()
         words = [float(w[m]) for r in test[0] for w in r["words"] if w.get("start") is not None]
-        out.setdefault("flagged", {})[m] = float(np.mean(np.asarray(words) < thr)) if words else math.nan
+        out.setdefault("flagged", {})[m] = (
+            float(np.mean(np.asarray(words) < thr)) if words else math.nan
+        )
+    out["uncapped"] = {m: _shroom_uncapped(dev, test, m) for m in methods}
     out["reference"] = {}
     for name, whole in (("mark all", True), ("mark none", False)):
         per = np.asarray([iou([(0, len(it.text))] if whole else [], it.spans) for it in test[1]])

@@ -29,8 +29,8 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -88,9 +88,17 @@ def write_jsonl_gz(path: Path, rows: Iterable[dict]) -> None:
 
 
 def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
-    write_jsonl_gz(path, ({"id": g["id"], "group": g["group"],
-                           **{k: v for k, v in s.items() if k not in ("source", "tokens")}}
-                          for g, s in zip(gold, scored, strict=True)))
+    write_jsonl_gz(
+        path,
+        (
+            {
+                "id": g["id"],
+                "group": g["group"],
+                **{k: v for k, v in s.items() if k not in ("source", "tokens")},
+            }
+            for g, s in zip(gold, scored, strict=True)
+        ),
+    )
 
 
 def _cell(v: Any) -> str:
@@ -131,6 +139,14 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
             res["word"]["methods"],
             ["mcc", "f1_bad", "roc_auc", "ap", "char_f1", "mpp_f1"],
         )
+        if "flagged" in res["word"]:
+            flagged = ", ".join(f"{m} {v:.0%}" for m, v in res["word"]["flagged"].items())
+            lines += [
+                "Thresholds: per method, the dev word-MCC-best of a grid of the dev scores' "
+                "1st to 80th percentiles (and 0.5). Share of test words flagged at each "
+                f"method's threshold: {flagged}.",
+                "",
+            ]
     if "gaps" in res:
         lines += [f"Gaps: {res['gaps']['counts']} (proxy gap score: the next word's score)", ""]
         lines += _table(
@@ -149,7 +165,22 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
                 "Mu-SHROOM references without a model (test)", res["shroom"]["reference"], ["iou"]
             )
             flagged = ", ".join(f"{m} {v:.0%}" for m, v in res["shroom"]["flagged"].items())
-            lines += [f"Share of test words flagged at each method's dev-chosen threshold: {flagged}.", ""]
+            lines += [
+                f"Share of test words flagged at each method's dev-chosen threshold: {flagged}.",
+                "",
+            ]
+        if "uncapped" in res["shroom"]:
+            lines += [
+                "Thresholds: the dev IoU-best of a grid of the dev scores' 1st to 80th "
+                "percentiles (and 0.5). With the grid run up to the 100th percentile (every "
+                "word flagged), test IoU and share of test words flagged: "
+                + ", ".join(
+                    f"{m} {u['iou']:.3f} ({u['flagged']:.0%})"
+                    for m, u in res["shroom"]["uncapped"].items()
+                )
+                + ".",
+                "",
+            ]
     if res.get("paired"):
         lines += [
             f"### Paired tests: {res['primary']}",

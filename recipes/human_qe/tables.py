@@ -56,6 +56,8 @@ VARIANTS_BLOCK = "human-qe-variants"
 PUBLISHED_BLOCK = "human-qe-published"
 PUBLISHED = HERE / "published.json"
 """The shared tasks' published figures, each with its source and the quoted row."""
+EXTRA_BLOCKS = ("human-qe-talks", "human-qe-thresholds", "human-qe-curve")
+"""Blocks made by side_tables.extra: MQM per talk, the seed-0/1 thresholds, the curve."""
 
 
 def read_jsonl_gz(path: Path) -> list[dict]:
@@ -276,7 +278,7 @@ def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
     for m in re.finditer(r"<!-- recorded output: recipes/human_qe/results/([\w-]+)/report\.md[^\n]*-->\n```text\n(.*?)```",
                          text, re.S):
         out[m.group(1)] = (m.start(2), m.end(2))
-    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK):
+    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK, *EXTRA_BLOCKS):
         for m in re.finditer(rf"<!-- table:({block}:[\w-]+) -->\n(.*?)<!-- /table:\1 -->", text, re.S):
             out[m.group(1)] = (m.start(2), m.end(2))
     return out
@@ -405,6 +407,12 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
             blocks[f"{VARIANTS_BLOCK}:{name}"] = "\n".join(
                 scope + variants_table(name, per) + head_against_head(name, base, per, shroom_data)
                 + seeds_table(name, per))
+    if with_variants:
+        from side_tables import extra
+
+        more_files, more_blocks = extra(sets, shroom_data)
+        files.update(more_files)
+        blocks.update(more_blocks)
     return files, blocks, notices
 
 
