@@ -140,8 +140,8 @@ def _figures(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flag_rate(res: dict[str, Any], m: str) -> float | None:
-    """Share of test words flagged at the dev-chosen threshold (None: not recorded)."""
-    return res["word"].get("flagged", {}).get(m)
+    """Share of test words flagged at the dev-chosen threshold."""
+    return res["word"]["flagged"][m]
 
 
 def _f(x: Any) -> str:
@@ -149,10 +149,19 @@ def _f(x: Any) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
+def _flags(d: dict[str, Any]) -> str:
+    f = d.get("flagged") or {}
+    if f.get("sigmoid") is None or f.get("softmax") is None:
+        return ""
+    return f" ({f['sigmoid']:.0%} / {f['softmax']:.0%})"
+
+
 def curve_lines(curve: dict[str, Any]) -> list[str]:
     """The curve and vocabulary tables (markdown)."""
     lines = [
-        "| point | train pairs | WMT word MCC head / softmax | delta [95% CI], Holm p | "
+        "#### Learning curve: the head against the softmax, per training size",
+        "",
+        "| point | train pairs | WMT word MCC head / softmax (words flagged) | delta [95% CI], Holm p | "
         "WMT AP head / softmax | WMT Pearson head / softmax | MQM Pearson head / softmax "
         "| Mu-SHROOM IoU head / softmax |",
         "|---|---|---|---|---|---|---|---|",
@@ -168,6 +177,7 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
         )
         cells = [
             f"{_f(d.get(k, {}).get('sigmoid'))} / {_f(d.get(k, {}).get('softmax'))}"
+            + (_flags(d) if k in ("mcc", "iou") else "")
             for d, k in ((w, "mcc"), (w, "ap"), (w, "pearson"), (q, "pearson"), (s, "iou"))
         ]
         lines.append(
@@ -176,6 +186,8 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
             + " |"
         )
     lines += [
+        "",
+        "#### Vocabulary diagnostic: WMT ro-en test words seen and unseen in the head's training data",
         "",
         "| point | MT words unseen in training | rule MCC | head MCC | head AUC seen / "
         "unseen | softmax AUC seen / unseen |",
