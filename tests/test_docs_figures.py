@@ -171,6 +171,24 @@ def hq_cell(heading: str, first_cell: str, *cols: int) -> list[str]:
     return [re.findall(r"[-+]?\d*\.?\d+(?:e-?\d+)?", cells[c])[0] for c in cols]  # a p of 1 too
 
 
+def at_most_apart(a: float, b: float, gap: float) -> float | str:
+    """``b`` when it lies within ``gap`` of ``a``, else a marker that fails the check."""
+    return b if abs(a - b) <= gap else "apart"
+
+
+def threshold_ps() -> list[float]:
+    """The p of each fixed-share row of the seed-0/seed-1 threshold table (human_labels.md)."""
+    block = _page(HQ).split(t("human-qe-thresholds:mlqe-roen-word"), 1)[1].split("<!-- /table", 1)[0]
+    rows = [line.split("|") for line in block.splitlines() if line.startswith("| flags")]
+    return [float(NUMBER.findall(cells[6])[0]) for cells in rows]
+
+
+def vocab_cell(*cols: int, point: str = "pe2k") -> list[str]:
+    """Figures of the vocabulary diagnostic's row of ``point`` (human_labels.md)."""
+    cells = row(HQ, "#### Vocabulary diagnostic", point)
+    return [x for c in cols for x in NUMBER.findall(cells[c].replace(",", ""))]
+
+
 @dataclass(frozen=True)
 class Claim:
     """A piece of a page's prose and where each of its decimal figures comes from."""
@@ -1612,6 +1630,51 @@ CLAIMS: list[Claim] = [
         HQ,
         "(seed 0 against seed 1: +0.006, bootstrap p 0.046, analytic Holm p 0.13",
         lambda: hq_cell("mlqe-roen-word: the prior001 head against", "prior001_s1", 1, 3, 5),
+    ),
+    Claim(
+        HQ,
+        "the head is below the softmax in each talk (talk.2: 0.021 against 0.136, talk.6: 0.113 against 0.207, talk.9: 0.033 against 0.175",
+        lambda: [
+            NUMBER.findall(row(HQ, t("human-qe-talks:mqm-ted-zhen"), talk)[c])[0]
+            for talk in ("talk.2", "talk.6", "talk.9")
+            for c in (2, 3)
+        ],
+    ),
+    Claim(
+        HQ,
+        "the head's IoU, 0.350, is that of the no-model \"mark all\" reference, 0.349, within a thousandth",
+        lambda: [
+            human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+            at_most_apart(
+                human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+                human_qe("mushroom-en", "shroom", "reference", "mark all", "iou")[0],
+                0.001,
+            ),
+        ],
+    ),
+    Claim(
+        HQ,
+        "BoostedProb reaches IoU 0.354 by flagging 97% of the test words, above the head's 0.349 (55%) and the softmax's 0.340 (43%)",
+        lambda: [
+            human_qe("mushroom-en", "shroom", "uncapped", m, "iou")
+            for m in ("boostedprob", "sigmoid", "softmax")
+        ],
+    ),
+    Claim(
+        HQ,
+        "it runs from 0.014 to 0.846",
+        lambda: [min(threshold_ps()), max(threshold_ps())],
+    ),
+    Claim(
+        HQ,
+        "gives word MCC 0.212 against the head's 0.209. Among the words seen in training the head ranks BAD words about as well as the softmax (ROC-AUC 0.577 against 0.587); among the unseen words the softmax does much better (0.574 against 0.758)",
+        lambda: [
+            *vocab_cell(2, 3),
+            vocab_cell(4)[0],
+            vocab_cell(5)[0],
+            vocab_cell(4)[1],
+            vocab_cell(5)[1],
+        ],
     ),
     # README.md
     Claim(
