@@ -237,7 +237,7 @@ def requires_python() -> list[str]:
 
 
 def dominant_defaults() -> list[float]:
-    from sigmoid_head.dominant import DominantConfig
+    from sigmoid_head.lm.dominant import DominantConfig
 
     return [DominantConfig().p_jump, DominantConfig().epsilon]
 
@@ -1529,8 +1529,8 @@ SETTING_CLAIMS = [
 
 
 def _default_prior() -> float:
-    """The untrained prior new full heads get by default (sigmoid_head.model)."""
-    from sigmoid_head.model import DEFAULT_UNTRAINED_PRIOR
+    """The untrained prior new full heads get by default (sigmoid_head.head.model)."""
+    from sigmoid_head.head.model import DEFAULT_UNTRAINED_PRIOR
 
     return DEFAULT_UNTRAINED_PRIOR
 

@@ -212,7 +212,7 @@ def test_an_extra_score_file_with_a_mean_log_is_shown_as_its_geometric_mean(tmp_
                              for v, g in zip(logs, gold, strict=True)))
     rows, _ = evaluate_scores({"sigmoid": np.clip(gold, 0, 1)}, gold, ci=False, extra_scores=[extra])
     assert [r["method"] for r in rows] == ["sigmoid", "other_mean_log", "kiwi"]  # not a method
-    from sigmoid_head.methods import Method, register, unregister
+    from sigmoid_head.registry.methods import Method, register, unregister
 
     register(Method("other", reads="lm_logits", token_values=None))
     try:

@@ -15,7 +15,7 @@ from sigmoid_head.cli import build_parser, main
 from sigmoid_head.evaluation.calibration import Calibrator
 from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.spans import SpanConfig
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.corpus import CorpusConfig, generate_corpus, score_corpus
 from sigmoid_head.scoring.decoding import DecodingConfig
 

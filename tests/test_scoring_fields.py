@@ -53,7 +53,7 @@ def test_describe_option_prints_the_table_without_a_model(capsys) -> None:
 def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
     """``<m>_mean_log`` is the log a row holds; ``<m>_geo_mean``, its exponential, is listed
     as evaluate's own (not a key of the rows)."""
-    from sigmoid_head import columns
+    from sigmoid_head.registry import columns
 
     log, geo = field_for("softmax_mean_log"), field_for("softmax_geo_mean")
     assert log.range == "(-inf, 0]" and "log-probability" in log.meaning

@@ -1,4 +1,4 @@
-"""The thread policy every command applies before torch starts (sigmoid_head.threads)."""
+"""The thread policy every command applies before torch starts (sigmoid_head.cli.threads)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head import threads
-from sigmoid_head.cli import _threads_option, main
+from sigmoid_head.cli import _threads_option, main, threads
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

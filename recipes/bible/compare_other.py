@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
 BASELINES = ("softmax", "boostedprob", "entropy", "rauq")
 

@@ -46,9 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_self_study import aggregate, eval_items  # noqa: E402

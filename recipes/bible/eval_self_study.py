@@ -49,12 +49,12 @@ import torch
 
 from sigmoid_head import SigmoidHeadModel, load_backbone
 from sigmoid_head.data.prompts import make_examples
-from sigmoid_head.dominant import find_dominant
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
+from sigmoid_head.lm.dominant import find_dominant
 from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
-from sigmoid_head.token_adjust import rank_preserving
+from sigmoid_head.scoring.token_adjust import rank_preserving
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from experiments import LLM_PROMPT, find, other_candidates, read_jsonl  # noqa: E402

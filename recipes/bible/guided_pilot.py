@@ -24,7 +24,7 @@ from pathlib import Path
 def run_setting(model, verses: list[dict], weight: float, mask: float, max_new: int) -> dict:
     from sacrebleu.metrics import CHRF
 
-    from sigmoid_head.demo import PROMPT
+    from sigmoid_head.demo.run import PROMPT
     from sigmoid_head.scoring.decoding import DecodingConfig
     from sigmoid_head.scoring.generate import generate_and_score
 
@@ -46,7 +46,7 @@ def run_setting(model, verses: list[dict], weight: float, mask: float, max_new: 
 def main(argv: list[str] | None = None) -> None:
     from sigmoid_head import SigmoidHeadModel, load_backbone
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import sample_dir, short
+    from sigmoid_head.demo.run import sample_dir, short
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--head", action="append", required=True, help="a head folder (repeatable)")

@@ -20,9 +20,9 @@ README's demo table).
 Methods are shown under their current names, one name per scale (:func:`shown`): a
 length-normalised score an older data file holds as a geometric mean (``softmax_geo``, in
 [0, 1], so its BCE is that of a probability) is ``softmax_geo_mean``
-(:func:`sigmoid_head.methods.probability_key`); a file that holds the mean token
+(:func:`sigmoid_head.registry.methods.probability_key`); a file that holds the mean token
 log-probability names it ``softmax_mean_log`` and keeps that name. Rerank tables, where
-only the order matters, show the row name (:func:`sigmoid_head.methods.ranking_key`:
+only the order matters, show the row name (:func:`sigmoid_head.registry.methods.ranking_key`:
 ``softmax_mean_log``).
 
 A table shows, per method, the metric with two 95% intervals (candidates resampled, as the
@@ -45,10 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import METRICS
-from sigmoid_head.methods import probability_key, ranking_key
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
+from sigmoid_head.registry.methods import probability_key, ranking_key
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "results" / "data"
@@ -95,7 +94,7 @@ def from_suite(folder: Path) -> dict:
 def from_demo(folder: Path) -> dict:
     """Scores, labels and verses of a ``sigmoid-head demo`` output folder (its test candidates)."""
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import table_scores
+    from sigmoid_head.demo.run import table_scores
 
     rows = read_jsonl(folder / "scores.jsonl", objects=True)
     # verse ids in sorted-source order: the demo's own resamples (it groups by source text)
@@ -467,7 +466,7 @@ def render_primary(d: dict) -> str:
         lines.append(
             f"| {c['label']} vs {c['baseline_name']} | {c['base']:.3f} | "
             + " / ".join(f"{v:.3f}" for v in c["per_seed"])
-            + f" (deltas " + " / ".join(f"{v:+.3f}" for v in c["deltas"]) + ")"
+            + " (deltas " + " / ".join(f"{v:+.3f}" for v in c["deltas"]) + ")"
             + f" | {np.mean(c['per_seed']):.3f} ({np.std(c['per_seed'], ddof=1):.3f}) | "
             f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
             f"{describe_p(t, family=False, analytic=True)} | {outcome} |")

@@ -57,7 +57,7 @@ from transformers import GenerationConfig, MarianConfig, MarianMTModel, PreTrain
 
 from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
 from sigmoid_head.data.tokenize import tokenize_records
-from sigmoid_head.head_io import file_sha256
+from sigmoid_head.head.folder import file_sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
 from mt_eval import evaluate_split, find_split, group_references, read_pairs

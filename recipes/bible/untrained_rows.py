@@ -93,7 +93,7 @@ def candidates(verses: list[dict], seed: int, split: str, tokenizer) -> list[dic
     """Reference, the demo's two negatives and the ``letters``/``drift`` gibberish per verse
     (``sampled`` is added by :func:`add_sampled`), gibberish as many tokens long as what it
     replaces; ``item`` is the verse's index."""
-    from sigmoid_head.demo import candidates as demo_candidates
+    from sigmoid_head.demo.run import candidates as demo_candidates
 
     rng, out = random.Random(seed), []
     demo = demo_candidates(verses, seed)
@@ -147,7 +147,7 @@ def train_heads(backbone, out: Path, n_train: int, epochs: float, seed: int, pro
     from sigmoid_head import SigmoidHeadModel, TrainConfig, train
     from sigmoid_head.data.batching import Collator, pad_id
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import sample_dir, short, write_jsonl
+    from sigmoid_head.demo.run import sample_dir, short, write_jsonl
     from sigmoid_head.training.cache import PositionCache
 
     data = sample_dir()
@@ -227,8 +227,8 @@ def choose_on_dev(dev: list[dict]) -> str:
 def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
     """The ablation's markdown: the dev choice, then the test table and tests against the paper."""
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-    from sigmoid_head.evaluation.pvalues import add_holm, describe_p
     from sigmoid_head.evaluation.metrics import roc_auc
+    from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
     dev = [r for r in rows if r["split"] == "dev"]
     test = [r for r in rows if r["split"] == "test"]
@@ -275,7 +275,7 @@ def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
 def run(args: argparse.Namespace) -> list[dict]:
     from sigmoid_head import load_backbone
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import PROMPT, sample_dir, short
+    from sigmoid_head.demo.run import PROMPT, sample_dir, short
 
     t0, out = time.perf_counter(), Path(args.out)
     backbone = load_backbone(None, device="cpu")

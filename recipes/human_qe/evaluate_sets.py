@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import clustered_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.gold_eval import evaluate_gold, gold_word_bad, gold_word_scores
 from sigmoid_head.evaluation.gold_formats import GoldItem
 from sigmoid_head.evaluation.gold_shroom import (
@@ -44,6 +42,7 @@ from sigmoid_head.evaluation.gold_shroom import (
 )
 from sigmoid_head.evaluation.gold_wmt import NO_SOURCE_SCORES, gap_scores
 from sigmoid_head.evaluation.metrics import kendall, pearson
+from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.span_metrics import mcc
 
 KIND = {"mlqe-roen-word": "wmt", "mqm-ted-zhen": "mqm", "mushroom-en": "shroom"}

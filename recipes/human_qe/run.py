@@ -29,8 +29,8 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent

@@ -146,10 +146,9 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
     from evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
 
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-
-    from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.gold_eval import gold_word_bad
     from sigmoid_head.evaluation.metrics import pearson
+    from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
     kind, others = KIND[name], [v for v in per_variant if v != base]

@@ -8,8 +8,8 @@ import pytest
 import qe_report
 import torch
 
-from sigmoid_head.backbone import load_backbone
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.scoring.force_decode import score_records
 
 TEST = [

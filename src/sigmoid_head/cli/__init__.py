@@ -14,7 +14,7 @@ One error convention for every command: a user error (a ``ValueError`` such as a
 malformed input, a missing or unreadable file) prints ``sigmoid-head <command>: error:
 <message>`` on one line of stderr and exits with code 2, without a traceback; argparse's
 own usage errors exit with code 2 too. A fault of the machine rather than the input (a
-full disk: :class:`sigmoid_head.io_utils.WriteError`, another ``OSError``, a diverging
+full disk: :class:`sigmoid_head.safe.files.WriteError`, another ``OSError``, a diverging
 loss) prints the same one line and exits with code 1, and so does a missing optional
 dependency (an ``ImportError``: the line names the extra that installs it).
 """
@@ -28,9 +28,9 @@ import sys
 from importlib import import_module
 from types import ModuleType
 
-from .. import threads
 from .._version import __version__
-from ..io_utils import names_stdout
+from ..safe.files import names_stdout
+from . import threads
 from .options import apply_config, config_path, read_config
 
 COMMANDS: dict[str, str] = {

@@ -33,8 +33,8 @@ PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
 
 
 def _limited(name: str, kind: type = float) -> Any:
-    """The argparse type of a setting with a range in :data:`sigmoid_head.finite.LIMITS`."""
-    from ..finite import LIMITS
+    """The argparse type of a setting with a range in :data:`sigmoid_head.safe.finite.LIMITS`."""
+    from ..safe.finite import LIMITS
 
     lim = {k: v for k, v in LIMITS[name].items() if k != "integer"}
     return _number(kind, lim.pop("low"), lim.pop("high", None),
@@ -63,11 +63,11 @@ class ModelOptions:
     def load(self) -> Any:
         """The SigmoidHeadModel of ``head`` (else the bare backbone)."""
         if self.head:
-            from ..model import SigmoidHeadModel
+            from ..head.model import SigmoidHeadModel
 
             return SigmoidHeadModel.from_pretrained(self.head, self.model, dtype=self.dtype,
                                                     device=self.device)
-        from ..backbone import load_backbone
+        from ..lm.backbone import load_backbone
 
         return load_backbone(self.model, dtype=self.dtype, device=self.device)
 
@@ -89,7 +89,7 @@ def add_config_groups(p: argparse.ArgumentParser, command: str,
     """The CorpusConfig option groups of ``command`` (``only``: these settings only)."""
     from dataclasses import fields
 
-    from .. import columns
+    from ..registry import columns
     from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings
 
     def offered(f: Any) -> bool:
@@ -122,8 +122,8 @@ def corpus_config(args: argparse.Namespace) -> Any:
     that cannot be written or that would overwrite an input or land in the head or model
     folder."""
     from ..evaluation.combination import mix_record_path
-    from ..io_utils import check_output_path
-    from ..output_safety import refuse_overlaps
+    from ..safe.files import check_output_path
+    from ..safe.outputs import refuse_overlaps
     from ..scoring.corpus import CorpusConfig, config_from
 
     mix = mix_record_path(args.to_json) if args.to_json else None  # written beside --to-json

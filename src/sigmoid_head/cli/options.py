@@ -2,7 +2,7 @@
 
 The help text of each option is the docstring written under the field, so a setting is
 documented once, in its dataclass, and the CLI and the Python API cannot drift apart.
-Besides its range (:func:`sigmoid_head.finite.bounds`) or ``parse`` function, a field's
+Besides its range (:func:`sigmoid_head.safe.finite.bounds`) or ``parse`` function, a field's
 metadata may give ``choices`` (the values allowed), ``aliases`` (short flags, ``("-o",)``)
 and ``metavar``; a ``list[...]`` field takes any number of values. A settings class whose
 fields are dataclasses (one per concern, each with a ``TITLE``) gets one option group per
@@ -44,8 +44,8 @@ def number_type(kind: type, *, low: float | None = None, high: float | None = No
                 low_open: bool = False, high_open: bool = False, integer: bool = False,
                 what: str = "") -> Callable[[str], object]:
     """An argparse type: a finite, representable ``kind`` number in the range (keywords of
-    :func:`sigmoid_head.finite.number_problem`), refused in one line otherwise."""
-    from ..finite import number_problem
+    :func:`sigmoid_head.safe.finite.number_problem`), refused in one line otherwise."""
+    from ..safe.finite import number_problem
 
     integer = integer or kind is int
     what = what or ("an integer" if integer else "a number")
@@ -80,9 +80,9 @@ def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
 
 def field_parser(f: dataclasses.Field, base: type) -> Callable[[str], object] | None:
     """The argparse type a field declares in its metadata: its own ``parse`` function, or a
-    number check from its :func:`sigmoid_head.finite.bounds` range; None when it declares
+    number check from its :func:`sigmoid_head.safe.finite.bounds` range; None when it declares
     neither."""
-    from ..finite import PARSE_KEY, field_bounds
+    from ..safe.finite import PARSE_KEY, field_bounds
 
     if f.metadata.get(PARSE_KEY):
         return _checked(f.metadata[PARSE_KEY])
@@ -219,7 +219,7 @@ def read_config(path: str) -> dict[str, Any]:
         ValueError: one line naming the file: another suffix, a missing or unreadable
             file, a syntax error, or not a mapping of option names.
     """
-    from ..json_safety import loads
+    from ..safe.json_io import loads
 
     kind = CONFIG_FORMATS.get(Path(path).suffix.lower())
     if kind is None:

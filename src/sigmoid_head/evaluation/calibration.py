@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import methods as registry
-from ..head_files import CALIBRATION_NAME, read_extra, write_extra
+from ..head.files import CALIBRATION_NAME, read_extra, write_extra
+from ..registry import methods as registry
 from .metrics import bce, ece
 
 KINDS = ("platt", "isotonic")
@@ -101,7 +101,7 @@ class Calibrator:
     def fit(cls, rows: Sequence[Mapping[str, Any]], labels: ArrayLike,
             methods: Sequence[str] | None = None) -> Calibrator:
         """Fit both calibrations for every method present in ``rows`` (default: every
-        registered method, :mod:`sigmoid_head.methods`)."""
+        registered method, :mod:`sigmoid_head.registry.methods`)."""
         methods = registry.names() if methods is None else methods
         y = np.asarray(labels, dtype=np.float64)
         if y.shape != (len(rows),) or not np.isin(y, (0.0, 1.0)).all():
@@ -153,7 +153,7 @@ class Calibrator:
 
     def save(self, directory: str | Path) -> Path:
         """Write ``calibration.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
+        :func:`~sigmoid_head.head.files.write_extra`); returns its path."""
         data = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
                 **asdict(self)}
         return write_extra(directory, CALIBRATION_NAME, data)

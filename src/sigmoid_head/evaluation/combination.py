@@ -5,7 +5,7 @@
 Both parts are log-confidences in nats per token (higher = more confident), so a weight in
 [0, 1] mixes them without any statistics of the data set; ``combined = exp(combined_log)``.
 The baselines are read from the score record that ``score`` and ``generate`` write (each
-registered method's ``combination_parts``, :mod:`sigmoid_head.methods`, and the entropy):
+registered method's ``combination_parts``, :mod:`sigmoid_head.registry.methods`, and the entropy):
 
 * ``softmax_min``: log of the lowest softmax token probability (the weakest token);
 * ``softmax_mean_log``: the softmax's length-normalised log-probability;
@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import methods as registry
-from ..head_files import COMBINATION_NAME, read_extra, write_extra
+from ..head.files import COMBINATION_NAME, read_extra, write_extra
+from ..registry import methods as registry
 from .metrics import pearson, roc_auc
 
 _TINY = 1e-300  # log of a probability that underflowed to 0
@@ -123,7 +123,7 @@ class Combination:
 
     def save(self, directory: str | Path) -> Path:
         """Write ``combination.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
+        :func:`~sigmoid_head.head.files.write_extra`); returns its path."""
         return write_extra(directory, COMBINATION_NAME, asdict(self))
 
     @classmethod
@@ -209,7 +209,7 @@ def read_mix_record(scores: str | Path, rows: int) -> tuple[dict[str, Any] | Non
     """The recorded mix of the score file ``scores`` (of ``rows`` rows) and the line saying
     it: ``combined = <mix> (<where chosen>)``, or why there is none (an older score file, a
     record of another file)."""
-    from ..json_safety import read_json
+    from ..safe.json_io import read_json
 
     path = mix_record_path(scores)
     if not path.is_file():

@@ -1,9 +1,9 @@
 """Evaluate QE score files against gold quality: load, orient, correlate, report.
 
 Every method's scores are oriented so that higher = better quality before any metric
-is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.columns` where
+is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.registry.columns` where
 higher = worse: the mean token entropy) are negated and shown as ``-<name>``. By default
-the sequence scores of the registered methods (:mod:`sigmoid_head.methods`) are evaluated
+the sequence scores of the registered methods (:mod:`sigmoid_head.registry.methods`) are evaluated
 as numbers in [0, 1], so BCE/ECE apply to them too: the products, the minima and
 ``<method>_geo_mean``, the length-normalised score as the geometric mean of the token
 probabilities (``exp(<method>_mean_log)``, derived here: :func:`derive_columns`);
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import columns as column_registry
-from .. import methods as registry
 from ..data.records import read_jsonl
+from ..registry import columns as column_registry
+from ..registry import methods as registry
 from .combination import read_mix_record
 from .readers import read_external_scores, read_gold, read_score_columns
 
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> object:
 
 DEFAULT_AGGREGATIONS = ("product", "mean_log", "min")
 """The aggregations of every registered method evaluated when none are named, each as a
-number in [0, 1] (:meth:`~sigmoid_head.methods.Aggregation.probability_key`: the
+number in [0, 1] (:meth:`~sigmoid_head.registry.methods.Aggregation.probability_key`: the
 length-normalised score as ``<method>_geo_mean``)."""
 COMBINED = "combined"
 """The combined score (the head mixed with a softmax-side score; the recommended one),
@@ -51,7 +51,7 @@ def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
     ``combined``, each registered method's product, then each one's length-normalised
     score (``<method>_geo_mean``), then each one's minimum, the columns the column
-    registry marks ``evaluate`` (:func:`sigmoid_head.columns.evaluated_keys`:
+    registry marks ``evaluate`` (:func:`sigmoid_head.registry.columns.evaluated_keys`:
     ``entropy_mean``, ``mc_<method>``, ``self_judge``, a plugin's baseline, ...), then the
     calibrated probabilities."""
     from .calibration import KINDS
@@ -63,7 +63,7 @@ def default_methods() -> list[str]:
 
 
 def derive_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Columns of older files under today's names (:func:`sigmoid_head.methods.upgrade_columns`),
+    """Columns of older files under today's names (:func:`sigmoid_head.registry.methods.upgrade_columns`),
     and each registered method's length-normalised score on both scales, in place:
     ``<method>_geo_mean = exp(<method>_mean_log)``, or, for a file holding only the
     former, ``<method>_mean_log`` its log. A column the file holds is kept as it is (never

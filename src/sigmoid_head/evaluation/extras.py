@@ -1,6 +1,6 @@
 """A head folder's extras as objects (numpy only, no torch).
 
-:mod:`sigmoid_head.head_files` names, writes and reads the extras that ``sigmoid-head
+:mod:`sigmoid_head.head.files` names, writes and reads the extras that ``sigmoid-head
 calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object);
 :data:`EXTRA_CLASSES` says which class parses each file, and :func:`head_extras` turns a
 loaded head's extras into those objects for ``score``, ``generate`` and ``rerank``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+from ..head.files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
 from .calibration import Calibrator
 from .combination import DEFAULTS, Combination
 from .spans import SpanConfig
@@ -22,7 +22,7 @@ EXTRA_CLASSES: dict[str, Any] = {
     COMBINATION_NAME: Combination,
 }
 """Extras file name -> the class whose ``from_dict`` parses it (and whose ``save`` writes it
-through :func:`sigmoid_head.head_files.write_extra`)."""
+through :func:`sigmoid_head.head.files.write_extra`)."""
 
 
 def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,

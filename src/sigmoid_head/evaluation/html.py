@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import methods as registry
-from ..io_utils import write_atomic
-from ..text_safety import html_text
+from ..registry import methods as registry
+from ..safe.files import write_atomic
+from ..safe.text import html_text
 from .calibration import KINDS
 
 PASS_KEYS = ("entropy", "n_dominant")

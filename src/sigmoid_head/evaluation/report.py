@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..io_utils import write_atomic
+from ..safe.files import write_atomic
 from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
 from .plots import (
     checked_scores,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..finite import bounds, check_fields
+from ..safe.finite import bounds, check_fields
 from .gold_formats import FORMATS
 
 GOLD_FORMATS = FORMATS

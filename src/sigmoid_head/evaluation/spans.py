@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import methods as registry
-from ..head_files import SPANS_NAME, read_extra, write_extra
+from ..head.files import SPANS_NAME, read_extra, write_extra
+from ..registry import methods as registry
 
 
 @dataclass
@@ -77,7 +77,7 @@ class SpanConfig:
 
     def save(self, directory: str | Path) -> Path:
         """Write ``error_spans.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
+        :func:`~sigmoid_head.head.files.write_extra`); returns its path."""
         return write_extra(directory, SPANS_NAME, asdict(self))
 
     @classmethod

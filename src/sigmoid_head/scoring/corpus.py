@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ..io_utils import is_stream
-from ..output_safety import content_settings
+from ..safe.files import is_stream
+from ..safe.outputs import content_settings
 from . import distributed
 from .corpus_config import CorpusConfig
 from .corpus_output import CorpusInputs, record_mix, run_streamed, write_page
@@ -204,7 +204,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
             rows`` (the CLI's ``--stream`` prints tokens as they come); default
             :func:`~.generate.generate_and_score`.
     """
-    from ..finite import check_new_tokens
+    from ..safe.finite import check_new_tokens
     from .decoding import DecodingConfig
     from .generate import generate_and_score
     from .token_scores import unpack_model
@@ -242,10 +242,10 @@ def source_text(rec: dict) -> str:
 def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: CorpusConfig,
                   decoding: Any = None, per_input: int = 1, command: str | None = None) -> None:
     """Add the columns of every active sequence baseline of the column registry
-    (:func:`sigmoid_head.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
+    (:func:`sigmoid_head.registry.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
     plugin's, ...) to the rows in place, in registry order; ``command``: only the baselines
     that command computes."""
-    from ..columns import BaselineInputs, active, baselines
+    from ..registry.columns import BaselineInputs, active, baselines
 
     sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]

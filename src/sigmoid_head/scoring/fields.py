@@ -2,9 +2,9 @@
 
 ``sigmoid-head score --describe`` (and ``generate --describe``) prints this table, so no
 user has to guess whether a number is a confidence or an uncertainty. The fields are the
-entries of the column registry (:mod:`sigmoid_head.columns`), so a column registered there
+entries of the column registry (:mod:`sigmoid_head.registry.columns`), so a column registered there
 (by the package or a plugin) is described here too. ``<m>`` stands for each registered
-scoring method (:mod:`sigmoid_head.methods`: ``sigmoid`` (the head), ``softmax``,
+scoring method (:mod:`sigmoid_head.registry.methods`: ``sigmoid`` (the head), ``softmax``,
 ``boostedprob``, ``rauq``, ...) and ``sigmoid:<name>`` for a further head. Pure Python, no
 torch.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import columns as cols
+from ..registry import columns as cols
 
 
 class Field(NamedTuple):

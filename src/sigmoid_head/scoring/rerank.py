@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import methods as registry
 from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
-from ..finite import bounds
+from ..registry import methods as registry
+from ..safe.finite import bounds
 from . import fields
 from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings, add_baselines
 
@@ -52,7 +52,7 @@ KEEP = ("source", "messages", "target")
 def row_fields() -> tuple[fields.Field, ...]:
     """The fields of a rerank row, in order: the input, the column registry's rerank-row
     entries, and ``truncated``."""
-    from .. import columns as cols
+    from ..registry import columns as cols
 
     first = fields.Field("source / messages", fields.NEITHER, "text",
                          "the input (and its target, when it has one)")
@@ -96,7 +96,7 @@ class RerankConfig:
             raise ValueError("no candidates: give samples >= 1, or keep the greedy candidate")
         if self.temperature <= 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
-        from ..finite import check_settings
+        from ..safe.finite import check_settings
 
         check_settings(self)  # finite, representable, in range (seed, temperature, samples)
         self.select = check_select(self.select, selectable())
@@ -142,7 +142,7 @@ def selectable(head: bool = True, calibrated: Iterable[str] | None = None) -> li
     computes (``entropy_mean``, a baseline registered for rerank; with a head the combined
     score), and with a head the calibrated probabilities of the ``calibrated`` methods
     (None: of any method, as a head folder's calibration may hold)."""
-    from .. import columns as cols
+    from ..registry import columns as cols
 
     names = [k for m in registry.methods() if m.reads != "attention" and (head or m.reads != "head")
              for k in m.keys(distinct_only=False)]
@@ -274,7 +274,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     from .token_scores import unpack_model
 
     config, corpus = config or RerankConfig(), corpus or CorpusConfig()
-    from .. import columns as cols
+    from ..registry import columns as cols
 
     offered = {"html": corpus.html, "max_tokens": corpus.max_tokens}
     for name, settings in corpus.baselines.items():  # the opt-in baselines rerank does not run
@@ -284,7 +284,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
-    from ..finite import check_new_tokens
+    from ..safe.finite import check_new_tokens
 
     check_new_tokens(config.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain = Explanations.load(model, "rerank", head_dir)

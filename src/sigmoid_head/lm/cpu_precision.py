@@ -6,7 +6,7 @@ PyTorch uses for CPU matrix products, trusts the flags, so the first bf16 matrix
 of moderate size kills the whole process with SIGILL: no exception, no message.
 ``ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16`` set before the first product keeps oneDNN off AMX.
 
-Two rules follow, both applied by :func:`sigmoid_head.backbone.load_backbone` (so by every
+Two rules follow, both applied by :func:`sigmoid_head.lm.backbone.load_backbone` (so by every
 command, :meth:`SigmoidHeadModel.from_pretrained` and the LM-Polygraph plugin's loader):
 
 * ``dtype="auto"`` on the CPU means float32, whatever the checkpoint stores. On CPUs
@@ -33,8 +33,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .embedded.default_model import cache_dir
-from .io_utils import write_atomic
+from ..embedded.default_model import cache_dir
+from ..safe.files import write_atomic
 
 ISA_VARIABLE = "ONEDNN_MAX_CPU_ISA"
 ISA_WITHOUT_AMX = "AVX512_CORE_BF16"
@@ -98,7 +98,7 @@ def _cache_path() -> Path:
 
 def _read_cache() -> dict[str, dict]:
     try:
-        from .json_safety import read_json
+        from ..safe.json_io import read_json
 
         data = read_json(_cache_path())  # nested too deep included: start afresh
     except (OSError, ValueError):

@@ -1,4 +1,4 @@
-"""The settings of ``sigmoid-head push`` (an upload by :func:`sigmoid_head.hub.push_folder`,
+"""The settings of ``sigmoid-head push`` (an upload by :func:`sigmoid_head.head.hub.push_folder`,
 or the model card alone); the docstring under each field is the option's help
 (:mod:`sigmoid_head.cli.options`). The head folder and the repository are the command's
 positional arguments."""

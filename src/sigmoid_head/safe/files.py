@@ -8,7 +8,7 @@
 * :func:`is_stream`: is an output path a character device, a FIFO or a descriptor link
   (``/dev/null``, ``/dev/stdout``, ``>(cmd)``)? Those are written straight, as a stream,
   never replaced; block devices and sockets are refused (:func:`stream_kind`).
-* the resumable JSONL writer built on these: :mod:`sigmoid_head.resumable_jsonl`.
+* the resumable JSONL writer built on these: :mod:`sigmoid_head.safe.resumable_jsonl`.
 * :class:`WriteError`: a write that failed (disk full, ...), with the path and the reason.
 
 Needs neither torch nor transformers.

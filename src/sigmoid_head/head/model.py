@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from .backbone import Backbone, load_backbone
-from .head import HeadMismatchError, SigmoidHead
-from .head_files import CONFIG_NAME
-from .head_io import HeadConfig, fingerprint, load_head_folder, save_head_folder
+from ..lm.backbone import Backbone, load_backbone
+from .files import CONFIG_NAME
+from .folder import HeadConfig, fingerprint, load_head_folder, save_head_folder
 from .hub import resolve_head_dir
+from .layer import HeadMismatchError, SigmoidHead
 from .released import (
     ReleasedHeadError,
     is_released_head,
@@ -54,7 +54,7 @@ class SigmoidHeadModel:
         extras: what ``sigmoid-head calibrate`` fitted for this head, as the JSON objects of
             its files (``{"calibration.json": {...}, "error_spans.json": {...},
             "combination.json": {...}}``, each only when present; see
-            :mod:`sigmoid_head.head_files`). Saved, pushed and loaded with the head;
+            :mod:`sigmoid_head.head.files`). Saved, pushed and loaded with the head;
             :func:`sigmoid_head.evaluation.extras.head_extras` makes objects of them.
     """
 
@@ -110,7 +110,7 @@ class SigmoidHeadModel:
                 ``HF_HUB_OFFLINE=1`` loaded from it), with the extras beside the weights
                 (:attr:`extras`). A folder in the paper authors'
                 released format is recognised and loaded without running its code
-                (see :mod:`sigmoid_head.released`).
+                (see :mod:`sigmoid_head.head.released`).
             model: base model (id, path or Backbone); None = the one named in the head's config.
             dtype: backbone dtype.
             device: None = CUDA if available, else CPU.
@@ -175,7 +175,7 @@ class SigmoidHeadModel:
                     evaluation: object = None) -> object:
         """Upload the head with a generated model card to a Hub repository.
 
-        See :func:`sigmoid_head.hub.push_to_hub`; returns its ``CommitInfo``.
+        See :func:`sigmoid_head.head.hub.push_to_hub`; returns its ``CommitInfo``.
         """
         from .hub import push_to_hub
 

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .io_utils import META_SUFFIX, PARTIAL_SUFFIX
+from .files import META_SUFFIX, PARTIAL_SUFFIX
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -43,7 +43,7 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
     Raises:
         ValueError: an output is an input, another output, or inside one of ``folders``.
     """
-    from .io_utils import is_stream
+    from .files import is_stream
 
     # a stream (/dev/stdout, a FIFO) is written straight: it cannot destroy an input file
     outs = [(k, Path(v)) for k, v in outputs.items() if v and not is_stream(v)]
@@ -65,7 +65,7 @@ def check_out_dir(option: str, out_dir: Any, names: Any, inputs: dict[str, Any])
     """Refuse, before any work, an output folder that is a file, or whose files ``names``
     would overwrite an input (links and hard links resolved). Links and special files
     planted there are never written through: every file is written by
-    :func:`sigmoid_head.io_utils.write_atomic`, which replaces a link by a file of its own.
+    :func:`sigmoid_head.safe.files.write_atomic`, which replaces a link by a file of its own.
 
     Raises:
         ValueError: one line naming the option and the file.

@@ -4,7 +4,7 @@
 fsynced into ``<path>.partial``, renamed to ``<path>`` only when every record is there; a
 rerun with the same inputs (:func:`inputs_key`) continues after the last complete record,
 and a full disk leaves the file ending on a complete record with a message saying how far
-it got. Built on :mod:`sigmoid_head.io_utils`' durable writes, streams and locks.
+it got. Built on :mod:`sigmoid_head.safe.files`' durable writes, streams and locks.
 
 Needs neither torch nor transformers.
 """
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import io_utils
-from .io_utils import (
+from . import files as io_utils
+from .files import (
     _NOFOLLOW,
     META_SUFFIX,
     PARTIAL_SUFFIX,
@@ -147,7 +147,7 @@ class ResumableJsonlWriter:
     @staticmethod
     def _line(rec: dict) -> bytes:
         """One record's line: always valid JSON (a NaN or infinite number is ``null``)."""
-        from .json_safety import dumps
+        from .json_io import dumps
 
         return (dumps(rec, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .head_files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME
-from .head_io import HeadConfig
-from .text_safety import card_safe
+from ..safe.text import card_safe
+from .files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME
+from .folder import HeadConfig
 
 LIBRARY_NAME = "sigmoid-head"
 TAGS = ("sigmoid-head", "quality-estimation", "uncertainty-estimation", "confidence-estimation")
@@ -66,7 +66,7 @@ def base_parameter_count(base_model: str, revision: str | None = None) -> int | 
     Reads the safetensors headers of a local checkpoint (the embedded model included), or
     asks the Hub for a repository's safetensors metadata (None offline or on any error).
     """
-    from .embedded.default_model import resolve_model_name
+    from ..embedded.default_model import resolve_model_name
 
     path = Path(resolve_model_name(base_model)).expanduser()
     if path.is_dir():
@@ -82,7 +82,7 @@ def base_parameter_count(base_model: str, revision: str | None = None) -> int | 
 
 def hub_base_model(base_model: str) -> str | None:
     """The base model as a Hub id for the card's metadata (None for a local path)."""
-    from .embedded.default_model import DEFAULT_MODEL_NAME
+    from ..embedded.default_model import DEFAULT_MODEL_NAME
 
     if base_model == DEFAULT_MODEL_NAME:
         return EMBEDDED_HUB_ID
@@ -137,7 +137,7 @@ def evaluation_rows(evaluation: Any) -> list[dict[str, Any]] | str:
             with path.open(newline="", encoding="utf-8") as fh:
                 return [dict(r) for r in csv.DictReader(fh)]
         if path.suffix == ".json":
-            from .json_safety import read_json
+            from ..safe.json_io import read_json
 
             return evaluation_rows(read_json(path))  # bad or too deep: one line
         raise ValueError(f"evaluation table {path}: use a .csv, .json or .md file")
@@ -179,7 +179,7 @@ def base_license(base_model: str, revision: str | None = None,
     (SmolLM2 is Apache 2.0); a local checkpoint's README.md metadata (or ``license`` in its
     config.json); a Hub model's card metadata, from the Hub cache, or asked of the Hub
     unless ``offline()`` says it cannot be reached (:func:`.hub_access.hub_offline`; errors: None)."""
-    from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
+    from ..embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
     if base_model in (DEFAULT_MODEL_NAME, EMBEDDED_HUB_ID):
         return EMBEDDED_LICENSE

@@ -1,5 +1,5 @@
 """Exact inverse-CDF draws of token ids, the candidate generators of the negative samplers
-(:mod:`sigmoid_head.negatives`): from one shared (V,) distribution (:func:`cdf_draw`) and
+(:mod:`sigmoid_head.training.negatives`): from one shared (V,) distribution (:func:`cdf_draw`) and
 from per-row weights without a cumsum over the vocabulary (:func:`two_level_draw`).
 """
 

@@ -1,7 +1,7 @@
 """Whether the Hugging Face Hub can be reached from here (no torch, nothing uploaded).
 
-Loading a base model (:mod:`sigmoid_head.backbone`), downloading a head and pushing one
-(:mod:`sigmoid_head.hub`) all ask this first, so that a machine without network gets a
+Loading a base model (:mod:`sigmoid_head.lm.backbone`), downloading a head and pushing one
+(:mod:`sigmoid_head.head.hub`) all ask this first, so that a machine without network gets a
 one-line answer from the cache at once instead of minutes of retried requests.
 """
 

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import methods as registry
-from .io_utils import write_atomic
-from .json_safety import dumps
+from ..registry import methods as registry
+from ..safe.files import write_atomic
+from ..safe.json_io import dumps
 
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 CALIBRATED = ("sigmoid_platt", "sigmoid_isotonic")
@@ -151,12 +151,12 @@ def run_demo(out_dir: str | Path, n_train: int = 600, n_test: int = 100, epochs:
     """
     import numpy as np
 
-    from .data.records import read_jsonl
-    from .evaluation.metrics import evaluate_methods
-    from .evaluation.report import format_table, write_report
-    from .scoring.force_decode import score_records
-    from .training.config import TrainConfig
-    from .training.loop import train
+    from ..data.records import read_jsonl
+    from ..evaluation.metrics import evaluate_methods
+    from ..evaluation.report import format_table, write_report
+    from ..scoring.force_decode import score_records
+    from ..training.config import TrainConfig
+    from ..training.loop import train
 
     out, data, t0 = Path(out_dir), sample_dir(), time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -226,8 +226,8 @@ def combine(dev: list[dict], test: list[dict], out: Path) -> Any:
     saved with the head only when it beats the default on the dev candidates (else later
     ``score --head`` runs keep the default); one line says which. Returns the fitted
     combination."""
-    from .evaluation.combination import DEFAULTS, fit_combination
-    from .head_files import COMBINATION_NAME, remove_extra
+    from ..evaluation.combination import DEFAULTS, fit_combination
+    from ..head.files import COMBINATION_NAME, remove_extra
 
     for rows in (dev, test):
         DEFAULTS["score"].apply(rows)
@@ -261,11 +261,10 @@ def read_table(dev: list[dict], scores: dict, gold: Any, fitted: Any, seed: int,
     the candidates' verses)."""
     import numpy as np
 
-    from .evaluation.bootstrap import paired_bootstrap
-
-    from .evaluation.pvalues import describe_p
-    from .evaluation.combination import DEFAULTS
-    from .evaluation.metrics import roc_auc
+    from ..evaluation.bootstrap import paired_bootstrap
+    from ..evaluation.combination import DEFAULTS
+    from ..evaluation.metrics import roc_auc
+    from ..evaluation.pvalues import describe_p
 
     dev_scores = table_scores(dev)
     dev_gold = np.array([c["label"] for c in dev], dtype=float)
@@ -292,10 +291,10 @@ def explain(model, dev: list[dict], test: list[dict], out: Path, plots: bool = T
     setting is the method with the best dev span F1, every method being fitted on dev."""
     import numpy as np
 
-    from .evaluation.calibration import KINDS, Calibrator, format_report
-    from .evaluation.html import write_page
-    from .evaluation.plots import calibration_plot
-    from .evaluation.spans import add_errors, fit_span_method, predict_spans, span_prf
+    from ..evaluation.calibration import KINDS, Calibrator, format_report
+    from ..evaluation.html import write_page
+    from ..evaluation.plots import calibration_plot
+    from ..evaluation.spans import add_errors, fit_span_method, predict_spans, span_prf
 
     methods = present(dev)
     cal = Calibrator.fit(dev, [c["label"] for c in dev], methods)
@@ -335,9 +334,9 @@ def stream_demo(model, verses: list[dict], path: Path) -> Path:
     writes every token event to ``path``."""
     import sys
 
-    from .scoring.decoding import DecodingConfig
-    from .scoring.streaming import TokenEvent, stream_generate
-    from .terminal import legend, show_stream, uses_colour
+    from ..scoring.decoding import DecodingConfig
+    from ..scoring.streaming import TokenEvent, stream_generate
+    from ..terminal import legend, show_stream, uses_colour
 
     if uses_colour(sys.stdout):
         print(legend("sigmoid"))

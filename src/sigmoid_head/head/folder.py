@@ -16,7 +16,7 @@ holds the flat TrainConfig dict (see :meth:`sigmoid_head.training.config.TrainCo
 
 Beside these two a head folder may hold the extras that ``sigmoid-head calibrate`` fits
 (``calibration.json``, ``error_spans.json``, ``combination.json``) and, on the Hub, a
-model card (``README.md``). :mod:`sigmoid_head.head_files` names every one of them
+model card (``README.md``). :mod:`sigmoid_head.head.files` names every one of them
 (re-exported here: :data:`HEAD_FILES`, :data:`EXTRA_FILES`); :func:`load_head_folder` and
 :func:`save_head_folder` read and write the folder as one unit.
 """
@@ -34,17 +34,17 @@ from pathlib import Path
 
 import torch
 
-from . import io_utils
-from ._version import __version__
-from .config_types import check_training_record
-from .head import HeadMismatchError as HeadMismatchError
-from .head import SigmoidHead
-from .head_files import CALIBRATION_NAME as CALIBRATION_NAME
-from .head_files import CARD_NAME as CARD_NAME
-from .head_files import COMBINATION_NAME as COMBINATION_NAME
-from .head_files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, read_extras, write_extras
-from .head_files import HEAD_FILES as HEAD_FILES
-from .head_files import SPANS_NAME as SPANS_NAME
+from .._version import __version__
+from ..safe import files as io_utils
+from ..safe.config_types import check_training_record
+from .files import CALIBRATION_NAME as CALIBRATION_NAME
+from .files import CARD_NAME as CARD_NAME
+from .files import COMBINATION_NAME as COMBINATION_NAME
+from .files import CONFIG_NAME, EXTRA_FILES, WEIGHTS_NAME, read_extras, write_extras
+from .files import HEAD_FILES as HEAD_FILES
+from .files import SPANS_NAME as SPANS_NAME
+from .layer import HeadMismatchError as HeadMismatchError
+from .layer import SigmoidHead
 
 FINGERPRINT_ROWS = 64
 
@@ -118,7 +118,7 @@ class HeadConfig:
     """SHA-256 of head.safetensors (None in heads written before 0.3)."""
 
     def to_json(self) -> str:
-        from .json_safety import dumps
+        from ..safe.json_io import dumps
 
         return dumps(asdict(self), indent=2, sort_keys=True) + "\n"  # NaN/inf: null
 
@@ -128,7 +128,7 @@ class HeadConfig:
     @classmethod
     def from_file(cls, path: Path) -> HeadConfig:
         """Parse a head_config.json; a ValueError naming the file when it is malformed."""
-        from .json_safety import read_json
+        from ..safe.json_io import read_json
 
         data = read_json(path, "corrupt head config")  # bad, non-UTF-8 or too deep: one line
         if not isinstance(data, dict):

@@ -21,8 +21,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..data.batching import IGNORE_INDEX
 from .cpu_precision import check_cpu_dtype
-from .data.batching import IGNORE_INDEX
 from .hub_access import hub_offline
 
 logger = logging.getLogger(__name__)
@@ -277,7 +277,7 @@ def resolve_dtype(dtype: str | torch.dtype, device: str) -> torch.dtype | str:
 
     Off the CPU, "auto" stays "auto" (the checkpoint's own dtype). On the CPU, "auto" is
     float32 (half precision is emulated and slower on most CPUs, and on some it faults:
-    :mod:`sigmoid_head.cpu_precision`), and an explicit bfloat16/float16 is probed in a
+    :mod:`sigmoid_head.lm.cpu_precision`), and an explicit bfloat16/float16 is probed in a
     child process first.
 
     Raises:
@@ -341,7 +341,7 @@ def load_backbone(
     """
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from .embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
+    from ..embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
     path = resolve_model_name(name_or_path)
     device = check_device(device)

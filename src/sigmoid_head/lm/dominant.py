@@ -23,8 +23,8 @@ read per slice costs nothing there). On an accelerator (``"cuda"``) every shape 
 fixed in advance, so the kernel count and the host syncs do not grow with the number
 of positions: slices are sized from a memory budget (a micro-batch is one or a few
 slices) and the screening keeps the top ``K = config.topk(V)`` blocks and entries,
-which is exact (see :func:`_fixed_topk`). The profiles live in :mod:`sigmoid_head.profiles`;
-:func:`~sigmoid_head.profiles.device_profile` forces one, e.g. to count the accelerator
+which is exact (see :func:`_fixed_topk`). The profiles live in :mod:`sigmoid_head.lm.profiles`;
+:func:`~sigmoid_head.lm.profiles.device_profile` forces one, e.g. to count the accelerator
 path's operators on a CPU.
 """
 
@@ -207,7 +207,7 @@ def find_dominant(
         config: the rule's settings; defaults to the paper's.
         probs: the input already holds probabilities.
         fixed_shape: K = ``config.topk(V)`` exactly, with no host read (default: from
-            the device's profile, see :func:`sigmoid_head.profiles.step_profile`).
+            the device's profile, see :func:`sigmoid_head.lm.profiles.step_profile`).
 
     Returns:
         DominantSets with tensors of shape (N, K), N = prod(leading dims), K at most
@@ -276,7 +276,7 @@ def log_softmax_and_dominant(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-softmax the logits in place and find the dominant sets, a slice at a time.
 
-    Slices are :func:`~sigmoid_head.profiles.slice_rows` long: cache-sized on CPU, memory-budget-sized on an
+    Slices are :func:`~sigmoid_head.lm.profiles.slice_rows` long: cache-sized on CPU, memory-budget-sized on an
     accelerator (with fixed shapes there: no host read, one or a few slices in all).
 
     Args:

@@ -10,7 +10,7 @@ rerank's selectable scores, the corpus scoring (which runs every active baseline
 and the LM-Polygraph plugin.
 
 A name may stand for several columns: ``<m>`` for every registered scoring method
-(:mod:`sigmoid_head.methods`, and ``sigmoid:<name>`` for a further head), ``<mc>`` for the
+(:mod:`sigmoid_head.registry.methods`, and ``sigmoid:<name>`` for a further head), ``<mc>`` for the
 methods Monte Carlo entropy applies to (``Method.monte_carlo``), and ``"a, b"`` for two
 columns described together. Adding a sequence baseline is its compute function (one file)
 plus one :func:`register` line, e.g.::

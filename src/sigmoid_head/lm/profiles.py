@@ -1,5 +1,5 @@
 """Execution profiles: how work on a device is shaped, shared by the dominant-token
-search (:mod:`sigmoid_head.dominant`), the negative samplers (:mod:`sigmoid_head.negatives`)
+search (:mod:`sigmoid_head.lm.dominant`), the negative samplers (:mod:`sigmoid_head.training.negatives`)
 and the token scores.
 
 On CPU (``"cpu"``) work goes in cache-sized slices of rows and shapes may follow the data

@@ -19,13 +19,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import head_files
-from .head_files import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME
-from .head_io import HeadConfig
-from .hub_access import hub_offline, offline_env, reachable
+from ..lm.hub_access import hub_offline, offline_env, reachable
+from . import files as head_files
+from .files import CARD_NAME, CONFIG_NAME, EXTRA_FILES, HEAD_FILES, WEIGHTS_NAME
+from .folder import HeadConfig
 
 RELEASED_FILES = ("config.json", "model.safetensors")
-"""The files of a head in the paper authors' released format (:mod:`sigmoid_head.released`)."""
+"""The files of a head in the paper authors' released format (:mod:`sigmoid_head.head.released`)."""
 
 
 class HeadNotFoundError(FileNotFoundError):
@@ -201,7 +201,7 @@ def _repo_files(api: Any, repo_id: str, revision: str | None) -> list[str]:
 
 
 def push_to_hub(model: Any, repo_id: str, **kwargs: Any) -> Any:
-    """Save a :class:`~sigmoid_head.model.SigmoidHeadModel` and upload it (see :func:`push_folder`).
+    """Save a :class:`~sigmoid_head.head.model.SigmoidHeadModel` and upload it (see :func:`push_folder`).
 
     The base model's parameter count for the card is taken from the loaded backbone.
     """

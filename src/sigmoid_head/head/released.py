@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from .backbone import Backbone
-from .head import HeadMismatchError
-from .head_io import CONFIG_NAME, HeadConfig, fingerprint, first_overflowing
+from ..lm.backbone import Backbone
+from .folder import CONFIG_NAME, HeadConfig, fingerprint, first_overflowing
+from .layer import HeadMismatchError
 
 RELEASED_CONFIG = "config.json"
 RELEASED_WEIGHTS = "model.safetensors"
@@ -81,7 +81,7 @@ def _trainer_record(directory: Path) -> dict[str, Any]:
     """What a Trainer checkpoint's ``trainer_state.json`` (JSON, read as data) says of the
     run: its step and best metric; {} when absent or unreadable. Trainer's pickles
     (``training_args.bin``, ``optimizer.pt``, ...) are never opened."""
-    from .json_safety import read_json
+    from ..safe.json_io import read_json
 
     try:
         state = read_json(directory / TRAINER_STATE)  # too deep: a ValueError, not a crash
@@ -94,7 +94,7 @@ def _trainer_record(directory: Path) -> dict[str, Any]:
 
 
 def _read_config(directory: Path) -> dict[str, Any]:
-    from .json_safety import read_json
+    from ..safe.json_io import read_json
 
     try:
         data = read_json(directory / RELEASED_CONFIG)  # bad, not UTF-8 or too deep: one line

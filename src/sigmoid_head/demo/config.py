@@ -1,4 +1,4 @@
-"""The settings of ``sigmoid-head demo`` (:func:`sigmoid_head.demo.run_demo`); the docstring
+"""The settings of ``sigmoid-head demo`` (:func:`sigmoid_head.demo.run.run_demo`); the docstring
 under each field is the option's help (:mod:`sigmoid_head.cli.options`)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .finite import bounds, check_fields
+from ..safe.finite import bounds, check_fields
 
 SMOKE = {"n_train": 24, "n_test": 6, "epochs": 1.0, "n_dev": 6, "n_val": 8}
 """The sizes of ``--smoke``."""
@@ -41,7 +41,7 @@ class DemoConfig:
         check_fields(self)
 
     def run_kwargs(self) -> dict[str, Any]:
-        """The keywords of :func:`sigmoid_head.demo.run_demo` (the ``--smoke`` sizes with
+        """The keywords of :func:`sigmoid_head.demo.run.run_demo` (the ``--smoke`` sizes with
         ``smoke``)."""
         sizes = dict(SMOKE) if self.smoke else {"n_train": self.n_train, "n_test": self.n_test,
                                                 "epochs": self.epochs}

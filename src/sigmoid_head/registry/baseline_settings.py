@@ -1,10 +1,10 @@
 """The settings of the built-in opt-in baselines, one small dataclass each.
 
-Each is the ``settings`` of its registry entry (:mod:`sigmoid_head.columns` for the
-sequence baselines, :mod:`sigmoid_head.methods` for RAUQ) and one part of the baselines
+Each is the ``settings`` of its registry entry (:mod:`sigmoid_head.registry.columns` for the
+sequence baselines, :mod:`sigmoid_head.registry.methods` for RAUQ) and one part of the baselines
 group of :class:`sigmoid_head.scoring.corpus.CorpusConfig`; the docstring under each field
 is its ``score`` / ``generate`` option's help, and its range is declared on the field
-(:func:`sigmoid_head.finite.bounds`, or a ``parse`` function). ``active()`` says whether
+(:func:`sigmoid_head.safe.finite.bounds`, or a ``parse`` function). ``active()`` says whether
 the baseline is asked for. Pure Python, no torch.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from .finite import PARSE_KEY, bounds
+from ..safe.finite import PARSE_KEY, bounds
 
 TEMPLATE_KEY = "template"
 """Field metadata of a prompt template setting: (the fields it must use, its name);

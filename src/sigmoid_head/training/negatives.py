@@ -17,12 +17,12 @@ inverse-CDF lookup, so no [positions x vocab] tensor is ever built for them. The
 "softmax" sampler uses each position's own LM distribution at a temperature (the
 logits the forward pass already made), processed in row chunks to bound memory, with a
 two-level (block, then token) inverse-CDF draw instead of a cumsum over the vocabulary
-(both draws are in :mod:`sigmoid_head.inverse_cdf`).
+(both draws are in :mod:`sigmoid_head.training.inverse_cdf`).
 
 All the uniforms of a call are drawn up front, one (rounds, N, m) block per part, and
 round r of row n always uses ``u[r, n]``. On CPU only the rows still short are redrawn
 and the loop stops when none is; with fixed shapes (an accelerator, see
-:func:`sigmoid_head.profiles.step_profile`) the candidates of every round are drawn for
+:func:`sigmoid_head.lm.profiles.step_profile`) the candidates of every round are drawn for
 every row at once and filtered in one pass, with no host read: keeping the first k
 valid ids of the rounds one after the other is the same as keeping them from all
 rounds concatenated. Both give the same draws, whatever the chunking of the softmax
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..lm.profiles import fixed_shapes, slice_rows
 from .inverse_cdf import DrawFn, cdf_draw, two_level_draw
-from .profiles import fixed_shapes, slice_rows
 
 ROUNDS = 8
 """Rounds of draws from the sampler's own distribution."""
@@ -254,7 +254,7 @@ class NegativeSampler:
             vocab_size: V.
             token_counts: (V,) target-token counts, required by "token_freq".
             chunk_rows: rows of the softmax sampler's (rows, V) buffers at a time on
-                CPU (an accelerator uses :func:`sigmoid_head.dominant.slice_rows`).
+                CPU (an accelerator uses :func:`sigmoid_head.lm.dominant.slice_rows`).
         """
         self.config, self.vocab_size, self.chunk_rows = config, vocab_size, chunk_rows
         self.freq_cdf: torch.Tensor | None = None

@@ -1,18 +1,18 @@
 """Every file a head folder can hold: named, written, read and listed in one place (no torch).
 
-A head folder is one unit: what :meth:`sigmoid_head.model.SigmoidHeadModel.save_pretrained`
+A head folder is one unit: what :meth:`sigmoid_head.head.model.SigmoidHeadModel.save_pretrained`
 writes, what ``from_pretrained`` loads (locally or from the Hub), what ``push`` uploads
 (:func:`push_files`) and what the model card lists. Every extra is written here,
 atomically (:func:`write_extra`), and read here (:func:`read_extra`), whichever command
 fits it.
 
-* ``head_config.json`` and ``head.safetensors``: the head itself (:mod:`sigmoid_head.head_io`);
+* ``head_config.json`` and ``head.safetensors``: the head itself (:mod:`sigmoid_head.head.folder`);
 * ``calibration.json``, ``error_spans.json``, ``combination.json``: the *extras* that
   ``sigmoid-head calibrate`` fits on dev data (Platt/isotonic calibration, the error-span
   rule, the combined score's baseline and weight; :mod:`sigmoid_head.evaluation`). The
   model carries them as parsed JSON objects (``SigmoidHeadModel.extras``, keyed by file
   name); the evaluation classes turn them into objects;
-* ``README.md``: the model card of a Hub repository (:mod:`sigmoid_head.model_card`).
+* ``README.md``: the model card of a Hub repository (:mod:`sigmoid_head.head.model_card`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import io_utils
+from ..safe import files as io_utils
 
 CONFIG_NAME = "head_config.json"
 WEIGHTS_NAME = "head.safetensors"
@@ -45,7 +45,7 @@ def read_extra(directory: str | Path, name: str) -> dict[str, Any] | None:
     Raises:
         ValueError: naming the file, when it is not UTF-8 JSON holding an object.
     """
-    from .json_safety import read_json
+    from ..safe.json_io import read_json
 
     path = Path(directory) / name
     if not path.exists():
@@ -70,7 +70,7 @@ def write_extra(directory: str | Path, name: str, data: Mapping[str, Any] | str)
     Raises:
         ValueError: ``name`` is not one of :data:`EXTRA_FILES`.
     """
-    from .json_safety import dumps
+    from ..safe.json_io import dumps
 
     if name not in EXTRA_FILES:
         raise ValueError(f"{name!r} is not a head folder extra; one of {list(EXTRA_FILES)}")
