@@ -65,7 +65,7 @@ def test_rerank_writes_the_library_rows(src, full, tmp_path, capsys) -> None:
     lib = tmp_path / "lib.jsonl"
     rerank_corpus(model, [{"source": s} for s in SOURCES],
                   RerankConfig(samples=2, max_new_tokens=4),
-                  CorpusConfig(batch_size=2, quiet=True, to_json=str(lib)), head_dir=FIXTURE / "head")
+                  CorpusConfig(batch_size=2, quiet=True, to_json=str(lib)))
     assert lib.read_bytes() == full.read_bytes()
 
 

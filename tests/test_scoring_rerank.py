@@ -170,7 +170,7 @@ def test_the_head_folders_extras_reach_every_candidate(tmp_path) -> None:
     Combination(0.5, "boostedprob_mean_log", "test").save(head)
     rows = rerank_corpus(_model(head), [{"source": s, "target": "x"} for s in SOURCES[:2]],
                          RerankConfig(samples=2, max_new_tokens=4, select="sigmoid_platt"),
-                         CorpusConfig(quiet=True), head_dir=head).rows
+                         CorpusConfig(quiet=True)).rows
     for r in rows:
         assert r["target"] == "x" and r["select"] == "sigmoid_platt"
         values = [c["sigmoid_platt"] for c in r["candidates"]]

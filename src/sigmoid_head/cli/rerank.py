@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=False)
     _, args.device = join_processes(args.device)
     model = common.ModelOptions(args.head, args.model, args.dtype, args.device).load()
-    result = rerank_corpus(model, inputs, config, corpus, head_dir=args.head)
+    result = rerank_corpus(model, inputs, config, corpus)
     if result.n:
         print(f"{result.n} sources reranked, {config.samples} sample"
               f"{'' if config.samples == 1 else 's'}"

@@ -1,7 +1,8 @@
 """A head folder's extras as objects (numpy only, no torch).
 
 :mod:`sigmoid_head.head.files` names, writes and reads the extras that ``sigmoid-head
-calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object);
+calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object); each
+extra's class is a :class:`~sigmoid_head.head.extras.HeadExtra` (one save, one load);
 :data:`EXTRA_CLASSES` says which class parses each file, and :func:`head_extras` turns a
 loaded head's extras into those objects for ``score``, ``generate`` and ``rerank``.
 """
@@ -11,18 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..head.extras import HeadExtra
 from ..head.files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
 from .calibration import Calibrator
 from .combination import DEFAULTS, Combination
 from .spans import SpanConfig
 
-EXTRA_CLASSES: dict[str, Any] = {
-    CALIBRATION_NAME: Calibrator,
-    SPANS_NAME: SpanConfig,
-    COMBINATION_NAME: Combination,
-}
-"""Extras file name -> the class whose ``from_dict`` parses it (and whose ``save`` writes it
-through :func:`sigmoid_head.head.files.write_extra`)."""
+EXTRA_CLASSES: dict[str, type[HeadExtra]] = {c.FILE: c for c in (Calibrator, SpanConfig, Combination)}
+"""Extras file name -> the :class:`~sigmoid_head.head.extras.HeadExtra` that parses and
+saves it: one class per file of :data:`~sigmoid_head.head.files.EXTRA_FILES`."""
 
 
 def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,

@@ -10,18 +10,9 @@ from pathlib import Path
 import torch
 
 from ..lm.backbone import Backbone, load_backbone
-from .files import CONFIG_NAME
-from .folder import HeadConfig, fingerprint, load_head_folder, save_head_folder
-from .hub import resolve_head_dir
+from .folder import HeadConfig, fingerprint, save_head_folder
 from .layer import HeadMismatchError, SigmoidHead
-from .released import (
-    ReleasedHeadError,
-    is_released_head,
-    is_trainer_checkpoint,
-    load_released_files,
-    released_base_model,
-    trainer_checkpoints,
-)
+from .reader import read_head_folder
 
 
 def check_compatible(config: HeadConfig, backbone: Backbone) -> None:
@@ -56,13 +47,16 @@ class SigmoidHeadModel:
             "combination.json": {...}}``, each only when present; see
             :mod:`sigmoid_head.head.files`). Saved, pushed and loaded with the head;
             :func:`sigmoid_head.evaluation.extras.head_extras` makes objects of them.
+        source: where the head was loaded from, as given (a folder or a Hub id; None for a
+            new head): what a scoring run records and names in its errors.
     """
 
     def __init__(self, backbone: Backbone, head: SigmoidHead, config: HeadConfig,
                  token_counts: torch.Tensor | None = None,
-                 extras: dict[str, dict] | None = None) -> None:
+                 extras: dict[str, dict] | None = None, source: str | None = None) -> None:
         self.backbone, self.head, self.config, self.token_counts = backbone, head, config, token_counts
         self.extras: dict[str, dict] = dict(extras or {})
+        self.source = source
 
     @property
     def tokenizer(self) -> object:
@@ -119,32 +113,12 @@ class SigmoidHeadModel:
             token: Hub token for the head repository (None: the stored one).
             base_revision: Hub revision of the base model (default: the one the head records).
         """
-        directory = resolve_head_dir(head_path, revision=revision, token=token)
-        if is_released_head(directory):  # the paper authors' format: data only, no code
-            model = model if model is not None else released_base_model(directory)
-            if model is None:
-                what = ("is a Trainer checkpoint of the authors' code (model.safetensors, no "
-                        "config), which" if is_trainer_checkpoint(directory)
-                        else "is a released head that")
-                raise ReleasedHeadError(f"{head_path} {what} names no base model; pass the base "
-                                        "model explicitly (model=..., --model)")
-            backbone = model if isinstance(model, Backbone) else load_backbone(
-                model, dtype=dtype, device=device, revision=base_revision)
-            config, state = load_released_files(directory, backbone, source=str(head_path))
-            extras: dict[str, dict] = {}
-            strict = False  # checked against the base model by load_released_files
-        else:
-            steps = trainer_checkpoints(directory) if not (directory / CONFIG_NAME).is_file() else []
-            if steps:
-                raise ReleasedHeadError(
-                    f"{head_path} is a Trainer output folder; load one of its checkpoints: "
-                    + ", ".join(str(p) for p in steps[-3:]))
-            config, state, extras = load_head_folder(directory)
-            if model is None:
-                model = config.base_model
-            backbone = model if isinstance(model, Backbone) else load_backbone(
-                model, dtype=dtype, device=device,
-                revision=base_revision or config.base_revision)
+        folder = read_head_folder(head_path, revision=revision, token=token)
+        model = folder.base(model)
+        backbone = model if isinstance(model, Backbone) else load_backbone(
+            model, dtype=dtype, device=device, revision=base_revision or folder.base_revision)
+        config, state = folder.load(backbone)
+        strict = strict and not folder.released  # a released head is checked as it loads
         if strict:
             check_compatible(config, backbone)
         if config.rank:  # the frozen part is the base model's own output matrix
@@ -154,7 +128,8 @@ class SigmoidHeadModel:
             head = SigmoidHead(config.vocab_size, config.hidden_size, bias=config.bias,
                                dtype=state["weight"].dtype)
         head.load_saved_state(state)
-        return cls(backbone, head.to(backbone.device), config, state.get("token_counts"), extras)
+        return cls(backbone, head.to(backbone.device), config, state.get("token_counts"),
+                   folder.extras, source=folder.source)
 
     def save_pretrained(self, directory: str | Path, training: dict | None = None) -> Path:
         """Write the head folder: head_config.json, head.safetensors (with token counts when

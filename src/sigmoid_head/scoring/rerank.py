@@ -25,7 +25,6 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
@@ -245,23 +244,22 @@ def reranked_row(record: dict, cands: list[dict], key: str, truncated: bool = Fa
 
 
 def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
-                  corpus: CorpusConfig | None = None, *,
-                  head_dir: str | Path | None = None) -> CorpusResult:
+                  corpus: CorpusConfig | None = None) -> CorpusResult:
     """Best-of-N reranking of a corpus, as ``sigmoid-head rerank`` does it: for every
     ``{source}`` / ``{messages}`` input, draw the candidates of ``config``, score them, pick
     one.
 
     Args:
-        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        model: a SigmoidHeadModel (its calibration, error spans and fitted combination come
+            with ``model.extras``, where it came from with ``model.source``; without a fitted
+            combination, ``combined`` is ``generate``'s default), or a Backbone for the
+            baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
         config: the candidates and the selection score (default: :class:`RerankConfig`'s).
         corpus: batching, prompts and output (``batch_size``, ``prompt_template``, ``chat``,
             ``with_tokens``: per-token scores in every candidate, ``to_json``: streamed and
             resumable, ``quiet``); the extra baselines, ``html`` and ``max_tokens`` are not
             offered here.
-        head_dir: where the head came from, recorded in the run's settings (its calibration,
-            error spans and fitted combination come with ``model.extras``; without a fitted
-            one, ``combined`` is ``generate``'s default).
 
     Returns:
         The count, the means of the rows' numbers (``picked_score``), and the rows (one per
@@ -287,7 +285,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     from ..safe.finite import check_new_tokens
 
     check_new_tokens(config.max_new_tokens, unpack_model(model)[0].model.config)  # before output
-    explain = Explanations.load(model, "rerank", head_dir)
+    explain = Explanations.load(model, "rerank")
     head = unpack_model(model)[1] is not None
     calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []
     select = config.select if head or config.select != RERANK_SELECT else RERANK_SELECT_NO_HEAD
@@ -308,7 +306,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     # the candidates were explained above; the rows themselves have nothing to add
     result = _run(model, inputs, corpus, Explanations(), batch, batch_size=corpus.batch_size,
                   window=RERANK_WINDOW_BATCHES * corpus.batch_size,
-                  settings=_settings(model, corpus, head_dir, rerank=asdict(config),
+                  settings=_settings(model, corpus, rerank=asdict(config),
                                      batch_size=corpus.batch_size))
     result.mix = explain.mix() if head else None
     return result
