@@ -13,7 +13,7 @@ from sigmoid_head.evaluation.calibration import Calibrator
 from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.extras import EXTRA_CLASSES, head_extras
 from sigmoid_head.evaluation.spans import SpanConfig
-from sigmoid_head.head.layer import files as head_files
+from sigmoid_head.head import files as head_files
 from sigmoid_head.safe import files as io_utils
 
 ROWS = [{"sigmoid": p} for p in (0.9, 0.2, 0.8, 0.3, 0.7, 0.1)]

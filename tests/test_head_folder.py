@@ -20,7 +20,7 @@ from test_cli import FIXTURE, _pairs
 from test_hub import REPO, StandInHub, _env, hub  # noqa: F401 (hub is a fixture)
 
 from sigmoid_head.cli import main
-from sigmoid_head.head.layer import files as head_files
+from sigmoid_head.head import files as head_files
 from sigmoid_head.head.model import SigmoidHeadModel
 
 MAIN = Path(__file__).resolve().parent / "data" / "head_calibrated_main"

@@ -1,6 +1,6 @@
 """The best head against the best baseline on Eval Other, both chosen on the dev books.
 
-    python recipes/bible/compare_other.py --dev runs/suite_dev --test runs/suite_test
+    python -m recipes.bible.compare_other --dev runs/suite_dev --test runs/suite_test
 
 Reads two ``eval_other_suite.py`` outputs (the same heads, ``--split dev`` and ``--split
 test``). On dev, the head method and the baseline with the highest ROC-AUC (references

@@ -1,6 +1,6 @@
 """Eval Other by error kind: sequence ranking (product, geo-mean, min) and word-level error detection.
 
-    python recipes/bible/eval_other_suite.py --setting mt --model runs/mt/model --data data/bible \\
+    python -m recipes.bible.eval_other_suite --setting mt --model runs/mt/model --data data/bible \\
         --heads runs/mt_heads/heads --out runs/mt_error_suite
 
 The candidates come from :mod:`error_suite` (the references of the held-out test books,
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -43,9 +42,8 @@ from sigmoid_head.evaluation.metrics import roc_auc
 from sigmoid_head.evaluation.span_metrics import word_metrics
 from sigmoid_head.scoring.aggregate import words_of
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from error_suite import KINDS, make_suite, pairwise_accuracy  # noqa: E402
-from eval_self_study import (  # noqa: E402
+from .error_suite import KINDS, make_suite, pairwise_accuracy
+from .eval_self_study import (
     aggregate,
     eval_items,
     full_vocab_of,

@@ -1,8 +1,8 @@
 """Regenerate the tables of docs/results.md and docs/results/*.md from committed per-item data.
 
-    python recipes/bible/tables.py --check   # exit 1, with a diff, if a table in the docs differs
-    python recipes/bible/tables.py --write   # rewrite the tables in place
-    python recipes/bible/tables.py --pack suite runs/mt_or_test --name mt_suite_test \
+    python -m recipes.bible.tables --check   # exit 1, with a diff, if a table in the docs differs
+    python -m recipes.bible.tables --write   # rewrite the tables in place
+    python -m recipes.bible.tables --pack suite runs/mt_or_test --name mt_suite_test \
         --baseline softmax@min --chosen "on the dev books (compare_other.py)" --command "..."
 
 Each ``docs/results/data/<name>.json.gz`` holds what one table is made of, item by item:
@@ -181,7 +181,7 @@ def _paired(t: dict, sep: str) -> str:
 def _made_by(d: dict) -> str:
     """Every table's last sentence: its data file, the command that made it, and how to render it."""
     return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-            "`python recipes/bible/tables.py --write`.")
+            "`python -m recipes.bible.tables --write`.")
 
 
 def render(d: dict) -> str:
@@ -223,7 +223,7 @@ def render_metrics(d: dict, metrics: tuple[str, ...] = ("roc_auc", "bce", "pears
         lines.append(f"| {shown(m)} | " + " | ".join(f"{c[0]:.3f} {_ci(c)}" for c in cells) + " |")
     lines += ["", f"{gold.size} candidates from {len(np.unique(groups))} verses; intervals resample "
               f"verses ({d['n_boot']} resamples, seed {d['seed']}). Data: "
-              f"`docs/results/data/{d['name']}.json.gz`; table: `python recipes/bible/tables.py --write`."]
+              f"`docs/results/data/{d['name']}.json.gz`; table: `python -m recipes.bible.tables --write`."]
     return "\n".join(lines) + "\n"
 
 
@@ -500,7 +500,7 @@ def _block(name: str) -> re.Pattern[str]:
 
 def render_untrained_rows(rows: list[dict]) -> str:
     """recipes/bible/untrained_rows.py's tables, from its per-candidate rows."""
-    import untrained_rows
+    from . import untrained_rows
 
     return untrained_rows.tables(rows) + "\n"
 
@@ -600,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), made.splitlines(True),
                                                        str(path.relative_to(ROOT)), "regenerated"))
     if args.check and stale:
-        print(f"{stale} doc(s) differ from the committed data: python recipes/bible/tables.py --write")
+        print(f"{stale} doc(s) differ from the committed data: python -m recipes.bible.tables --write")
         return 1
     return 0
 

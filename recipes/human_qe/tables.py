@@ -18,10 +18,10 @@ refused.
 
 Usage::
 
-    python recipes/human_qe/tables.py --check            # exit 1 with a diff if anything differs
-    python recipes/human_qe/tables.py --write            # rewrite results, reports and the page
-    python recipes/human_qe/tables.py --pack RUN_DIR --set mlqe-roen-word --variant paper
-    python recipes/human_qe/tables.py --adopt RUN_DIR --set mqm-ted-zhen   # then --write
+    python -m recipes.human_qe.tables --check            # exit 1 with a diff if anything differs
+    python -m recipes.human_qe.tables --write            # rewrite results, reports and the page
+    python -m recipes.human_qe.tables --pack RUN_DIR --set mlqe-roen-word --variant paper
+    python -m recipes.human_qe.tables --adopt RUN_DIR --set mqm-ted-zhen   # then --write
 
 ``mushroom-en``'s gold is not committed (its repository states no licence): that set is
 rebuilt only when ``--shroom-data`` (``build_data.py``'s output) is given, and skipped with a
@@ -40,13 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .evaluate_sets import KIND, PRIMARY, evaluate_set
+from .run import cell, jsonable, report, write_jsonl_gz
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "src"))
 
-from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
-from run import _cell, _jsonable, report, write_jsonl_gz  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
@@ -143,13 +142,13 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
     figure (word MCC, segment Pearson of the mean log-probability, or IoU), each head at its
     own dev-chosen threshold; two-sided paired bootstrap over sources, the analytic p beside
     it, Holm over the variants."""
-    from evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
-
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
     from sigmoid_head.evaluation.gold_eval import gold_word_bad
     from sigmoid_head.evaluation.metrics import pearson
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
 
     kind, others = KIND[name], [v for v in per_variant if v != base]
     gold = gold_rows(name, "test", shroom_data)
@@ -220,7 +219,7 @@ def variants_table(name: str, per_variant: dict[str, dict]) -> list[str]:
             f"| {variant} | {rows[head_key][fig][0]:.3f} | {rows[base_key][fig][0]:.3f} "
             f"| {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
             f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} "
-            f"| {_cell(rows[head_key][second])} |")
+            f"| {cell(rows[head_key][second])} |")
     return [*lines, "",
             "p: two-sided paired bootstrap over sources; p (normal): the same delta over its "
             "bootstrap standard error; Holm within each variant's family (the head against "
@@ -254,7 +253,7 @@ def seeds_table(name: str, per_variant: dict[str, dict]) -> list[str]:
         seeds = sorted(by_seed)
         values = np.array([by_seed[k][0] for k in seeds])
         half = np.mean([(by_seed[k][2] - by_seed[k][1]) / 2 for k in seeds])
-        each = "; ".join(f"{k}: {_cell(by_seed[k])}" for k in seeds)
+        each = "; ".join(f"{k}: {cell(by_seed[k])}" for k in seeds)
         lines.append(f"| {setting} | {len(seeds)} | {each} | {values.mean():.3f} | {values.std(ddof=1):.3f} "
                      f"| {values.max() - values.min():.3f} | {half:.3f} |")
     return [*lines, "",
@@ -383,7 +382,7 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
             notices.append(f"{name}: gold not available here (--shroom-data), not rebuilt")
             continue
         folder = RESULTS / name
-        files[folder / "results.json"] = json.dumps(_jsonable(res), indent=1)
+        files[folder / "results.json"] = json.dumps(jsonable(res), indent=1)
         files[folder / "report.md"] = report(res, res["settings"])
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
         blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
@@ -459,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"docs/human_labels.md has no block for: {', '.join(missing)}")
     if args.check and (stale or missing):
-        print(f"{len(stale)} file(s) differ from the committed data: python recipes/human_qe/tables.py --write")
+        print(f"{len(stale)} file(s) differ from the committed data: python -m recipes.human_qe.tables --write")
         return 1
     print("human-label tables " + ("match the committed data" if args.check else "written"))
     return 0
