@@ -139,7 +139,8 @@ def word_methods(scored: Sequence[dict]) -> list[str]:
     ]
 
 
-def _groups(items: Sequence[GoldItem]) -> np.ndarray:
+def item_groups(items: Sequence[GoldItem]) -> np.ndarray:
+    """Each item's source group (the bootstrap's cluster)."""
     return np.asarray([it.group for it in items])
 
 
@@ -184,7 +185,8 @@ def pick_threshold(scores: np.ndarray, bad: np.ndarray) -> float:
     return thr
 
 
-def _flat_words(scored: Sequence[dict], items: Sequence[GoldItem], m: str):
+def flat_words(scored: Sequence[dict], items: Sequence[GoldItem], m: str):
+    """Per item: method ``m``'s word scores and the gold BAD tags."""
     s = [gold_word_scores(r, m) for r in scored]
     b = [gold_word_bad(it) for it in items]
     return s, b
@@ -195,7 +197,7 @@ def word_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict
     """Dev thresholds per method (word MCC), then the test's word/span figures."""
     thr = {}
     for m in methods:
-        s, b = _flat_words(dev[0], dev[1], m)
+        s, b = flat_words(dev[0], dev[1], m)
         thr[m] = pick_threshold(np.concatenate(s), np.concatenate(b))
     res = evaluate_gold(test[0], test[1], methods=methods, thresholds=thr, n_boot=n_boot)
     return {
@@ -212,11 +214,11 @@ def gap_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[
     """Gap figures per method (proxy gap score, dev threshold on gap MCC)."""
 
     def gaps(scored, items, m):
-        s = [gap_scores(x) for x in _flat_words(scored, items, m)[0]]
+        s = [gap_scores(x) for x in flat_words(scored, items, m)[0]]
         return s, [np.asarray(it.gap_tags, dtype=float) for it in items]
 
     out: dict[str, Any] = {"methods": {}, "thresholds": {}}
-    groups = _groups(test[1])
+    groups = item_groups(test[1])
     for m in methods:
         ds, dg = gaps(*dev, m)
         t = pick_threshold(np.concatenate(ds), np.concatenate(dg))
@@ -235,7 +237,7 @@ def gap_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[
     return out
 
 
-def _shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
+def shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
     """(N, 2) per-answer IoU (words scored below ``t`` are hallucinated) and Spearman."""
     rows = []
     for r, it in zip(scored, items, strict=True):
@@ -254,15 +256,15 @@ def _shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
 def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[str, Any]:
     """Per method: dev threshold for IoU; test IoU and Spearman (per answer, averaged)."""
     out: dict[str, Any] = {"methods": {}, "thresholds": {}, "per_item": {}}
-    groups = _groups(test[1])
+    groups = item_groups(test[1])
     for m in methods:
         cand = np.concatenate([[float(w[m]) for w in r["words"]] for r in dev[0] if r["words"]])
         best, thr = -math.inf, 0.5
         for t in _grid(cand, 30):
-            v = _shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
+            v = shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
             if v > best:
                 best, thr = v, float(t)
-        per = _shroom_item_scores(test[0], test[1], m, thr)
+        per = shroom_item_scores(test[0], test[1], m, thr)
 
         def stat(idx: np.ndarray, per: np.ndarray = per) -> dict[str, float]:
             return {"iou": float(per[idx, 0].mean()), "spearman": float(per[idx, 1].mean())}
@@ -289,7 +291,7 @@ def paired_tests(
 ) -> dict[str, Any] | None:
     """The head (``sigmoid``) against every other method on the set's primary figure."""
     scored, items = test
-    groups = _groups(items)
+    groups = item_groups(items)
     tests: dict[str, Any] = {}
     if kind == "wmt":
         thr = result["word"]["thresholds"]
@@ -299,7 +301,7 @@ def paired_tests(
         wg = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in items])
 
         def pred(m: str) -> np.ndarray:
-            return (np.concatenate(_flat_words(scored, items, m)[0]) < thr[m]).astype(float)
+            return (np.concatenate(flat_words(scored, items, m)[0]) < thr[m]).astype(float)
 
         for m in thr:
             if m != "sigmoid":
@@ -353,7 +355,7 @@ def evaluate_set(
         "primary": PRIMARY[kind],
         "n_dev": len(dev_rows),
         "n_test": len(test_rows),
-        "segment": segment_table(test[0], human, _groups(test[1]), n_boot),
+        "segment": segment_table(test[0], human, item_groups(test[1]), n_boot),
     }
     if kind in ("wmt", "mqm"):
         res["word"] = word_level(dev, test, methods, n_boot)

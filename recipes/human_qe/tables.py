@@ -148,7 +148,7 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    from .evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
+    from .evaluate_sets import flat_words, human_scores, item_groups, items_of, shroom_item_scores
 
     kind, others = KIND[name], [v for v in per_variant if v != base]
     gold = gold_rows(name, "test", shroom_data)
@@ -169,22 +169,22 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
         metric = mcc
 
         def figure(v: str) -> np.ndarray:
-            words = np.concatenate(_flat_words(rows_of(v), items, "sigmoid")[0])
+            words = np.concatenate(flat_words(rows_of(v), items, "sigmoid")[0])
             return (words < per_variant[v]["word"]["thresholds"]["sigmoid"]).astype(float)
     elif kind == "mqm":
-        truth, groups, metric = human_scores(kind, gold), _groups(items), pearson
+        truth, groups, metric = human_scores(kind, gold), item_groups(items), pearson
 
         def figure(v: str) -> np.ndarray:
             return np.asarray([float(r["sigmoid_mean_log"]) for r in rows_of(v)])
     else:
-        truth, groups = np.zeros(len(items)), _groups(items)
+        truth, groups = np.zeros(len(items)), item_groups(items)
 
         def metric(per: np.ndarray, _: np.ndarray) -> float:
             return float(np.mean(per))
 
         def figure(v: str) -> np.ndarray:
             thr = per_variant[v]["shroom"]["thresholds"]["sigmoid"]
-            return _shroom_item_scores(rows_of(v), items, "sigmoid", thr)[:, 0]
+            return shroom_item_scores(rows_of(v), items, "sigmoid", thr)[:, 0]
 
     a = figure(base)
     tests = {v: paired_bootstrap(metric, a, figure(v), truth, n=per_variant[v]["settings"]["n_boot"],
