@@ -50,6 +50,22 @@ def test_describe_option_prints_the_table_without_a_model(capsys) -> None:
         assert "| `entropy_mean` | higher = worse |" in out
 
 
+def test_describe_names_the_methods_behind_m(capsys) -> None:
+    """``<m>`` is spelled out: every registered method, a newly registered one included."""
+    from sigmoid_head.registry import methods as registry
+
+    assert main(["score", "--describe"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("`<m>` stands for"))
+    assert all(f"`{n}`" in line for n in registry.names()) and "`sigmoid`" in line
+    registry.register(registry.Method("zz_new", reads="lm_logits", token_values=lambda s: s))
+    try:
+        assert "`zz_new`" in describe()
+    finally:
+        registry.unregister("zz_new")
+    assert "`zz_new`" not in describe()
+
+
 def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
     """``<m>_mean_log`` is the log a row holds; ``<m>_geo_mean``, its exponential, is listed
     as evaluate's own (not a key of the rows)."""

@@ -85,23 +85,25 @@ def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
 
 
 def add_config_groups(p: argparse.ArgumentParser, command: str,
-                      only: tuple[str, ...] | None = None) -> None:
-    """The CorpusConfig option groups of ``command`` (``only``: these settings only)."""
+                      skip: tuple[str, ...] = ()) -> None:
+    """The CorpusConfig option groups of ``command``: every field it offers
+    (:func:`~sigmoid_head.scoring.corpus_config.offers`) but those in ``skip`` (options
+    the command spells its own way), and the baselines it runs."""
     from dataclasses import fields
 
     from ..registry import columns
-    from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings
+    from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings, offers
 
     def offered(f: Any) -> bool:
-        return command in f.metadata.get("commands", (command,)) and (only is None or f.name in only)
+        return offers(f, command) and f.name not in skip
 
     for group, cls in GROUPS.items():
         names = [f.name for f in fields(cls) if offered(f)]
         if names:
             add_dataclass_options(p.add_argument_group(GROUP_TITLES[group]), cls, only=names)
     for name, cls in baseline_settings().items():
-        column = columns.COLUMNS.get(name)
-        if column is not None and command not in column.commands:
+        column = columns.COLUMNS.get(name)  # an opt-in method: score and generate
+        if command not in (column.commands if column is not None else ("score", "generate")):
             continue
         names = [f.name for f in fields(cls) if offered(f)]
         if names:

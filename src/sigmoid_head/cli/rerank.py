@@ -16,9 +16,9 @@ from . import UsageError, common
 DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples), score them "
                f"all and pick one by a score (--select; default: {RERANK_SELECT}, or "
                f"{RERANK_SELECT_NO_HEAD} without a head). " + help_text("rerank"))
-OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
-"""The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
-``--batch-size`` counts sources here)."""
+OWN = ("batch_size", "to_json")
+"""The CorpusConfig fields rerank spells its own way (``-o`` is ``to_json``, required;
+``--batch-size`` counts sources here); every other field it offers is an option as it is."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="BATCH_SIZE", help="Sources per batch: each generate call runs "
         "batch-size x samples sequences, and the samples' seeds depend on the "
         f"batches. (default: {size.default})")
-    common.add_config_groups(p, "rerank", only=OUTPUT)
+    common.add_config_groups(p, "rerank", skip=OWN)
 
 
 def run(args: argparse.Namespace) -> int:

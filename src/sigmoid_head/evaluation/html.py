@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..registry import columns
 from ..registry import methods as registry
 from ..safe.files import write_atomic
 from ..safe.text import html_text
@@ -108,7 +109,21 @@ def _sequence_table(row: dict, methods: Sequence[str]) -> str:
     if row.get("combined") is not None:  # the recommended score: one number, its own row
         body.append(f'<tr class="combined"><th>combined</th><td colspan="{max(1, len(cols))}">'
                     f'{float(row["combined"]):.3g}</td></tr>')
+    for key, direction in sequence_columns():  # every other registered sequence column
+        v = row.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            body.append(f'<tr class="column"><th>{html.escape(key)}</th><td colspan="'
+                        f'{max(1, len(cols))}">{float(v):.3g} <small>({direction})</small>'
+                        "</td></tr>")
     return f'<table class="seq"><tr><th>sequence</th>{head}</tr>{"".join(body)}</table>'
+
+
+def sequence_columns() -> list[tuple[str, str]]:
+    """(key, direction) of every registered sequence or pass column that is one key (not a
+    method's ``<m>`` family, not ``combined``, shown first): the baselines, a plugin's
+    columns, the pass statistics; in registry order."""
+    return [(k, c.direction) for c in columns.columns() if c.level in (columns.SEQUENCE, columns.PASS)
+            and "<m>" not in c.name for k in c.expand() if k != "combined"]
 
 
 def _key(method: str, col: registry.Aggregation | str) -> str:

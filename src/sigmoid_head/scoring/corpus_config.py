@@ -63,7 +63,7 @@ class OutputConfig:
     """Add per-token and per-word scores."""
     to_json: str | None = None
     """Write one JSON record per output to this .jsonl file (resumed when rerun after an interruption)."""
-    html: str | None = None
+    html: str | None = field(default=None, metadata={"commands": ("score", "generate")})
     """Also write one self-contained page of the outputs' tokens coloured by each method's score, numbers
     on hover, error spans marked (keeps the per-token scores in the rows, as with_tokens does, and draws
     the page from them)."""
@@ -76,6 +76,20 @@ GROUPS: dict[str, type] = {"batching": BatchingConfig, "prompt": PromptConfig,
 """CorpusConfig's fixed groups, in the order of the flat dict and of the CLI's option groups."""
 GROUP_TITLES = {"batching": "batching", "prompt": "prompt", "output": "output"}
 """The ``--help`` title of each group's options."""
+
+
+def offers(f: Any, command: str) -> bool:
+    """Whether ``command`` offers a CorpusConfig group field: every command unless the
+    field's ``commands`` metadata names some (a new field reaches score, generate and
+    rerank alike)."""
+    return command in f.metadata.get("commands", (command,))
+
+
+def refused_settings(config: Any, command: str) -> list[str]:
+    """The group settings of ``config`` that ``command`` does not offer but that are set
+    (differ from their default), by name."""
+    return [f.name for cls in GROUPS.values() for f in fields(cls)
+            if not offers(f, command) and getattr(config, f.name) != f.default]
 
 
 def baseline_settings() -> dict[str, type]:

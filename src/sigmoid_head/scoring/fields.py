@@ -42,8 +42,19 @@ def __getattr__(name: str) -> object:
 
 
 def describe() -> str:
-    """The fields as a Markdown table (field, direction, range, meaning)."""
-    return table(row_fields())
+    """The fields as a Markdown table (field, direction, range, meaning), then what ``<m>``
+    and ``<mc>`` stand for: the methods registered now (a plugin's included)."""
+    return table(row_fields()) + "\n" + method_names()
+
+
+def method_names() -> str:
+    """The lines naming the methods behind ``<m>`` (and ``<mc>``) in :func:`describe`."""
+    from ..registry import methods as registry
+
+    every = ", ".join(f"`{m.name}`" for m in registry.methods())
+    mc = ", ".join(f"`{m.name}`" for m in registry.methods() if m.monte_carlo)
+    out = f"`<m>` stands for each scoring method: {every} (and `sigmoid:<name>` for a further head).\n"
+    return out + (f"`<mc>` stands for those Monte Carlo entropy applies to: {mc}.\n" if mc else "")
 
 
 def table(rows: tuple[Field, ...]) -> str:

@@ -273,8 +273,9 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
 
     config, corpus = config or RerankConfig(), corpus or CorpusConfig()
     from ..registry import columns as cols
+    from .corpus_config import refused_settings
 
-    offered = {"html": corpus.html, "max_tokens": corpus.max_tokens}
+    offered = dict.fromkeys(refused_settings(corpus, "rerank"), True)
     for name, settings in corpus.baselines.items():  # the opt-in baselines rerank does not run
         column = cols.COLUMNS.get(name)
         if (column is None or "rerank" not in column.commands) and cols.active(settings):
