@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from sigmoid_head.data.batching import Collator, example_length, make_batches
 from sigmoid_head.data.tokenize import tokenize_records
-from sigmoid_head.embedded import resolve_model_name
+from sigmoid_head.embedded.default_model import resolve_model_name
 
 from .experiments import LLM_PROMPT, find, read_jsonl, write_jsonl
 
