@@ -183,10 +183,13 @@ def test_model_card_escapes_config_strings():
 
 def _interrupted(head, inputs):
     """Open and kill a corpus run's writer; the resume key is what score_corpus builds."""
+    from types import SimpleNamespace
+
     from sigmoid_head.scoring.corpus import CorpusConfig, _settings
     from sigmoid_head.scoring.corpus_output import _writer
 
-    w = _writer("o.jsonl", inputs, 3, _settings(object(), CorpusConfig(), head))
+    model = SimpleNamespace(source=head)  # where the head was loaded from, as given
+    w = _writer("o.jsonl", inputs, 3, _settings(model, CorpusConfig()))
     done = w.done
     w.write_many([{"i": done}])
     w.__exit__(KeyboardInterrupt, None, None)  # a killed run: the partial file stays

@@ -178,10 +178,21 @@ def _paired(t: dict, sep: str) -> str:
             f"{describe_p(t, family=False, analytic=True)}")
 
 
+RECIPE_SCRIPT = re.compile(r"python3? (?:\./)?recipes/(bible|human_qe)/(\w+)\.py")
+"""A recipe called as a script, as the packs made before the recipes were a package record it."""
+
+
+def as_module(command: str) -> str:
+    """A recorded command as it is run today: ``python recipes/bible/x.py ...`` becomes
+    ``python -m recipes.bible.x ...`` (the recipes are a package; the arguments are kept)."""
+    return RECIPE_SCRIPT.sub(r"python -m recipes.\1.\2", command)
+
+
 def _made_by(d: dict) -> str:
-    """Every table's last sentence: its data file, the command that made it, and how to render it."""
-    return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-            "`python -m recipes.bible.tables --write`.")
+    """Every table's last sentence: its data file, the command that made it (spelled as it
+    runs today, :func:`as_module`), and how to render it."""
+    return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{as_module(d['command'])}`; "
+            "table: `python -m recipes.bible.tables --write`.")
 
 
 def render(d: dict) -> str:
