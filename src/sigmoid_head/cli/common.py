@@ -147,6 +147,8 @@ def print_result(result: Any) -> None:
         print(summary([result.means], n=result.n))
         if result.mix and "combined" in result.means:
             print(result.mix)
+        for line in result.notices:
+            print(line)
 
 
 class Inputs:

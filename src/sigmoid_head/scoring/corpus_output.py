@@ -107,9 +107,10 @@ def run_streamed(inputs: CorpusInputs, score_batch: Callable[[list[dict]], list[
 
 
 def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: Any,
-               spans_from: str | None) -> None:
+               spans_from: str | None, notices: Sequence[str] = ()) -> None:
     """The HTML page of every output row (process 0): read back from ``to_json`` when given
-    (so a resumed run's page has the rows of the earlier run too), else ``rows``."""
+    (so a resumed run's page has the rows of the earlier run too), else ``rows``; the
+    ``notices`` (saved settings that leave the head out) at its top."""
     from ..evaluation.html import write_page as render
     from ..io_utils import is_stream
     from ..resumable_jsonl import read_complete_jsonl
@@ -118,7 +119,7 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
         return
     if to_json and not is_stream(to_json):  # a stream (/dev/stdout) cannot be read back
         rows = read_complete_jsonl(to_json)
-    out = render(path, rows, tokenizer, spans_from=spans_from)
+    out = render(path, rows, tokenizer, spans_from=spans_from, notices=notices)
     print(f"page of {len(rows)} outputs written to {out}")
 
 

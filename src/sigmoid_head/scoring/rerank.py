@@ -311,6 +311,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
                   settings=_settings(model, corpus, head_dir, rerank=asdict(config),
                                      batch_size=corpus.batch_size))
     result.mix = explain.mix() if head else None
+    result.notices = explain.notices() if head else []
     return result
 
 
