@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
+import warnings
 from importlib import import_module
 from types import ModuleType
 
@@ -145,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             return _report(command, err, 2)
     args = parser.parse_args(argv)
+    if from_command_line:  # no source line echoed under a warning (a caller's own format stays)
+        warnings.formatwarning = one_line_warning
+    if getattr(args, "quiet", False):
+        quiet_libraries()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger(__name__).debug(threads.describe(chosen))
@@ -170,6 +176,28 @@ def main(argv: list[str] | None = None) -> int:
             "--max-new-tokens or --num-beams"), 1)
     except ImportError as err:
         return _report(args.command, ImportError(missing_dependency(err)), 1)
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     line: str | None = None) -> str:
+    """A warning as one line, ``warning: <message> (<category>, <file>:<line>)``: Python's
+    default format echoes the source line that warned, which reads like a crash."""
+    text = " ".join(str(message).split())
+    return f"warning: {text} ({category.__name__}, {os.path.basename(filename)}:{lineno})\n"
+
+
+def quiet_libraries() -> None:
+    """``--quiet``: the libraries' progress bars off too (transformers' "Loading weights",
+    the Hub's and datasets' downloads): through the environment for a library not yet
+    imported, through its switch for one that is."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        hub.disable_progress_bars()
+    for name in ("transformers.utils.logging", "datasets.utils.logging"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.disable_progress_bar()
 
 
 EXTRAS = {"matplotlib": "plots", "scipy": "eval", "sklearn": "eval", "sacrebleu": "eval",
