@@ -318,5 +318,5 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
 def describe() -> str:
     """The fields of a rerank row, then those of a candidate's scores, as Markdown tables."""
     rows = ["One row per source:", "", "| field | direction | range | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in row_fields()]
+    rows += [fields.table_row(f) for f in row_fields()]
     return "\n".join(rows) + "\n\nEvery candidate's scores:\n\n" + fields.describe()
