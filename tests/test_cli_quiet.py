@@ -26,18 +26,32 @@ _WARNS = (
 
 def test_a_warning_is_one_line_without_its_source() -> None:
     env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
-    res = subprocess.run([sys.executable, "-c", _WARNS], capture_output=True, text=True,
-                         env=env, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", _WARNS], capture_output=True, text=True, env=env, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert lines == ["warning: pearson: an input is constant; the correlation is NaN "
-                     "(UserWarning, <string>:4)"]
+    assert lines == [
+        "warning: pearson: an input is constant; the correlation is NaN (UserWarning, <string>:4)"
+    ]
 
 
 def test_quiet_leaves_no_progress_bar(tmp_path: Path) -> None:
     src, cand = _pairs(tmp_path)
-    common = ["score", "-s", str(src), "-t", str(cand), "--head", str(FIXTURE / "head"),
-              "--model", str(FIXTURE / "base"), "--device", "cpu", "--to-json"]
+    common = [
+        "score",
+        "-s",
+        str(src),
+        "-t",
+        str(cand),
+        "--head",
+        str(FIXTURE / "head"),
+        "--model",
+        str(FIXTURE / "base"),
+        "--device",
+        "cpu",
+        "--to-json",
+    ]
     loud = run(*common, str(tmp_path / "a.jsonl"))
     assert loud.returncode == 0, loud.stderr
     assert "Loading weights" in loud.stderr  # the bar this test is about is there without it

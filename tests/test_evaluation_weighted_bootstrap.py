@@ -72,15 +72,19 @@ def test_span_counts_by_weight_equal_the_summed_rows(seed: int) -> None:
     counts[:, 5] = counts[:, 5] * rng.random(50)
     groups = rng.integers(0, 15, size=50)
     old = clustered_ci(lambda idx: span_scores(counts[idx]), groups, n_boot=100, seed=seed)
-    new = clustered_ci(lambda w: weighted_span_scores(counts, w), groups, n_boot=100,
-                       seed=seed, by_weight=True)
+    new = clustered_ci(
+        lambda w: weighted_span_scores(counts, w), groups, n_boot=100, seed=seed, by_weight=True
+    )
     for k in old:  # sums taken in another order: equal up to float rounding
         np.testing.assert_allclose(np.asarray(new[k]), np.asarray(old[k]), rtol=1e-12, atol=0)
 
 
 def test_an_empty_resample_and_one_class_are_undefined_as_before() -> None:
-    words = WeightedWords([np.array([0.2, 0.9]), np.array([0.1])], [np.array([1.0, 1.0]),
-                          np.array([0.0])], threshold=0.5)
+    words = WeightedWords(
+        [np.array([0.2, 0.9]), np.array([0.1])],
+        [np.array([1.0, 1.0]), np.array([0.0])],
+        threshold=0.5,
+    )
     one_class = words.metrics(np.array([2, 0]))
     assert np.isnan(one_class["roc_auc"]) and one_class["ap"] == 1.0
     none = words.metrics(np.array([0, 0]))

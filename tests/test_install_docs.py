@@ -23,8 +23,22 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 EXTRAS = set(PYPROJECT["project"]["optional-dependencies"])
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-NOT_NAMES = {"a", "an", "the", "one", "optional", "each", "that", "this", "no", "its", "which",
-             "any", "every", "own"}
+NOT_NAMES = {
+    "a",
+    "an",
+    "the",
+    "one",
+    "optional",
+    "each",
+    "that",
+    "this",
+    "no",
+    "its",
+    "which",
+    "any",
+    "every",
+    "own",
+}
 """Words before "extra" that are not an extra's name ("an extra", "that extra", ...)."""
 
 
