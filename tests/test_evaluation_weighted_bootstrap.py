@@ -111,3 +111,26 @@ def test_weighted_kendall_is_kendall_of_the_drawn_items(seed: int) -> None:
             old = kendall(x[idx], y[idx])
         new = tau(np.bincount(idx, minlength=n))
         assert (np.isnan(new) and np.isnan(old)) or new == old
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_average_precision_on_resamples_is_the_sorting_path(seed: int) -> None:
+    from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+    from sigmoid_head.evaluation.span_metrics import average_precision
+
+    rng = np.random.default_rng(400 + seed)
+    n = 120
+    a, b = np.round(rng.random(n), 2), np.round(rng.random(n), 1)  # ties
+    gold = (rng.random(n) < 0.3).astype(float)
+    groups = rng.integers(0, 30, size=n)
+
+    def unregistered(p: np.ndarray, g: np.ndarray) -> float:  # called once per resample
+        return average_precision(p, g)
+
+    for kw in ({}, {"groups": groups}):
+        fast = paired_bootstrap(average_precision, a, b, gold, n=200, seed=seed, **kw)
+        slow = paired_bootstrap(unregistered, a, b, gold, n=200, seed=seed, **kw)
+        assert fast == slow
+        assert bootstrap_ci(average_precision, a, gold, n=200, seed=seed, **kw) == bootstrap_ci(
+            unregistered, a, gold, n=200, seed=seed, **kw
+        )

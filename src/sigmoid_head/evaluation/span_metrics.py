@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .bootstrap import register_batched
 from .metrics import roc_auc
 from .spans import span_prf
 
@@ -79,6 +80,38 @@ def average_precision(score: ArrayLike, gold: ArrayLike) -> float:
     tp = np.cumsum(g)[last]
     precision, recall = tp / (last + 1), tp / n_pos
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def _ap_counts(pos: np.ndarray, total: np.ndarray, npos: float) -> float:
+    """:func:`average_precision` from the positives and items per distinct score, highest
+    score first ((V,) each; a score with no item is no run)."""
+    if npos == 0:
+        return math.nan
+    keep = total > 0
+    tp = np.cumsum(pos)[keep]
+    precision, recall = tp / np.cumsum(total)[keep], tp / npos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def _ap_rows(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return np.array([average_precision(a, b) for a, b in zip(p, g, strict=True)])
+
+
+def _ap_indexed(p: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``average_precision`` of every row ``p[idx[b]], g[idx[b]]`` ((B, M) indices), the N
+    scores ranked once: per row only its counts per distinct score (integers, so equal to
+    the sorting path to the last bit)."""
+    codes = np.unique(-p, return_inverse=True)[1].ravel()  # (N,) highest score first
+    v = int(codes.max()) + 1 if codes.size else 1
+    out = np.empty(idx.shape[0])
+    for b, row in enumerate(idx):
+        pos = np.bincount(codes[row], weights=g[row], minlength=v)
+        total = np.bincount(codes[row], minlength=v).astype(np.float64)
+        out[b] = _ap_counts(pos, total, float(g[row].sum()))
+    return out
+
+
+register_batched(average_precision, _ap_rows, _ap_indexed)
 
 
 def word_metrics(ok_score: ArrayLike, gold_bad: ArrayLike, threshold: float) -> dict[str, float]:
@@ -149,13 +182,7 @@ class WeightedWords:
     @staticmethod
     def _ap(pos: np.ndarray, neg: np.ndarray, npos: float) -> float:
         """:func:`average_precision` from per-value weighted counts ((V,), ascending badness)."""
-        if npos == 0:
-            return math.nan
-        total = (pos + neg)[::-1]  # the tied runs, highest badness first
-        keep = total > 0  # values no drawn word has are no run
-        tp = np.cumsum(pos[::-1])[keep]
-        precision, recall = tp / np.cumsum(total)[keep], tp / npos
-        return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+        return _ap_counts(pos[::-1], (pos + neg)[::-1], npos)  # highest badness first
 
 
 # ----------------------------------------------------------------------------- span level
