@@ -174,6 +174,9 @@ def evaluate_scores(
         if isinstance(gold, np.ndarray | list)
         else read_gold(gold, gold_field)
     )
+    if g.size == 0:
+        raise ValueError(f"{gold if isinstance(gold, (str, Path)) else 'the gold'}: no gold "
+                         "values (an empty file?): nothing to evaluate")
     extra: list[str] = []
     for path in extra_scores:
         new = read_external_scores(path)

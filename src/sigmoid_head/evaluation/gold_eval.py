@@ -82,6 +82,8 @@ def check_pairs(rows: Sequence[dict], items: Sequence[GoldItem]) -> None:
     """Raise ValueError unless every record scores its gold item's text with word scores."""
     if len(rows) != len(items):
         raise ValueError(f"{len(rows)} scored items but {len(items)} gold items")
+    if not items:
+        raise ValueError("no gold items (an empty file?): nothing to evaluate")
     for k, (r, it) in enumerate(zip(rows, items, strict=True)):
         if "words" not in r:
             raise ValueError("word and span metrics need per-word scores: score with --with-tokens")
@@ -281,6 +283,8 @@ def evaluate_gold_files(scores: str, gold: str, fmt: str | None = None, *,
     if saved is not None:
         per.setdefault(saved.method, saved.threshold)
     items = read_gold_items(gold, fmt, mt=mt, source=source)
+    if not items:
+        raise ValueError(f"{gold}: no gold items (an empty file?): nothing to evaluate")
     res = evaluate_gold(rows, items, methods=methods, thresholds=per,
                         default_threshold=0.5 if default is None else default,
                         severity_weighted=severity_weighted, n_boot=n_boot if ci else 1)

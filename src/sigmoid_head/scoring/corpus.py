@@ -257,7 +257,8 @@ def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: Corp
     (:func:`sigmoid_head.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
     plugin's, ...) to the rows in place, in registry order; ``command``: only the baselines
     that command computes."""
-    from ..columns import BaselineInputs, active, baselines
+    from ..columns import COLUMNS, BaselineInputs, active, baselines
+    from ..plugin_contract import row_values
 
     sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]
@@ -269,6 +270,7 @@ def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: Corp
                                               config, decoding, per_input))
         if values is None:
             continue
+        values = row_values(column, values, len(rows), COLUMNS)  # the plugin contract
         for r, v in zip(rows, values, strict=True):
             r.update(v if isinstance(v, dict) else {column.name: v})
 

@@ -129,7 +129,7 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
     no "beside") the mix that made its ``combined`` column
     (:func:`~sigmoid_head.evaluation.combination.mix_record`), or remove the record of an
     earlier run into the same file when this one has no ``combined``."""
-    from ..evaluation.combination import mix_record, mix_record_path
+    from ..evaluation.combination import file_digest, mix_record, mix_record_path
     from ..io_utils import is_stream, write_atomic
     from ..json_safety import dumps
 
@@ -139,7 +139,8 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
     if combination is None or not has_combined:
         path.unlink(missing_ok=True)
         return
-    write_atomic(path, dumps(mix_record(combination, command, n), indent=1, sort_keys=True) + "\n")
+    record = {**mix_record(combination, command, n), "scores_sha256": file_digest(to_json)}
+    write_atomic(path, dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def __getattr__(name: str) -> object:
