@@ -81,3 +81,16 @@ def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
     out = capsys.readouterr().out
     assert "| `<m>_geo_mean` | higher = better | [0, 1] | exp(<m>_mean_log)" in out
     assert "geo-mean" not in out
+
+
+def test_every_describe_row_is_four_cells_when_pasted() -> None:
+    import re
+
+    from sigmoid_head.scoring import fields as fields_module
+    from sigmoid_head.scoring.rerank import describe as rerank_describe
+
+    text = fields_module.describe() + rerank_describe()
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert any("ln \\|V\\|" in row for row in rows)  # the range with a bar in it, escaped
+    for row in rows:  # split on the bars that are not escaped
+        assert len(re.split(r"(?<!\\)\|", row)) == 6, row

@@ -65,11 +65,11 @@ def test_interrupted_then_resumed_equals_uninterrupted(train_config, train_histo
     # kill the second run part-way through step 11 (its last checkpoint is from step 8)
     real, calls = train_module.batch_loss, {"n": 0}
 
-    def dying(ctx, batch, gen):
+    def dying(ctx, batch, gen, *labels):
         calls["n"] += 1
         if calls["n"] == 17:
             raise KeyboardInterrupt
-        return real(ctx, batch, gen)
+        return real(ctx, batch, gen, *labels)
 
     monkeypatch.setattr(train_module, "batch_loss", dying)
     with pytest.raises(KeyboardInterrupt):

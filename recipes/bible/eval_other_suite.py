@@ -39,7 +39,7 @@ import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, clustered_ci
 from sigmoid_head.evaluation.metrics import roc_auc
-from sigmoid_head.evaluation.span_metrics import word_metrics
+from sigmoid_head.evaluation.span_metrics import WeightedWords
 from sigmoid_head.scoring.aggregate import words_of
 
 from .error_suite import KINDS, make_suite, pairwise_accuracy
@@ -107,8 +107,8 @@ def word_level_metrics(word_scores: dict[str, np.ndarray], bad: np.ndarray, owne
         if m == "neg_entropy":
             continue
         prob = np.exp(v)
-        out[m] = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], threshold),
-                              sources, n_boot)
+        words = WeightedWords(prob[:, None], bad[:, None], threshold)  # one word per item
+        out[m] = clustered_ci(words.metrics, sources, n_boot, by_weight=True)
     return out
 
 

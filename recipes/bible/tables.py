@@ -332,7 +332,7 @@ def render_words(d: dict) -> str:
     source verses; paired bootstrap over verses of ROC-AUC and AP against the baseline."""
     from sigmoid_head.evaluation.bootstrap import clustered_ci
     from sigmoid_head.evaluation.metrics import roc_auc
-    from sigmoid_head.evaluation.span_metrics import average_precision, word_metrics
+    from sigmoid_head.evaluation.span_metrics import WeightedWords, average_precision
 
     bad, groups, base, thr = (np.asarray(d["gold"], dtype=float), np.asarray(d["groups"]), d["baseline"],
                               d["threshold"])
@@ -349,9 +349,8 @@ def render_words(d: dict) -> str:
              f"ROC-AUC vs {shown(base)} [95% CI], p | AP vs {shown(base)} [95% CI], p |",
              "|---|---|---|---|---|---|---|"]
     for m in [base, *others]:
-        prob = np.exp(scores[m])
-        ci = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], thr), groups, d["n_boot"],
-                          seed=d["seed"])
+        words = WeightedWords(np.exp(scores[m])[:, None], bad[:, None], thr)  # a word per item
+        ci = clustered_ci(words.metrics, groups, d["n_boot"], seed=d["seed"], by_weight=True)
         cells = [f"{ci[k][0]:.3f} [{ci[k][1]:.3f}, {ci[k][2]:.3f}]" for k in ("mcc", "f1_bad", "roc_auc", "ap")]
         vs = ["(baseline)", ""] if m == base else [
             _paired(t, ", ")

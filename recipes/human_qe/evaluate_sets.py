@@ -41,9 +41,10 @@ from sigmoid_head.evaluation.gold_shroom import (
     spearman,
 )
 from sigmoid_head.evaluation.gold_wmt import NO_SOURCE_SCORES, gap_scores
-from sigmoid_head.evaluation.metrics import kendall, pearson
+from sigmoid_head.evaluation.metrics import pearson
 from sigmoid_head.evaluation.pvalues import add_holm
-from sigmoid_head.evaluation.span_metrics import mcc
+from sigmoid_head.evaluation.span_metrics import WeightedWords, mcc
+from sigmoid_head.evaluation.weighted_kendall import WeightedKendall
 
 KIND = {"mlqe-roen-word": "wmt", "mqm-ted-zhen": "mqm", "mushroom-en": "shroom"}
 NOT_SCORES = {"n_tokens", "dominant_mean"}
@@ -154,12 +155,14 @@ def segment_table(
         x = sign * np.asarray([float(r[field]) for r in scored])
         x = np.where(np.isfinite(x), x, np.nanmin(x[np.isfinite(x)]) if np.isfinite(x).any() else 0)
 
-        def stat(idx: np.ndarray, x: np.ndarray = x) -> dict[str, float]:
+        tau = WeightedKendall(x, human)  # merged once: a resample is O(N), no sort
+
+        def stat(idx: np.ndarray, x: np.ndarray = x, tau: WeightedKendall = tau) -> dict[str, float]:
             with warnings.catch_warnings():  # a constant resample gives NaN, dropped
                 warnings.simplefilter("ignore", UserWarning)
                 return {
                     "pearson": pearson(x[idx], human[idx]),
-                    "kendall": kendall(x[idx], human[idx]),
+                    "kendall": tau(np.bincount(idx, minlength=x.size)),
                 }
 
         out[field if sign > 0 else f"-{field}"] = clustered_ci(stat, groups, n_boot)
@@ -224,14 +227,13 @@ def gap_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[
         t = pick_threshold(np.concatenate(ds), np.concatenate(dg))
         ts, tg = gaps(*test, m)
 
-        def stat(idx: np.ndarray, ts: list = ts, tg: list = tg, t: float = t) -> dict[str, float]:
-            s, g = np.concatenate([ts[i] for i in idx]), np.concatenate([tg[i] for i in idx])
-            from sigmoid_head.evaluation.span_metrics import word_metrics
+        words = WeightedWords(ts, tg, t)  # ranked once: each resample is O(gaps)
 
-            return {f"gap_{k}": v for k, v in word_metrics(s, g, t).items()}
+        def stat(drawn: np.ndarray, words: WeightedWords = words) -> dict[str, float]:
+            return {f"gap_{k}": v for k, v in words.metrics(drawn).items()}
 
         out["thresholds"][m] = t
-        out["methods"][m] = clustered_ci(stat, groups, n_boot)
+        out["methods"][m] = clustered_ci(stat, groups, n_boot, by_weight=True)
     tg = np.concatenate([np.asarray(it.gap_tags) for it in test[1]])
     out["counts"] = {"n_gaps": int(tg.size), "n_bad_gaps": int(tg.sum())}
     return out

@@ -46,14 +46,43 @@ overrides it; a head trained with another prompt should be given its own)."""
 
 
 def read_split(data: Path, name: str, split: str) -> list[dict]:
+    """The checked records of one split (:func:`~sigmoid_head.evaluation.human_sets.
+    read_human_split`: a bad file, line or field is one error naming it)."""
+    from sigmoid_head.evaluation.human_sets import read_human_split
+
     path = data / name / f"{split}.jsonl.gz"
     if not path.exists():
-        raise SystemExit(
+        raise FileNotFoundError(
             f"{path} is missing: build it with recipes/human_qe/build_data.py "
             f"--clones DIR --sets {name}"
         )
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return read_human_split(path, KIND[name])
+
+
+RUN_FILES = ("dev.scores.jsonl.gz", "test.scores.jsonl.gz", "results.json", "report.md")
+"""What a run writes into ``--out`` (a folder holding anything else is refused)."""
+
+
+def check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is a file, a link, or a folder holding more than a run's
+    files (a committed results folder with its ``heads/``: ``tables.py --adopt`` makes a
+    run the committed one)."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ValueError(f"--out {out}: not a folder (a file or a link); give a folder")
+    other = sorted(p.name for p in out.iterdir() if p.name not in RUN_FILES) if out.is_dir() else []
+    if other:
+        raise ValueError(f"--out {out} holds {', '.join(other[:3])}, not written by run.py: "
+                         "give a new folder (tables.py --adopt makes a run the committed one)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
 
 
 def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool) -> list[dict]:
@@ -193,28 +222,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="base model id/path (default: the head's, else SmolLM2)")
     ap.add_argument("--head", help="trained head folder (without it: baselines only)")
     ap.add_argument("--data", type=Path, default=HERE / "data")
-    ap.add_argument("--limit", type=int, help="the first N texts of each split")
+    ap.add_argument("--limit", type=_positive, help="the first N texts of each split")
     ap.add_argument("--quick", action="store_true", help="6 texts per split, 20 resamples")
-    ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--n-boot", type=_positive, default=1000)
+    ap.add_argument("--batch-size", type=_positive, default=16)
     ap.add_argument("--prompt-template", help="causal prompt with {source}")
     ap.add_argument("--no-rauq", action="store_true")
     ap.add_argument("--device")
     args = ap.parse_args(argv)
+    try:
+        return run(args)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"run.py: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every input, score both splits, evaluate, and write the run's folder whole."""
+    from sigmoid_head.cli.common import ModelOptions
+    from sigmoid_head.safe.outputs import staged_folder
+
     limit = 6 if args.quick else args.limit
     n_boot = 20 if args.quick else args.n_boot
-
-    from sigmoid_head.cli.common import ModelOptions
-
+    check_out(args.out)
+    gold = {split: read_split(args.data, args.set, split)[:limit] for split in ("dev", "test")}
+    if min(len(g) for g in gold.values()) < 2:
+        raise ValueError(f"--limit {limit}: a split needs at least 2 texts")
     t0 = time.time()
     model = ModelOptions(args.head, args.model, device=args.device).load()
-    args.out.mkdir(parents=True, exist_ok=True)
-    splits = {}
-    for split in ("dev", "test"):
-        gold = read_split(args.data, args.set, split)[:limit]
-        scored = score(model, gold, args, has_head=bool(args.head))
-        write_rows(args.out / f"{split}.scores.jsonl.gz", gold, scored)
-        splits[split] = (gold, scored)
+    splits = {split: (rows, score(model, rows, args, has_head=bool(args.head)))
+              for split, rows in gold.items()}
     t_score = time.time() - t0
     res = evaluate_set(args.set, *splits["dev"], *splits["test"], n_boot=n_boot)
     settings = {
@@ -228,8 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     res["settings"] = settings
     if "shroom" in res:
         res["shroom"].pop("per_item", None)
-    (args.out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
-    (args.out / "report.md").write_text(report(res, settings))
+    with staged_folder(args.out) as out:  # replaces --out only once every file is written
+        for split, (rows, scored) in splits.items():
+            write_rows(out / f"{split}.scores.jsonl.gz", rows, scored)
+        (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
+        (out / "report.md").write_text(report(res, settings))
     print(f"{args.set}: wrote {args.out}/report.md ({time.time() - t0:.0f} s)")
     return 0
 

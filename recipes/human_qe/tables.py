@@ -23,6 +23,11 @@ Usage::
     python -m recipes.human_qe.tables --pack RUN_DIR --set mlqe-roen-word --variant paper
     python -m recipes.human_qe.tables --adopt RUN_DIR --set mqm-ted-zhen   # then --write
 
+``--adopt`` checks both splits of the run against the gold (ids, order, candidates; for
+``mushroom-en`` give ``--shroom-data``) before it writes anything, then replaces the set's
+folder whole (its ``heads/`` kept); ``--pack`` writes the variant's folder whole. A missing
+or broken file is one error line naming it (exit code 2).
+
 ``mushroom-en``'s gold is not committed (its repository states no licence): that set is
 rebuilt only when ``--shroom-data`` (``build_data.py``'s output) is given, and skipped with a
 notice otherwise.
@@ -32,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import gzip
 import json
 import re
 import sys
@@ -58,8 +62,13 @@ PUBLISHED = HERE / "published.json"
 
 
 def read_jsonl_gz(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The JSON objects of a ``.jsonl.gz`` file (a missing, truncated or malformed file is a
+    ValueError naming it and the line)."""
+    from sigmoid_head.data.records import read_jsonl
+
+    if not Path(path).is_file():
+        raise ValueError(f"{path} is missing")
+    return read_jsonl(path, objects=True)
 
 
 def gold_rows(name: str, split: str, shroom_data: Path | None) -> list[dict] | None:
@@ -73,9 +82,12 @@ def gold_rows(name: str, split: str, shroom_data: Path | None) -> list[dict] | N
 
 def joined(gold: list[dict], scored: list[dict]) -> list[dict]:
     """Scored rows aligned with the gold by ``id``; the candidate text restored where the
-    committed rows drop it (Mu-SHROOM)."""
-    if [g["id"] for g in gold] != [s["id"] for s in scored]:
+    committed rows drop it (Mu-SHROOM). Rows whose candidate is not the gold's are refused."""
+    if [g["id"] for g in gold] != [s.get("id") for s in scored]:
         raise SystemExit("committed scores and gold differ in their ids or order")
+    for g, s in zip(gold, scored, strict=True):
+        if "candidate" in s and s["candidate"] != g["candidate"]:
+            raise SystemExit(f"{g['id']}: the scored candidate differs from the gold's")
     return [{**s, "candidate": s.get("candidate", g["candidate"])} for g, s in zip(gold, scored, strict=True)]
 
 
@@ -96,7 +108,12 @@ def with_head(base: list[dict], head: list[dict]) -> list[dict]:
 
 def variant_limit(name: str, variant: str) -> int | None:
     """The ``--limit`` (first N texts per split; None: all) a packed head variant ran with."""
-    return json.loads((RESULTS / name / "heads" / variant / "settings.json").read_text())["limit"]
+    from sigmoid_head.safe.json_io import read_json
+
+    settings = read_json(RESULTS / name / "heads" / variant / "settings.json")
+    if not isinstance(settings, dict) or "limit" not in settings:
+        raise ValueError(f"{RESULTS / name / 'heads' / variant / 'settings.json'}: no limit")
+    return settings["limit"]
 
 
 def _prefix(rows: list, limit: int | None) -> list:
@@ -113,7 +130,7 @@ def rebuild(name: str, shroom_data: Path | None, variant: str | None = None,
     committed head on those 500 only.
     """
     folder = RESULTS / name
-    settings = json.loads((folder / "results.json").read_text())["settings"]
+    settings = _run_settings(folder)
     if limit == "run":
         limit = variant_limit(name, variant) if variant else settings["limit"]
     if settings["limit"] and (not limit or limit > settings["limit"]):
@@ -330,16 +347,40 @@ def _committed_row(row: dict, name: str) -> dict:
     return _sig6(row)
 
 
+VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+"""A head variant's name: one folder name under ``heads/`` (no ``/``, no ``..``)."""
+
+
 def pack(run_dir: Path, name: str, variant: str) -> None:
-    """Keep a run's head columns (sequence keys, per-word ``sigmoid``) as a variant."""
+    """Keep a run's head columns (sequence keys, per-word ``sigmoid``) as a variant (its
+    folder written whole, then swapped in)."""
+    from sigmoid_head.safe.outputs import staged_folder
+
+    if not VARIANT_NAME.match(variant) or ".." in variant:
+        raise ValueError(f"--variant {variant[:40]!r}: a name of letters, digits, '_', '.' "
+                         "and '-' (one folder under heads/)")
     dest = RESULTS / name / "heads" / variant
-    dest.mkdir(parents=True, exist_ok=True)
-    for split in ("dev", "test"):
-        write_jsonl_gz(dest / f"{split}.scores.jsonl.gz",
-                       (_head_columns(r) for r in read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")))
-    settings = json.loads((run_dir / "results.json").read_text())["settings"]
-    (dest / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
+    rows = {split: read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz") for split in ("dev", "test")}
+    settings = _run_settings(run_dir)
+    with staged_folder(dest) as out:
+        for split, split_rows in rows.items():
+            write_jsonl_gz(out / f"{split}.scores.jsonl.gz", (_head_columns(r) for r in split_rows))
+        (out / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
+
+
+def _run_settings(run_dir: Path) -> dict:
+    """The settings of a run.py output folder (a missing or broken results.json refused)."""
+    from sigmoid_head.safe.json_io import read_json
+
+    path = run_dir / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: not a complete run.py output folder")
+    data = read_json(path)
+    settings = data.get("settings") if isinstance(data, dict) else None
+    if not isinstance(settings, dict) or not isinstance(settings.get("limit"), (int, type(None))):
+        raise ValueError(f"{path}: no run settings (with a limit)")
+    return settings
 
 
 def _sig6(value):
@@ -353,19 +394,26 @@ def _sig6(value):
     return value
 
 
-def adopt(run_dir: Path, name: str) -> None:
+def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
     """Make a ``run.py`` output the set's committed run: its per-item rows (floats to 6
     significant digits; Mu-SHROOM's without their text) and its settings; ``--write`` then
-    rebuilds the tables from them."""
-    dest = RESULTS / name
-    settings = json.loads((run_dir / "results.json").read_text())["settings"]
+    rebuilds the tables from them. Both splits are checked against the gold (ids, order,
+    candidates) before anything is written, and the set's folder is replaced whole."""
+    from sigmoid_head.safe.outputs import staged_folder
+
+    settings = _run_settings(run_dir)
+    rows = {}
     for split in ("dev", "test"):
-        rows = read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")
-        gold = gold_rows(name, split, None)
-        if gold is not None:
-            joined(_prefix(gold, settings["limit"]), rows)  # refuses rows not in the set's order
-        write_jsonl_gz(dest / f"{split}.scores.jsonl.gz", (_committed_row(r, name) for r in rows))
-    (dest / "results.json").write_text(json.dumps({"settings": settings}, indent=1))
+        rows[split] = read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz")
+        gold = gold_rows(name, split, shroom_data)
+        if gold is None:
+            raise ValueError(f"{name}: no gold here to check the run against (--shroom-data)")
+        joined(_prefix(gold, settings["limit"]), rows[split])  # ids, order and candidates
+    with staged_folder(RESULTS / name, copy_existing=True) as dest:
+        for split, split_rows in rows.items():
+            write_jsonl_gz(dest / f"{split}.scores.jsonl.gz",
+                           (_committed_row(r, name) for r in split_rows))
+        (dest / "results.json").write_text(json.dumps({"settings": settings}, indent=1))
     print(f"adopted {run_dir} as the committed run of {name}: now run --write")
 
 
@@ -422,8 +470,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave the head-variant tables out (each variant is a full rebuild of its set)")
     args = ap.parse_args(argv)
     sets = tuple(s for s in args.sets.split(",") if s)
+    if not sets:
+        ap.error(f"--sets names no set; sets: {', '.join(KIND)}")
     if not set(sets) <= set(KIND):
         ap.error(f"--sets: unknown {sorted(set(sets) - set(KIND))}; sets: {', '.join(KIND)}")
+    try:
+        return _main(args, ap, sets)
+    except (ValueError, OSError) as err:
+        print(f"tables.py: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+
+
+def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str, ...]) -> int:
+    """:func:`main` once the options are parsed."""
     if args.pack:
         if not (args.set and args.variant):
             ap.error("--pack needs --set and --variant")
@@ -432,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.adopt:
         if not args.set:
             ap.error("--adopt needs --set")
-        adopt(args.adopt, args.set)
+        adopt(args.adopt, args.set, args.shroom_data)
         return 0
     files, blocks, notices = build(args.shroom_data, sets, with_variants=not args.no_variants)
     for n in notices:

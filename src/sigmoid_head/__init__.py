@@ -36,6 +36,7 @@ before it; ``tests/test_layout.py`` holds the same list):
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ _EXPORTS = {
 
 __all__ = [
     "__version__",
+    "set_threads",
     "CorpusConfig",
     "DecodingConfig",
     "HeadConfig",
@@ -101,9 +103,30 @@ if TYPE_CHECKING:
     from .training.loop import train
 
 
+def set_threads(threads: int | None = None) -> str:
+    """Apply the commands' thread policy to this Python process; returns the policy in one line.
+
+    Best called before the first model is loaded (before torch is imported): it then sets
+    ``OMP_WAIT_POLICY=PASSIVE`` and the thread count as every command does. Looking up a
+    torch-using name of this package (``SigmoidHeadModel``, ``score_corpus``, ...) before
+    torch is imported applies the same policy by itself; your own ``OMP_NUM_THREADS`` /
+    ``OMP_WAIT_POLICY`` win over it. After torch is imported only the count can change.
+
+    Args:
+        threads: CPU threads (None: the usable CPUs less the machine's load, at least 1).
+    """
+    from .cli.threads import apply_in_python
+
+    return apply_in_python(threads)
+
+
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'sigmoid_head' has no attribute {name!r}")
+    if "torch" not in sys.modules:  # the commands' policy, set before torch starts
+        from .cli.threads import apply
+
+        apply()
     value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
     globals()[name] = value
     return value

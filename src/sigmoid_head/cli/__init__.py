@@ -22,13 +22,15 @@ dependency (an ``ImportError``: the line names the extra that installs it).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
+import os
 import sys
+import warnings
 from importlib import import_module
 from types import ModuleType
 
 from .._version import __version__
+from ..safe import outputs as output_safety
 from ..safe.files import names_stdout
 from . import threads
 from .options import apply_config, config_path, read_config
@@ -99,62 +101,107 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return sub.choices[command]
 
 
+MAX_THREADS = 4096
+"""The most threads ``--threads`` accepts (more than any CPU this runs on; a larger count
+would be refused by the OpenMP runtime, which then falls back to its default)."""
+
+
 def _thread_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    """``--threads N``: a positive integer up to :data:`MAX_THREADS`."""
+    text = str(text)
+    digits = text.strip()
+    value = (int(digits) if len(digits) <= 12 else MAX_THREADS + 1) if digits.isdigit() else 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a positive integer")
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"{text[:40]} threads: at most {MAX_THREADS}")
     return value
 
 
 def _threads_option(argv: list[str]) -> int | None:
-    """``--threads N`` of the command line before it is parsed (None if absent or not a
-    positive integer: the parser then says what is wrong)."""
+    """``--threads N`` of the command line before it is parsed: the last one given, as
+    argparse reads it (None if absent or not a valid count: the parser then says what is
+    wrong, or the config file's value applies)."""
+    text = None
     for i, arg in enumerate(argv):
         if arg == "--":
             break
-        text = arg.partition("=")[2] if arg.startswith("--threads=") else (
-            argv[i + 1] if arg == "--threads" and i + 1 < len(argv) else None)
-        if text is not None:
-            try:
-                return _thread_count(text)
-            except argparse.ArgumentTypeError:
-                return None
-    return None
+        if arg.startswith("--threads="):
+            text = arg.partition("=")[2]
+        elif arg == "--threads" and i + 1 < len(argv):
+            text = argv[i + 1]
+    try:
+        return None if text is None else _thread_count(text)
+    except argparse.ArgumentTypeError:
+        return None
+
+
+def _config_threads(values: dict) -> int | None:
+    """The ``threads`` of a config file's values, when it is a valid count (else None: the
+    option's own check refuses it with the file's name)."""
+    value = values.get("threads")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    try:
+        return _thread_count(str(value)) if isinstance(value, str) or value < 10**6 else None
+    except argparse.ArgumentTypeError:
+        return None
+
+
+STREAM_OUTPUTS = ("to_json", "output", "html")
+"""Output options that may name the standard output (``--to-json /dev/stdout``)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (2 for a user error)."""
+    """Run one command; returns its exit code (2 for a user error, 130 when interrupted)."""
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv, from_command_line)
+    except KeyboardInterrupt as err:  # Ctrl-C, or a plugin raising it (named by the message)
+        return _report(_chosen(argv) or "", KeyboardInterrupt(str(err) or "interrupted"), 130)
+    finally:
+        output_safety.run_inputs({})  # the run's --config is no input of a later call
+
+
+def _main(argv: list[str], from_command_line: bool) -> int:
+    """:func:`main` of a command line."""
     # the thread policy before the parser, whose options of train/generate import torch:
     # OpenMP reads its variables once, when torch is first imported
     command, path = _chosen(argv), config_path(argv)
     try:
-        values = read_config(path) if path else {}
+        values = read_config(path) if path is not None else {}
     except ValueError as err:
         return _report(command or "", err, 2)
-    chosen = threads.apply(_threads_option(argv) or _threads_option(
-        ["--threads", str(values.get("threads"))] if "threads" in values else []))
+    output_safety.run_inputs({"--config": path})
+    count = _threads_option(argv) or _config_threads(values)
+    chosen = threads.apply(count)
     parser = build_parser(argv)
-    if path and command in COMMANDS:
+    if path is not None and command in COMMANDS:
         try:  # before parsing: the file's values are the defaults the flags override
             apply_config(_subparser(parser, command), path, values, command)
         except ValueError as err:
             return _report(command, err, 2)
     args = parser.parse_args(argv)
+    if from_command_line:  # no source line echoed under a warning (a caller's own format stays)
+        warnings.formatwarning = one_line_warning
+    if getattr(args, "quiet", False):
+        quiet_libraries()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    if getattr(args, "threads", None) not in (None, count):  # an abbreviation (--thread 2)
+        chosen = threads.apply(args.threads)
     logging.getLogger(__name__).debug(threads.describe(chosen))
     try:
         if hasattr(args, "dtype") or hasattr(args, "mixed_precision"):
             from .precision import preflight
 
             preflight(args, may_reexec=from_command_line)
-        if any(names_stdout(getattr(args, k, None)) for k in ("to_json", "output", "html")):
-            with contextlib.redirect_stdout(sys.stderr):  # stdout holds the output alone
+        to_stdout = [k for k in STREAM_OUTPUTS if names_stdout(getattr(args, k, None))]
+        if to_stdout:  # stdout holds the output alone: all else (plugins' writes) to stderr
+            with output_safety.stdout_to_stderr() as real:
+                for k in to_stdout if real is not None else ():
+                    setattr(args, k, f"/dev/fd/{real}")
                 return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError,
@@ -170,6 +217,28 @@ def main(argv: list[str] | None = None) -> int:
             "--max-new-tokens or --num-beams"), 1)
     except ImportError as err:
         return _report(args.command, ImportError(missing_dependency(err)), 1)
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     line: str | None = None) -> str:
+    """A warning as one line, ``warning: <message> (<category>, <file>:<line>)``: Python's
+    default format echoes the source line that warned, which reads like a crash."""
+    text = " ".join(str(message).split())
+    return f"warning: {text} ({category.__name__}, {os.path.basename(filename)}:{lineno})\n"
+
+
+def quiet_libraries() -> None:
+    """``--quiet``: the libraries' progress bars off too (transformers' "Loading weights",
+    the Hub's and datasets' downloads): through the environment for a library not yet
+    imported, through its switch for one that is."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        hub.disable_progress_bars()
+    for name in ("transformers.utils.logging", "datasets.utils.logging"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.disable_progress_bar()
 
 
 EXTRAS = {"matplotlib": "plots", "scipy": "eval", "sklearn": "eval", "sacrebleu": "eval",

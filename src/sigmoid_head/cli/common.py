@@ -149,6 +149,8 @@ def print_result(result: Any) -> None:
         print(summary([result.means], n=result.n))
         if result.mix and "combined" in result.means:
             print(result.mix)
+        for line in result.notices:
+            print(line)
 
 
 class Inputs:

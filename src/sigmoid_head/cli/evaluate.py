@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         ci=args.ci,
         n_boot=args.n_boot,
         groups=args.groups,
+        width=args.width,
     )
     print(table, end="")
     if args.out_dir:

@@ -24,7 +24,6 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 
@@ -54,7 +53,7 @@ def number_type(kind: type, *, low: float | None = None, high: float | None = No
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not {what}") from None
         problem = number_problem(value, low=low, high=high, low_open=low_open,
                                  high_open=high_open, integer=integer)
         if problem:
@@ -212,38 +211,16 @@ class _Quiet(argparse.ArgumentParser):
 
 
 def read_config(path: str) -> dict[str, Any]:
-    """The option values of a ``--config`` file: a mapping read as JSON (``.json``) or YAML
-    (``.yaml``/``.yml``); an empty YAML file gives none.
+    """The option values of a ``--config`` file, read by
+    :func:`sigmoid_head.safe.config.read_options` (regular files only, bounded, YAML 1.2
+    JSON-schema typing, duplicate keys refused); an empty YAML file gives none.
 
     Raises:
-        ValueError: one line naming the file: another suffix, a missing or unreadable
-            file, a syntax error, or not a mapping of option names.
+        ValueError: one line naming the file.
     """
-    from ..safe.json_io import loads
+    from ..safe.config import read_options
 
-    kind = CONFIG_FORMATS.get(Path(path).suffix.lower())
-    if kind is None:
-        raise ValueError(f"{path}: a --config file is .yaml, .yml or .json")
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the --config file ({err.strerror or err})") from None
-    if kind == "JSON":
-        values = loads(data, path)
-    else:
-        import yaml
-
-        try:
-            values = yaml.safe_load(data)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            what = getattr(err, "problem", None) or type(err).__name__
-            raise ValueError(f"{path}: not valid YAML ({what}{at})") from None
-    values = {} if values is None and kind == "YAML" else values
-    if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
-        raise ValueError(f"{path}: a --config file holds a mapping of option names to values")
-    return values
+    return read_options(path)
 
 
 def apply_config(parser: argparse.ArgumentParser, path: str, values: dict[str, Any],
@@ -268,9 +245,9 @@ def apply_config(parser: argparse.ArgumentParser, path: str, values: dict[str, A
         if action is None:
             why = ("a positional argument: give it on the command line" if key in positional
                    else f"not an option of sigmoid-head {command}")
-            raise ValueError(f"{path}: unknown key {key!r} ({why})")
+            raise ValueError(f"{path}: unknown key {_shown(key)} ({why})")
         if name in seen:
-            raise ValueError(f"{path}: {seen[name]!r} and {key!r} are the same option")
+            raise ValueError(f"{path}: {_shown(seen[name])} and {_shown(key)} are the same option")
         seen[name] = key
         try:
             parsed = _config_value(action, value)
@@ -311,8 +288,9 @@ def _takes_null(action: argparse.Action) -> bool:
 
 
 def _shown(value: Any) -> str:
-    return "null" if value is None else str(value).lower() if isinstance(value, bool) \
-        else f"{value!r:.40}"
+    from ..safe.config import shown
+
+    return shown(value)
 
 
 def _text(value: Any) -> str:
@@ -330,8 +308,8 @@ def _parsed(action: argparse.Action, text: str) -> Any:
     except argparse.ArgumentTypeError as err:
         raise ValueError(str(err)) from None
     except (TypeError, ValueError):
-        raise ValueError(f"invalid {getattr(kind, '__name__', repr(kind))} value: {text!r}") from None
+        raise ValueError(f"invalid {getattr(kind, '__name__', repr(kind))} value: {_shown(text)}") from None
     if action.choices is not None and value not in action.choices:
-        raise ValueError(f"invalid choice: {value!r} (choose from "
+        raise ValueError(f"invalid choice: {_shown(value)} (choose from "
                          f"{', '.join(map(repr, action.choices))})")
     return value

@@ -74,4 +74,6 @@ def run(args: argparse.Namespace) -> int:
               f"{result.means.get('picked_score', float('nan')):.4f}; written to {corpus.to_json}")
         if result.mix:
             print(result.mix)
+        for line in result.notices:
+            print(line)
     return 0

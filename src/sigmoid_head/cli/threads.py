@@ -13,7 +13,13 @@ The policy, applied by :func:`apply` before torch is imported:
   (``os.sched_getaffinity``, and a cgroup CPU quota), less the ones the machine's other
   work keeps busy (the 1-minute load average), at least one.
 
-The measurement behind it is ``benchmarks/threads.py`` (docs/performance.md). Torch-free.
+From Python the same policy is applied by :func:`apply_in_python`
+(``sigmoid_head.set_threads()``), and by the package itself when one of its torch-using
+names (``sigmoid_head.SigmoidHeadModel``, ``score_corpus``, ...) is first looked up before
+torch is imported: the user's ``OMP_NUM_THREADS`` / ``OMP_WAIT_POLICY`` still win.
+
+The measurements behind it are ``benchmarks/threads.py`` (the commands) and
+``benchmarks/threads_python.py`` (the Python API) (docs/performance.md). Torch-free.
 """
 
 from __future__ import annotations
@@ -100,6 +106,29 @@ def apply(threads: int | None = None) -> dict[str, str]:
         if threads is not None or name not in os.environ:
             chosen[name] = count
     return _set(chosen)
+
+
+def apply_in_python(threads: int | None = None) -> str:
+    """The policy for a Python caller, before or after torch is imported; returns
+    :func:`describe`'s line.
+
+    Before torch is imported it is :func:`apply` (the environment, as every command sets
+    it). After, the wait policy can no longer change (OpenMP read it when torch started),
+    but the count still can: ``threads``, else the user's ``OMP_NUM_THREADS`` if set (left
+    alone), else :func:`default_threads`, through ``torch.set_num_threads``.
+
+    Args:
+        threads: the thread count (None: the policy's).
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return describe(apply(threads))
+    if threads is None and NUM_THREADS in os.environ:
+        return describe({})
+    count = threads or default_threads()
+    torch.set_num_threads(count)
+    return (f"threads: {count} (torch had started: set with torch.set_num_threads, its wait "
+            f"policy left as it was); usable CPUs {usable_cpus()}, load average {load_average()}")
 
 
 def _set(chosen: dict[str, str]) -> dict[str, str]:

@@ -11,8 +11,10 @@ from pathlib import Path
 from ..training.config import RENAMED, TrainConfig, flat_names
 from .options import add_dataclass_options
 
-DESCRIPTION = ("Train a Sigmoid Head on a frozen model's own training data. Rerun the same "
-               "command after an interruption to continue from the last checkpoint.")
+DESCRIPTION = ("Train a Sigmoid Head on a frozen model's own training data (--train-file), on "
+               "human-labelled translations (--labelled-file: WMT word tags, Google MQM, ESA/MQM "
+               "spans), or on both. Rerun the same command after an interruption to continue "
+               "from the last checkpoint.")
 
 
 GROUP_TITLES = {"data": "data", "sampler": "negative sampling", "dominant": "dominant tokens",
@@ -36,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
                     {"--train-file": getattr(args, "train_file", None),
                      "--validation-file": getattr(args, "validation_file", None),
                      "--self-generated": getattr(args, "self_generated", None),
-                     "--self-validation-file": getattr(args, "self_validation_file", None)},
+                     "--self-validation-file": getattr(args, "self_validation_file", None),
+                     "--labelled-file": getattr(args, "labelled_file", None),
+                     "--labelled-validation-file": getattr(args, "labelled_validation_file", None)},
                     {"--model": getattr(args, "model", None)})
     model = train(config)
     hist = model.config.training.get("history", [])

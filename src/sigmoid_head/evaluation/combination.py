@@ -212,7 +212,22 @@ def read_mix_record(scores: str | Path, rows: int) -> tuple[dict[str, Any] | Non
     if not isinstance(data, dict) or not isinstance(data.get("line"), str) \
             or data.get("rows") != rows:
         return None, f"combined: mix record {path.name} is not of this file ({rows} rows), ignored"
+    if "scores_sha256" in data and data["scores_sha256"] != file_digest(scores):
+        return None, (f"combined: mix record {path.name} is of another run's rows (the score "
+                      "file was replaced), ignored")
     return data, data["line"]
+
+
+def file_digest(path: str | Path) -> str:
+    """The SHA-256 of the file's bytes (a score file's, recorded in its mix record so that a
+    file replaced by another run's rows is not read under the old mix)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _metric(gold: np.ndarray) -> tuple[str, Callable[[ArrayLike, ArrayLike], float]]:

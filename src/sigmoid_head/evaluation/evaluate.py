@@ -140,6 +140,7 @@ def evaluate_scores(
     ci: bool = True,
     n_boot: int = 1000,
     groups: str | Sequence[Any] | None = None,
+    width: int = 100,
 ) -> tuple[list[dict[str, Any]], str]:
     """Correlate QE scores with gold quality; optionally write the report files.
 
@@ -157,6 +158,7 @@ def evaluate_scores(
         groups: each item's source id (e.g. the verse a candidate translates), or the name
             of a score-file field holding it: the bootstrap then resamples sources, keeping
             a source's candidates together. None: items are resampled.
+        width: the terminal table's width: a wider one is shown in parts (0: one table).
 
     Returns:
         The metric rows and the terminal table (with, under it, the line naming the mix
@@ -172,6 +174,9 @@ def evaluate_scores(
         if isinstance(gold, np.ndarray | list)
         else read_gold(gold, gold_field)
     )
+    if g.size == 0:
+        raise ValueError(f"{gold if isinstance(gold, (str, Path)) else 'the gold'}: no gold "
+                         "values (an empty file?): nothing to evaluate")
     extra: list[str] = []
     for path in extra_scores:
         new = read_external_scores(path)
@@ -193,8 +198,24 @@ def evaluate_scores(
                             n_boot=n_boot, groups=None if groups is None else np.asarray(groups))
     under = [] if COMBINED not in oriented or isinstance(scores, dict) else \
         [read_mix_record(scores, g.size)[1]]
+    under += small_sample_note(g.size, None if groups is None else len(set(groups)), ci)
     if out_dir is not None:
         write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None,
                      lines=under)
-    return rows, format_table(rows, list(metrics) if metrics else None) + "".join(
-        f"{line}\n" for line in under)
+    return rows, format_table(rows, list(metrics) if metrics else None,
+                              max_width=width) + "".join(f"{line}\n" for line in under)
+
+
+SMALL_SAMPLE = 30
+"""Fewer resampled units (items, or sources with ``groups``) than this: the intervals are
+flagged as rough."""
+
+
+def small_sample_note(n_items: int, n_sources: int | None, ci: bool) -> list[str]:
+    """The line flagging intervals from fewer than :data:`SMALL_SAMPLE` resampled units
+    (empty when there are enough, or no intervals)."""
+    n, unit = (n_items, "items") if n_sources is None else (n_sources, "sources")
+    if not ci or n >= SMALL_SAMPLE:
+        return []
+    return [f"note: only {n} {unit} (fewer than {SMALL_SAMPLE}): the bootstrap intervals are "
+            "rough and may span the whole range"]

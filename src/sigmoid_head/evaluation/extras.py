@@ -45,3 +45,32 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
 
     cal, spans, comb = (parse(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
     return cal, spans, DEFAULTS[command] if comb is None else comb
+
+
+def head_notices(combination: Combination | None, spans: SpanConfig | None) -> list[str]:
+    """One line per saved setting that leaves the head out, for every command and the page.
+
+    A fitted ``combination.json`` may give the head weight 0 (``combined`` is then the
+    softmax-side score alone), and a fitted ``error_spans.json`` may read another method's
+    word scores (``errors`` are then that method's spans, not the head's). Nothing else says
+    so, so the user would believe the head contributes where it does not.
+
+    Args:
+        combination: the mix that makes ``combined`` (None: no ``combined``).
+        spans: the error-span setting (None: no ``errors``).
+
+    Returns:
+        The notices (empty when the head takes part in both, or neither is saved).
+    """
+    from ..registry import methods as registry
+
+    out = []
+    if combination is not None and combination.weight == 0:
+        out.append(f"notice: the saved mix gives the head weight 0: combined is "
+                   f"{combination.baseline} alone, the head takes no part in it")
+    if spans is not None:
+        method = registry.METHODS.get(spans.method)
+        if method is None or method.reads != "head":
+            out.append(f"notice: the saved error-span setting reads {spans.method} word "
+                       f"scores: errors are {spans.method}'s spans, not the head's")
+    return out

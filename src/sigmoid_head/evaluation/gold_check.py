@@ -45,7 +45,9 @@ def _kind(value: Any) -> str:
         dict: "an object",
         type(None): "null",
     }
-    shown = "null" if value is None else repr(value)
+    if isinstance(value, (list, dict)):  # never the text of a large value
+        return f"{names[type(value)]} of {len(value)} items"
+    shown = "null" if value is None else repr(value[:40] if isinstance(value, str) else value)
     shown = shown if len(shown) <= 30 else shown[:27] + "..."
     return f"{names.get(type(value), type(value).__name__)} {shown}" if value is not None else shown
 
@@ -120,6 +122,42 @@ def check_span_record(rec: Mapping[str, Any], where: str, fmt: str | None = None
                 f"{where}: {field}.text {quoted[:30]!r} differs from {text_key}[{start}:{end}] "
                 f"{text[start:end][:30]!r} (offsets must count characters, not bytes)"
             )
+
+
+def check_shroom_record(rec: Mapping[str, Any], where: str) -> None:
+    """Refuse a Mu-SHROOM record whose text is not a string, whose ``hard_labels`` is not a
+    list of ``[start, end]`` integer pairs inside the text, or whose ``soft_labels`` is not
+    a list of ``{start, end, prob}`` with integer offsets inside the text and ``prob`` a
+    number in [0, 1] (the message names ``where`` and the field)."""
+    text = rec.get("model_output_text")
+    if not isinstance(text, str):
+        raise GoldTypeError(f"{where}: model_output_text must be a string, got {_kind(text)}")
+    for key in ("hard_labels", "soft_labels"):
+        if not isinstance(rec.get(key), list):
+            raise GoldTypeError(f"{where}: {key} must be a list, got {_kind(rec.get(key))}")
+    for i, pair in enumerate(rec["hard_labels"]):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise GoldTypeError(f"{where}: hard_labels[{i}] must be a [start, end] pair, "
+                                f"got {_kind(pair)}")
+        _check_range(pair[0], pair[1], len(text), f"{where}: hard_labels[{i}]")
+    for i, lab in enumerate(rec["soft_labels"]):
+        at = f"{where}: soft_labels[{i}]"
+        if not isinstance(lab, dict) or not {"start", "end", "prob"} <= set(lab):
+            raise GoldTypeError(f"{at} must be an object with start, end and prob, "
+                                f"got {_kind(lab)}")
+        _check_range(lab["start"], lab["end"], len(text), at)
+        p = lab["prob"]
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise GoldTypeError(f"{at}.prob must be a number in [0, 1], got {_kind(p)}")
+
+
+def _check_range(start: Any, end: Any, n: int, at: str) -> None:
+    for name, value in (("start", start), ("end", end)):
+        problem = _offset_problem(value)
+        if problem:
+            raise GoldTypeError(f"{at}: {name} {problem}")
+    if not 0 <= start <= end <= n:
+        raise GoldTypeError(f"{at}: [{start}, {end}) is outside the {n}-character text")
 
 
 def check_span_jsonl(path: str | Path, fmt: str | None = None) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..data.records import read_jsonl
+from .gold_check import check_shroom_record
 from .gold_item import GoldItem
 
 
@@ -43,7 +44,9 @@ def read_mushroom(path: str | Path) -> list[ShroomItem]:
     """A Mu-SHROOM labelled split (val or test ``.jsonl``).
 
     Raises:
-        ValueError: a missing field or a label outside its text, naming the line.
+        ValueError: a missing field, a field of the wrong type (a text that is not a
+            string, a pair of one offset, a fractional or boolean offset, a soft label
+            without ``prob``) or a label outside its text, naming the line.
     """
     items = []
     for k, rec in enumerate(read_jsonl(path, objects=True)):
@@ -51,19 +54,12 @@ def read_mushroom(path: str | Path) -> list[ShroomItem]:
         for key in ("model_output_text", "hard_labels", "soft_labels"):
             if key not in rec:
                 raise ValueError(f"{where}: no {key!r} (not a labelled Mu-SHROOM split?)")
-        text, n = rec["model_output_text"], len(rec["model_output_text"])
-        spans = []
-        for pair in rec["hard_labels"]:
-            s, e = int(pair[0]), int(pair[1])
-            if not 0 <= s <= e <= n:
-                raise ValueError(f"{where}: hard label [{s}, {e}) outside the {n}-character text")
-            spans.append({"start": s, "end": e, "severity": None, "category": "hallucination"})
-        soft = []
-        for lab in rec["soft_labels"]:
-            s, e, p = int(lab["start"]), int(lab["end"]), float(lab["prob"])
-            if not (0 <= s <= e <= n and 0.0 <= p <= 1.0):
-                raise ValueError(f"{where}: soft label {lab!r} outside the text or [0, 1]")
-            soft.append({"start": s, "end": e, "prob": p})
+        check_shroom_record(rec, where)
+        text = rec["model_output_text"]
+        spans = [{"start": s, "end": e, "severity": None, "category": "hallucination"}
+                 for s, e in rec["hard_labels"]]
+        soft = [{"start": lab["start"], "end": lab["end"], "prob": float(lab["prob"])}
+                for lab in rec["soft_labels"]]
         question = str(rec.get("model_input", ""))
         items.append(
             ShroomItem(

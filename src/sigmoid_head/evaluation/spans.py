@@ -175,7 +175,9 @@ def add_errors(rows: list[dict], config: SpanConfig) -> None:
 Span = tuple[int, int]
 
 
-def _chars(spans: Sequence[Span] | Sequence[dict], text: str | None) -> set[int]:
+def char_set(spans: Sequence[Span] | Sequence[dict], text: str | None) -> set[int]:
+    """The characters the spans cover ((start, end) pairs or dicts), whitespace left out
+    when ``text`` is given: what :func:`span_prf` counts."""
     out: set[int] = set()
     for s in spans:
         start, end = (s["start"], s["end"]) if isinstance(s, dict) else s
@@ -203,7 +205,7 @@ def span_prf(
     tp = n_pred = n_gold = 0
     for i, (p, g) in enumerate(zip(predicted, gold, strict=True)):
         text = None if texts is None else texts[i]
-        pc, gc = _chars(p, text), _chars(g, text)
+        pc, gc = char_set(p, text), char_set(g, text)
         tp, n_pred, n_gold = tp + len(pc & gc), n_pred + len(pc), n_gold + len(gc)
     return _prf(tp, n_pred, n_gold)
 

@@ -135,7 +135,7 @@ class SigmoidHead(nn.Module):
 
 
 def sigmoid_bce(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
-                negatives: torch.Tensor) -> torch.Tensor:
+                negatives: torch.Tensor, positive: torch.Tensor | None = None) -> torch.Tensor:
     """Per-position binary cross-entropy over the positive and its negatives.
 
     Only the 1 + k gathered rows of W_qe take part; no (N, V) tensor is made.
@@ -145,15 +145,22 @@ def sigmoid_bce(head: nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
         hidden: (N, d) final hidden states.
         targets: (N,) reference ids (label 1).
         negatives: (N, k) negative ids (label 0); -1 marks a missing negative (ignored).
+        positive: (N,) bool, optional: where False, the target token is a labelled error:
+            it is the position's one negative (label 0) and its sampled negatives are
+            dropped (human labels, :mod:`sigmoid_head.training.labelled`).
 
     Returns:
-        (N,) loss per position: the mean BCE over its positive and valid negatives.
+        (N,) loss per position: the mean BCE over its positive and valid negatives (the
+        target's BCE alone at an error position).
     """
     ids = torch.cat([targets.unsqueeze(1), negatives], 1)  # (N, 1+k)
     valid = ids >= 0
     logits = head(hidden, ids.clamp(min=0)).float()  # (N, 1+k)
     labels = torch.zeros_like(logits)
     labels[:, 0] = 1.0
+    if positive is not None:
+        labels[:, 0] = positive.float()
+        valid[:, 1:] &= positive.unsqueeze(1)
     bce = F.binary_cross_entropy_with_logits(logits, labels, reduction="none") * valid
     return bce.sum(1) / valid.sum(1)
 

@@ -30,8 +30,8 @@ EMBEDDED_LICENSE = "apache-2.0"
 SPARK = "▁▂▃▄▅▆▇█"
 HEADER_LIMIT = 100 << 20
 """The largest safetensors header read for a parameter count (safetensors' own limit)."""
-DATA_KEYS = ("train_file", "validation_file", "task", "prompt_template", "use_chat_template",
-             "max_length")
+DATA_KEYS = ("train_file", "validation_file", "labelled_file", "labelled_validation_file", "task",
+             "prompt_template", "use_chat_template", "max_length")
 
 
 def parameter_count(module: Any) -> int:

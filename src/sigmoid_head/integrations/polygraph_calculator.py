@@ -40,6 +40,7 @@ from ..lm.cpu_precision import check_cpu_dtype
 from ..lm.dominant import DominantConfig
 from ..registry import columns
 from ..registry import methods as registry
+from ..registry.contract import row_values
 from ..scoring.decoding import DecodingConfig, Generated, eos_ids
 from ..scoring.generate import generate_outputs, score_generated
 from ..scoring.rauq import RauqConfig
@@ -304,7 +305,8 @@ def _baselines(model: SigmoidHeadModel, texts: list[str] | None, outs: list[Gene
         values = c.hook()(columns.BaselineInputs(
             model, [{"source": s} for s in sources], [{"candidate": x} for x in cands],
             sources, cands, settings))
-        out[baseline_stat(c.name)] = [float(v) for v in values]
+        checked = row_values(c, values, len(cands), columns.COLUMNS)  # the plugin contract
+        out[baseline_stat(c.name)] = [float(v) for v in checked]
     return out
 
 

@@ -160,8 +160,30 @@ COLUMNS: dict[str, Column] = {}
 
 
 def register(column: Column) -> Column:
-    """Add a column to :data:`COLUMNS` (a name may be registered once)."""
+    """Add a column to :data:`COLUMNS` (a name may be registered once; after the built-in
+    ones, a column's names follow :mod:`sigmoid_head.registry.contract` and none may be a key
+    a method or another column writes)."""
+    if column.name not in COLUMNS and _BUILTINS_DONE:
+        from .contract import check_keys, check_name
+
+        for name in column.names:
+            check_name(name.removeprefix("tokens[].").removeprefix("words[]."), "column")
+        check_keys(f"column {column.name!r}", column.names, taken_keys())
     return registry.add_once(COLUMNS, column.name, column, "column")
+
+
+def taken_keys() -> dict[str, str]:
+    """Every key a registered method or column writes -> who writes it (``<m>`` patterns
+    expanded over the methods registered so far; plugins are not loaded for it)."""
+    taken: dict[str, str] = {}
+    for m in registry.METHODS.values():
+        taken.update(dict.fromkeys(m.written_keys(), f"the method {m.name!r}"))
+    for c in COLUMNS.values():
+        for n in c.names:
+            for m in registry.METHODS.values() if "<m" in n else [None]:
+                key = n if m is None else n.replace("<mc>", m.name).replace("<m>", m.name)
+                taken.setdefault(key, f"the column {c.name!r}")
+    return taken
 
 
 def unregister(name: str) -> None:
@@ -356,4 +378,6 @@ def _builtin() -> None:
         add(Column(name, RERANK, NEITHER, rng, meaning))
 
 
+_BUILTINS_DONE = False
 _builtin()
+_BUILTINS_DONE = True

@@ -149,6 +149,9 @@ class Method:
     ``CorpusConfig`` and it runs when their ``active()`` is true. None: always computed."""
 
     def __post_init__(self) -> None:
+        from .contract import check_name
+
+        check_name(self.name, "method")
         if self.reads not in READS:
             raise ValueError(f"{self.name}: reads must be one of {READS}, got {self.reads!r}")
         if self.token_unit not in ("log", "probability"):
@@ -174,6 +177,15 @@ class Method:
         return [AGGREGATIONS[a].probability_key(self.name) for a in self.aggregations
                 if AGGREGATIONS[a].distinct]
 
+    def written_keys(self) -> list[str]:
+        """Every key this method makes the library write or derive: its sequence scores,
+        their probability-scale names, its per-token values, its token and word fields, its
+        calibrated and Monte Carlo columns."""
+        keys = [*self.keys(), *self.probability_keys(), self.value_key, self.name,
+                f"tokens[].{self.name}", f"words[].{self.name}", f"{self.name}_platt",
+                f"{self.name}_isotonic"]
+        return list(dict.fromkeys(keys + ([f"mc_{self.name}"] if self.monte_carlo else [])))
+
     def values_function(self) -> Callable[[Any], Any]:
         """The per-token function, imported on first use."""
         if self.token_values is None:
@@ -198,7 +210,14 @@ def add_once(table: dict[str, Any], name: str, item: Any, what: str) -> Any:
 
 
 def register(method: Method) -> Method:
-    """Add a method to :data:`METHODS` (a name may be registered once)."""
+    """Add a method to :data:`METHODS` (a name may be registered once; none of the keys it
+    writes may be one another method or a column writes, see
+    :mod:`sigmoid_head.registry.contract`)."""
+    if method.name not in METHODS and _plugins.get("builtins_done"):
+        from .columns import taken_keys
+        from .contract import check_keys
+
+        check_keys(f"method {method.name!r}", method.written_keys(), taken_keys())
     return add_once(METHODS, method.name, method, "method")
 
 
@@ -214,26 +233,68 @@ _plugins = {"loaded": False}
 
 
 def load_plugins() -> list[str]:
-    """Load every plugin of :data:`ENTRY_POINT_GROUP` once (later calls do nothing); a
-    plugin that fails to load is skipped with a one-line warning. Returns the loaded names."""
+    """Load every plugin of :data:`ENTRY_POINT_GROUP` once (later calls do nothing). A plugin
+    that fails to load (any exception, ``SystemExit`` included, or a registration the
+    contract of :mod:`sigmoid_head.registry.contract` refuses) is skipped with a one-line
+    warning and whatever it registered is removed; ``KeyboardInterrupt`` is raised again as
+    :class:`PluginInterrupted`, naming the plugin. A plugin's output to the standard output
+    goes to the standard error. Returns the loaded names."""
     if _plugins["loaded"]:
         return []
     _plugins["loaded"] = True
-    import warnings
     from importlib.metadata import entry_points
+
+    from ..safe.outputs import stdout_to_stderr
 
     loaded = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        before = _registered()
         try:
-            obj = ep.load()
-            if callable(obj):
-                obj()
+            with stdout_to_stderr():
+                obj = ep.load()
+                if callable(obj):
+                    obj()
             loaded.append(ep.name)
-        except Exception as err:  # a broken plugin must not stop the library
-            first = str(err).splitlines()[0] if str(err) else ""
-            warnings.warn(f"sigmoid-head plugin {ep.name!r} ({ep.value}) not loaded: "
-                          f"{type(err).__name__}: {first}", stacklevel=2)
+        except KeyboardInterrupt:
+            _roll_back(before)
+            raise PluginInterrupted(f"interrupted while loading the plugin {ep.name!r} "
+                                    f"({ep.value})") from None
+        except BaseException as err:  # noqa: BLE001 - a broken plugin must not stop the library
+            _roll_back(before)
+            _warn_not_loaded(ep, err)
     return loaded
+
+
+class PluginInterrupted(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` while a plugin was loading (its message names the plugin)."""
+
+
+def _registered() -> tuple[set[str], set[str]]:
+    """The names of the registered methods and columns (columns: if that module is loaded)."""
+    import sys
+
+    cols = sys.modules.get(f"{__package__}.columns")
+    return set(METHODS), set(cols.COLUMNS) if cols is not None else set()
+
+
+def _roll_back(before: tuple[set[str], set[str]]) -> None:
+    """Remove the methods and columns registered since ``before``."""
+    import sys
+
+    for name in set(METHODS) - before[0]:
+        del METHODS[name]
+    cols = sys.modules.get(f"{__package__}.columns")
+    for name in set(cols.COLUMNS) - before[1] if cols is not None else ():
+        del cols.COLUMNS[name]
+
+
+def _warn_not_loaded(ep: Any, err: BaseException) -> None:
+    import warnings
+
+    text = str(err) if not isinstance(err, SystemExit) else f"exit code {err.code!r}"
+    first = text.splitlines()[0][:200] if text else ""
+    warnings.warn(f"sigmoid-head plugin {ep.name!r} ({ep.value}) not loaded: "
+                  f"{type(err).__name__}: {first}", stacklevel=3)
 
 
 def methods(reads: str | None = None) -> list[Method]:
@@ -327,3 +388,4 @@ register(Method("boostedprob", reads="lm_logits", label="BoostedProb", token_uni
                 combination_parts=("mean_log",), monte_carlo=False))
 register(Method("rauq", reads="attention", label="RAUQ", token_values=None, monte_carlo=False,
                 settings=RauqSettings))
+_plugins["builtins_done"] = True

@@ -38,8 +38,8 @@ def dumps(value: Any, **kw: Any) -> str:
     return json.dumps(finite_json(value), allow_nan=False, **kw)
 
 
-def loads(text: str | bytes, where: str | Path, what: str = "not valid JSON") -> Any:
-    """Parse JSON ``text`` read from ``where``.
+def loads(text: str | bytes, where: str | Path, what: str = "not valid JSON", **kw: Any) -> Any:
+    """Parse JSON ``text`` read from ``where`` (``kw``: more arguments of ``json.loads``).
 
     Raises:
         ValueError: one line naming ``where``: bad JSON, invalid UTF-8, or nesting too
@@ -49,7 +49,7 @@ def loads(text: str | bytes, where: str | Path, what: str = "not valid JSON") ->
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        return json.loads(text)
+        return json.loads(text, **kw)
     except UnicodeDecodeError:
         raise ValueError(f"{where}: {what} (not valid UTF-8)") from None
     except json.JSONDecodeError as err:

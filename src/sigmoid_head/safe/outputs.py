@@ -3,6 +3,14 @@
 * :func:`refuse_overlaps`: an output path that is an input, another output, or inside
   the head or model folder is refused before any work (links, ``..``, hard links resolved).
 * :func:`check_out_dir`: the same for a folder of outputs (``evaluate --out-dir``).
+* :func:`stdout_to_stderr`: the standard output sent to the standard error at the
+  descriptor level (``print``, ``os.write(1, ...)`` and child processes alike), for plugin
+  code and for a command whose output is the standard output.
+* :func:`staged_folder`: a folder of results written whole beside its destination and
+  swapped in only when complete, so a failing run never leaves the old results half
+  replaced.
+* :func:`run_inputs`: files every command of this run reads (its ``--config`` file), which
+  both checks count as inputs of every call.
 * :func:`folder_digest` / :func:`content_settings`: a head and a local model named by
   their files' content in a resume key, so ``./H1/`` and ``H1`` are one run and a
   recalibrated head, or weights swapped in place, another.
@@ -12,12 +20,90 @@ Needs neither torch nor transformers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .files import META_SUFFIX, PARTIAL_SUFFIX
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[int | None]:
+    """Within the block, descriptor 1 and ``sys.stdout`` write to the standard error; yields
+    a descriptor of the real standard output (None where descriptors 1 and 2 cannot be
+    duplicated: then only ``sys.stdout`` is redirected), which output writers use."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield saved
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+@contextlib.contextmanager
+def staged_folder(dest: str | Path, copy_existing: bool = False) -> Iterator[Path]:
+    """A new folder beside ``dest`` to write a run's files into; when the block ends
+    without an exception it replaces ``dest`` (renamed, never merged), else it is removed
+    and ``dest`` is left as it was.
+
+    Args:
+        dest: the folder the results belong in (created when absent).
+        copy_existing: start from a copy of ``dest``'s files (a run that replaces some
+            files of a folder and keeps the others).
+
+    Raises:
+        ValueError: ``dest`` exists and is not a directory (or is a link).
+    """
+    import shutil
+    import tempfile
+
+    dest = Path(dest)
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        raise ValueError(f"{dest} is not a folder (a file or a link); give a folder")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(staged, 0o777 & ~mask)  # a folder as mkdir makes it, not mkdtemp's 0700
+    try:
+        if copy_existing and dest.is_dir():
+            shutil.copytree(dest, staged, symlinks=True, dirs_exist_ok=True)
+        yield staged
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    old = staged.with_name(staged.name.replace(".partial-", ".old-"))
+    if dest.exists():
+        os.rename(dest, old)
+    os.rename(staged, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+_RUN_INPUTS: dict[str, Any] = {}
+
+
+def run_inputs(inputs: dict[str, Any]) -> None:
+    """Set the inputs of the whole run (option name -> path; None entries skipped), counted
+    by :func:`refuse_overlaps` and :func:`check_out_dir` beside each call's own: the CLI
+    sets its ``--config`` file here once, so no command's output can overwrite it."""
+    _RUN_INPUTS.clear()
+    _RUN_INPUTS.update({k: v for k, v in inputs.items() if v})
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -47,7 +133,7 @@ def refuse_overlaps(outputs: dict[str, Any], inputs: dict[str, Any],
 
     # a stream (/dev/stdout, a FIFO) is written straight: it cannot destroy an input file
     outs = [(k, Path(v)) for k, v in outputs.items() if v and not is_stream(v)]
-    ins = [(k, Path(v)) for k, v in inputs.items() if v]
+    ins = [(k, Path(v)) for k, v in {**_RUN_INPUTS, **inputs}.items() if v]
     dirs = [(k, Path(v).resolve()) for k, v in (folders or {}).items()
             if v and Path(v).is_dir()]
     for i, (name, out) in enumerate(outs):

@@ -29,6 +29,7 @@ import numpy as np
 from ..data.tokenize import special_ids
 from ..registry import columns
 from ..registry.methods import sequence_scores
+from ..registry.contract import pass_value
 from .offsets import add_offsets
 from .token_scores import TokenScores
 
@@ -187,7 +188,7 @@ def sequence_record(
     for name, lp in logs.items():
         rec.update(sequence_scores(name, lp))
     for column in columns.pass_statistics():  # entropy_mean, dominant_mean, n_tokens, ...
-        value = column.hook()(ts)
+        value = pass_value(column, column.hook()(ts))  # the plugin contract
         if value is not None:
             rec[column.name] = value
     if with_tokens:

@@ -14,7 +14,8 @@ a setting is documented once, under its field.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from ..safe.files import is_stream
@@ -54,6 +55,14 @@ class Explanations:
         from ..evaluation.combination import mix_line
 
         return None if self.combination is None else mix_line(self.combination, self.command)
+
+    def notices(self) -> list[str]:
+        """One line per saved setting that leaves the head out (a mix giving it weight 0,
+        error spans read off another method): :func:`~sigmoid_head.evaluation.extras.
+        head_notices`."""
+        from ..evaluation.extras import head_notices
+
+        return head_notices(self.combination, self.spans)
 
     @classmethod
     def load(cls, model: Any, command: str) -> Explanations:
@@ -102,6 +111,8 @@ class CorpusResult:
     mix: str | None = None
     """Which mix made ``combined``: baseline, weight, where chosen (:func:`~sigmoid_head.
     evaluation.combination.mix_line`)."""
+    notices: list[str] = field(default_factory=list)
+    """Saved settings that leave the head out, one line each (:meth:`Explanations.notices`)."""
 
 
 def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explanations,
@@ -125,8 +136,10 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
     record_mix(config.to_json, explain.combination, explain.command, means.n, "combined" in row)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
-        write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
-    return CorpusResult(means.n, row, None if config.to_json else kept, explain.mix())
+        write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from,
+                   explain.notices())
+    return CorpusResult(means.n, row, None if config.to_json else kept, explain.mix(),
+                        explain.notices())
 
 
 def _settings(model: Any, config: CorpusConfig, **more: Any) -> dict:
@@ -243,7 +256,8 @@ def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: Corp
     (:func:`sigmoid_head.registry.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
     plugin's, ...) to the rows in place, in registry order; ``command``: only the baselines
     that command computes."""
-    from ..registry.columns import BaselineInputs, active, baselines
+    from ..registry.columns import COLUMNS, BaselineInputs, active, baselines
+    from ..registry.contract import row_values
 
     sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]
@@ -255,6 +269,7 @@ def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: Corp
                                               config, decoding, per_input))
         if values is None:
             continue
+        values = row_values(column, values, len(rows), COLUMNS)  # the plugin contract
         for r, v in zip(rows, values, strict=True):
             r.update(v if isinstance(v, dict) else {column.name: v})
 

@@ -107,9 +107,10 @@ def run_streamed(inputs: CorpusInputs, score_batch: Callable[[list[dict]], list[
 
 
 def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: Any,
-               spans_from: str | None) -> None:
+               spans_from: str | None, notices: Sequence[str] = ()) -> None:
     """The HTML page of every output row (process 0): read back from ``to_json`` when given
-    (so a resumed run's page has the rows of the earlier run too), else ``rows``."""
+    (so a resumed run's page has the rows of the earlier run too), else ``rows``; the
+    ``notices`` (saved settings that leave the head out) at its top."""
     from ..evaluation.html import write_page as render
     from ..safe.files import is_stream
     from ..safe.resumable_jsonl import read_complete_jsonl
@@ -118,7 +119,7 @@ def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: 
         return
     if to_json and not is_stream(to_json):  # a stream (/dev/stdout) cannot be read back
         rows = read_complete_jsonl(to_json)
-    out = render(path, rows, tokenizer, spans_from=spans_from)
+    out = render(path, rows, tokenizer, spans_from=spans_from, notices=notices)
     print(f"page of {len(rows)} outputs written to {out}")
 
 
@@ -128,7 +129,7 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
     no "beside") the mix that made its ``combined`` column
     (:func:`~sigmoid_head.evaluation.combination.mix_record`), or remove the record of an
     earlier run into the same file when this one has no ``combined``."""
-    from ..evaluation.combination import mix_record, mix_record_path
+    from ..evaluation.combination import file_digest, mix_record, mix_record_path
     from ..safe.files import is_stream, write_atomic
     from ..safe.json_io import dumps
 
@@ -138,7 +139,8 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
     if combination is None or not has_combined:
         path.unlink(missing_ok=True)
         return
-    write_atomic(path, dumps(mix_record(combination, command, n), indent=1, sort_keys=True) + "\n")
+    record = {**mix_record(combination, command, n), "scores_sha256": file_digest(to_json)}
+    write_atomic(path, dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def __getattr__(name: str) -> object:

@@ -60,8 +60,15 @@ def method_names() -> str:
 def table(rows: tuple[Field, ...]) -> str:
     """Fields as a Markdown table."""
     lines = ["| field | direction | range | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in rows]
+    lines += [table_row(f) for f in rows]
     return "\n".join(lines) + "\n"
+
+
+def table_row(f: Field) -> str:
+    """One field as a Markdown table row; a ``|`` inside a cell (``[0, ln |V|]``) is escaped,
+    so the table stays one of four columns when pasted."""
+    cells = (f"`{f.name}`", f.direction, f.range, f.meaning)
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def method_pattern() -> str:

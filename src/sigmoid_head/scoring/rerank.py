@@ -191,6 +191,15 @@ def pick(values: Sequence[float], higher_better: bool) -> int:
     return 0 if best is None else best
 
 
+def check_not_all_nan(cands: Sequence[dict], key: str) -> None:
+    """Refuse a selection score that is NaN for every candidate of a batch (nothing to pick
+    by: every pick would be candidate 0), before any row of it is written."""
+    values = [c.get(key) for c in cands]
+    if values and all(v is None or math.isnan(float(v)) for v in values):
+        raise ValueError(f"--select {key}: the score is NaN (or missing) for every one of "
+                         f"{len(values)} candidates; choose another score")
+
+
 def batch_seed(seed: int, records: Sequence[dict]) -> int:
     """The sampling seed of one batch: from ``seed`` and the batch's inputs (63 bits)."""
     text = json.dumps([seed, list(records)], sort_keys=True, ensure_ascii=False, default=str)
@@ -235,7 +244,7 @@ def reranked_row(record: dict, cands: list[dict], key: str, truncated: bool = Fa
     missing = [i for i, c in enumerate(cands) if key not in c]
     if missing:
         raise ValueError(f"candidate {missing[0]} has no {key!r} score")
-    values = [float(c[key]) for c in cands]
+    values = [math.nan if c[key] is None else float(c[key]) for c in cands]  # None: no value
     k = pick(values, higher_is_better(key))
     return {**{f: record[f] for f in KEEP if f in record},
             **({"truncated": True} if truncated else {}),
@@ -301,6 +310,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
         add_baselines(model, [r for r, g in zip(part, groups, strict=True) for _ in g], flat,
                       corpus, command="rerank")  # the baselines registered for rerank
         explain.apply(flat, corpus.keep_tokens())
+        check_not_all_nan(flat, key)
         return [reranked_row(rec, g, key, i in cut)
                 for i, (rec, g) in enumerate(zip(part, groups, strict=True))]
 
@@ -310,11 +320,12 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
                   settings=_settings(model, corpus, rerank=asdict(config),
                                      batch_size=corpus.batch_size))
     result.mix = explain.mix() if head else None
+    result.notices = explain.notices() if head else []
     return result
 
 
 def describe() -> str:
     """The fields of a rerank row, then those of a candidate's scores, as Markdown tables."""
     rows = ["One row per source:", "", "| field | direction | range | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in row_fields()]
+    rows += [fields.table_row(f) for f in row_fields()]
     return "\n".join(rows) + "\n\nEvery candidate's scores:\n\n" + fields.describe()

@@ -218,7 +218,7 @@ def position_scores(
         h, t = hidden[s : s + LOGIT_CHUNK], targets[s : s + LOGIT_CHUNK]  # (C, d), (C,)
         for m in registry.methods("head"):
             for suffix, hd in named.items():
-                values = m.values_function()(PassRows(t, hidden=h, head=hd))  # (C,)
+                values = method_values(m, PassRows(t, hidden=h, head=hd), t.shape[0])  # (C,)
                 parts.setdefault(m.value_key + suffix, []).append(values)
         if not softmax:
             continue
@@ -230,6 +230,14 @@ def position_scores(
     return {k: torch.cat(v) for k, v in parts.items()}
 
 
+def method_values(method: registry.Method, rows: PassRows, n: int) -> torch.Tensor:
+    """(n,) the per-token values of ``method`` on ``rows``, checked by the plugin contract
+    (:func:`sigmoid_head.registry.contract.token_values`: shape, numbers, finite, in range)."""
+    from ..registry.contract import token_values
+
+    return token_values(method.name, method.token_unit, method.values_function()(rows), n)
+
+
 def _softmax_stats(
     z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
 ) -> dict[str, torch.Tensor]:
@@ -237,7 +245,7 @@ def _softmax_stats(
     logits z (R, V)."""
     logp = torch.log_softmax(z, dim=-1)  # (R, V)
     rows = PassRows(t, logp=logp, dominant=find_dominant(logp, dominant))
-    out = {m.value_key: m.values_function()(rows) for m in registry.methods("lm_logits")}
+    out = {m.value_key: method_values(m, rows, t.shape[0]) for m in registry.methods("lm_logits")}
     return {**out, "entropy": entropy(logp), "n_dominant": rows.dominant.n_dominant}
 
 

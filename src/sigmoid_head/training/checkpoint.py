@@ -49,7 +49,8 @@ class TrainState:
     history: list[dict] = field(default_factory=list)
 
 
-DATA_FIELDS = ("train_file", "validation_file", "self_generated", "self_validation_file")
+DATA_FIELDS = ("train_file", "validation_file", "self_generated", "self_validation_file",
+               "labelled_file", "labelled_validation_file")
 """Settings naming data files whose content (not only name) a checkpoint is keyed on."""
 _DIGESTS: dict[tuple, str] = {}
 

@@ -43,8 +43,8 @@ def _check(checks: list[tuple[bool, str]]) -> None:
 class DataConfig:
     """What the head is trained on, and how examples are rendered and cut."""
 
-    train_file: str
-    """Training data: .jsonl (pairs {source,target}, chat {messages}, or {text}), .tsv, or .txt."""
+    train_file: str | None = None
+    """Training data: .jsonl (pairs {source,target}, chat {messages}, or {text}), .tsv, or .txt (may be left out with labelled_file)."""
     validation_file: str | None = None
     """Validation data in the same format; without it a split of the training data is held out."""
     validation_fraction: float = 0.05
@@ -69,9 +69,16 @@ class DataConfig:
     """Self-labelled outputs of the model (a .jsonl that `sigmoid-head self-label` writes: source, target = the model's output, word_labels OK/BAD): the head is also trained to score their tokens good or bad, with weight self_weight (memory data engine only)."""
     self_validation_file: str | None = None
     """Self-labelled validation outputs; without it validation_fraction of self_generated is held out."""
+    labelled_file: str | None = None
+    """Human-labelled translations to learn from, in a gold format `evaluate` reads (wmt-tags with the .mt and .src files beside it, google-mqm TSV, esa or mqm span JSONL): the tokens of BAD words or of words inside an error span are negatives (weight bad_weight), the other tokens positives with sampled negatives (the paper's objective); the sources are the prompts. Alone (no train_file) or mixed with train_file's reference data (reference_weight). Memory data engine only."""
+    labelled_format: str | None = None
+    """Gold format of labelled_file and labelled_validation_file: wmt-tags, google-mqm, esa or mqm (empty = detected from the file)."""
+    labelled_validation_file: str | None = None
+    """Held-out human-labelled translations (same format) for the validation loss; without it validation_fraction of labelled_file is held out."""
 
     def __post_init__(self) -> None:
         check_template(self.prompt_template)
+        self._check_labelled()
         if self.data_engine not in ENGINES:
             raise ValueError(f"data_engine must be one of {ENGINES}")
         _check([(self.num_proc is None or self.num_proc >= 1, "num_proc must be >= 1")])
@@ -83,6 +90,22 @@ class DataConfig:
                 (0 <= self.validation_fraction < 1, "validation_fraction must be in [0, 1)"),
                 (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
                  "(set validation_fraction 0 for no validation)")])
+
+
+    def _check_labelled(self) -> None:
+        from .labelled import LABEL_FORMATS
+
+        if not self.train_file and not self.labelled_file:
+            raise ValueError("set train_file (reference data) or labelled_file (human labels), or both")
+        if self.validation_file and not self.train_file:
+            raise ValueError("validation_file needs train_file (labelled validation data: "
+                             "labelled_validation_file)")
+        if (self.labelled_validation_file or self.labelled_format) and not self.labelled_file:
+            raise ValueError("labelled_validation_file and labelled_format need labelled_file")
+        if self.labelled_format is not None and self.labelled_format not in LABEL_FORMATS:
+            raise ValueError(f"labelled_format must be one of {LABEL_FORMATS}")
+        if self.labelled_file and self.data_engine != "memory":
+            raise ValueError("labelled_file works with data_engine=memory only")
 
 
 @dataclass
@@ -114,6 +137,11 @@ class OptimConfig:
     self_weight: float = 1.0
     """Weight of the self-generated term (with self_generated): each step adds this times the mean BCE of the head's scores of one micro-batch of self-labelled outputs against their good/bad labels."""
 
+    bad_weight: float = 1.0
+    """Weight of a human-labelled error token's BCE against its positions' mean BCE (with labelled_file; the authors' weight_for_negative_mqm)."""
+    reference_weight: float = 1.0
+    """Weight of each reference position's loss beside a labelled position's (with both train_file and labelled_file; one step's loss is the weighted sum over its positions divided by their number)."""
+
     def __post_init__(self) -> None:
         _check([(self.batch_size is None or self.batch_size >= 0, "batch_size must be >= 0"),
                 (self.max_tokens is None or self.max_tokens >= 0, "max_tokens must be >= 0")])
@@ -129,7 +157,9 @@ class OptimConfig:
                 (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
                 (self.max_steps is None or self.max_steps > 0, "max_steps must be > 0"),
                 (self.rank_loss_weight >= 0, "rank_loss_weight must be >= 0"),
-                (self.self_weight > 0, "self_weight must be > 0")])
+                (self.self_weight > 0, "self_weight must be > 0"),
+                (self.bad_weight > 0, "bad_weight must be > 0"),
+                (self.reference_weight > 0, "reference_weight must be > 0")])
 
 
 @dataclass
@@ -266,6 +296,11 @@ class TrainConfig:
         for group in GROUPS:
             for f in fields(getattr(self, group)):
                 _check_number(f.name, getattr(getattr(self, group), f.name))
+        if self.optim.bad_weight != 1.0 and not self.data.labelled_file:
+            raise ValueError("bad_weight weighs human-labelled error tokens: it needs labelled_file")
+        if self.optim.reference_weight != 1.0 and not (self.data.train_file and self.data.labelled_file):
+            raise ValueError("reference_weight mixes train_file's reference data with "
+                             "labelled_file's human labels: it needs both")
         if self.optim.rank_loss_weight > 0 and not self.sampler.avoid_dominant:
             raise ValueError("rank_loss_weight > 0 needs avoid_dominant: the authors apply the "
                              "ranking loss only with avoid-dominant sampling")

@@ -1,5 +1,7 @@
 """Training data of a run: the train and validation examples, in memory or through
-``datasets`` (Arrow on disk), and the held-out split when no validation file is given."""
+``datasets`` (Arrow on disk), and the held-out split when no validation file is given.
+Human-labelled examples (``labelled_file``, :mod:`.labelled`) join the reference examples
+in both, each part with its own held-out split."""
 
 from __future__ import annotations
 
@@ -32,16 +34,25 @@ def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None 
           "max_length": config.max_length, "prompt_template": config.prompt_template,
           "use_chat_template": config.use_chat_template}
     parsed = parsed or {}
-    train = load_examples(config.train_file, model.tokenizer, **kw,
-                          records_with_lines=parsed.get(config.train_file))
-    if config.validation_file:
-        val = load_examples(config.validation_file, model.tokenizer, **kw,
-                            records_with_lines=parsed.get(config.validation_file))
-    else:
-        train, val = split_validation(config, train)
-    if not train:
-        raise ValueError(f"{config.train_file} yielded no trainable examples")
-    return train, val[: config.max_validation_examples]
+    train: list[dict] = []
+    val: list[dict] = []
+    if config.train_file:
+        train = load_examples(config.train_file, model.tokenizer, **kw,
+                              records_with_lines=parsed.get(config.train_file))
+        if config.validation_file:
+            val = load_examples(config.validation_file, model.tokenizer, **kw,
+                                records_with_lines=parsed.get(config.validation_file))
+        else:
+            train, val = split_validation(config, train)
+        if not train:
+            raise ValueError(f"{config.train_file} yielded no trainable examples")
+        val = val[: config.max_validation_examples]
+    if config.labelled_file:  # human labels: mixed into the same batches (step.position_labels)
+        from .labelled import load_labelled
+
+        labelled_train, labelled_val = load_labelled(config, model)
+        train, val = train + labelled_train, val + labelled_val
+    return train, val
 
 
 def _load_arrow(config: TrainConfig, model: SigmoidHeadModel):

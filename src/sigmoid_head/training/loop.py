@@ -12,7 +12,8 @@ Phases of :func:`train`: :func:`_setup` (processes, frozen model, data, sampler,
 resume), the untrained head's validation loss, :func:`_run_epochs` (each optimizer step in
 :func:`_optimizer_step`, validation and checkpoints in :func:`_after_step`), and
 :func:`_finish` (select the best head and save it). The per-step loss is in :mod:`.step`,
-the data loading in :mod:`.data_loading`, the self-generated term in :mod:`.self_term`.
+the data loading in :mod:`.data_loading` (human labels: :mod:`.labelled`), the
+self-generated term in :mod:`.self_term`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .data_loading import load_data
 from .negatives import NegativeSampler, count_target_tokens
 from .optim import cosine_with_warmup, make_optimizer
 from .self_term import SelfData, load_self_data, self_step, self_validation
-from .step import StepContext, _seeded, evaluate, micro_loss, trained_positions
+from .step import StepContext, _seeded, evaluate, loss_positions, micro_loss, trained_positions
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +56,14 @@ def _batches(config: TrainConfig, examples: list[dict], shuffle: bool, epoch: in
                                   seed=config.seed, epoch=epoch)
 
 
-def _per_example(examples: Any, is_encoder_decoder: bool) -> tuple[Any, Any]:
-    """(trained positions, input tokens) of every example: numpy arrays for Arrow examples."""
+def _per_example(examples: Any, is_encoder_decoder: bool, in_loss: bool = False) -> tuple[Any, Any]:
+    """(trained positions, input tokens) of every example: numpy arrays for Arrow examples.
+    With ``in_loss``, the positions that count in the loss (a labelled example's labelled
+    ones) instead of every trained position."""
     if isinstance(examples, datasets_io.ArrowExamples):
         return examples.n_trained, examples.n_input
-    return ([trained_positions(e, is_encoder_decoder) for e in examples],
-            [len(e["input_ids"]) for e in examples])
+    count = loss_positions if in_loss else trained_positions
+    return ([count(e, is_encoder_decoder) for e in examples], [len(e["input_ids"]) for e in examples])
 
 
 def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, train_ex=(),
@@ -160,6 +163,12 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     parsed = {path: read_records_with_lines(path)
               for path in (config.train_file, config.validation_file)
               if path and config.data_engine == "memory"}
+    if config.labelled_file:  # human labels: a malformed gold file fails here, with file:line
+        from .labelled import labelled_records
+
+        for path in (config.labelled_file, config.labelled_validation_file):
+            if path:
+                labelled_records(path, config.labelled_format)
     out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output_dir {out} is a file, not a directory")
@@ -224,7 +233,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     head, optimizer = accelerator.prepare(model.head, optimizer)
     ctx = StepContext(model, head, sampler, config.dominant_config(),
                       _autocast(accelerator, config.mixed_precision), config.rank_loss_weight,
-                      config.rank_margin)
+                      config.rank_margin, config.bad_weight, config.reference_weight)
 
     state = TrainState()
     checkpoint = Path(config.output_dir) / "checkpoint"
@@ -253,7 +262,7 @@ def _run_epochs(run: Run) -> None:
     fmt = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]" if cached else None
     bar = tqdm(total=run.total, initial=state.step, desc="train", dynamic_ncols=True,
                bar_format=fmt, disable=not (config.progress and run.accelerator.is_main_process))
-    n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder)
+    n_pos, run.n_input = _per_example(run.train_ex, run.model.backbone.is_encoder_decoder, in_loss=True)
     meter = {"t0": time.perf_counter(), "tokens": 0, "ema": None}
     clock, first_epoch = StepClock(), state.epoch
     all_batches = None

@@ -129,26 +129,39 @@ def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: 
     Raises:
         DataError: a malformed line (named ``file:line``).
     """
-    from ..data.tokenize import tokenize_records
-
     out = []
     for line, rec in read_jsonl_lines(path, objects=True):
         where = f"{path}:{line}"
         _check(rec, where)
-        record = ({"messages": [*rec["messages"], {"role": "assistant", "content": rec["target"]}]}
-                  if "messages" in rec else {"source": rec.get("source"), "target": rec["target"]})
-        if "messages" not in rec and not isinstance(record["source"], str):
-            raise DataError(f"{where}: a self-labelled record needs 'source' or 'messages'")
-        examples, _ = tokenize_records([record], tokenizer, is_encoder_decoder=is_encoder_decoder,
-                                       max_length=max_length, prompt_template=prompt_template,
-                                       use_chat_template=use_chat_template, source_name=str(path),
-                                       line_numbers=[line])
-        if not examples:
-            continue
-        ex = examples[0]
-        ex["good"] = example_labels(ex, rec["target"], rec["word_labels"], tokenizer)
-        if any(g != IGNORE_LABEL for g in ex["good"]):
+        ex = labelled_example(rec, tokenizer, str(path), line, is_encoder_decoder=is_encoder_decoder,
+                              max_length=max_length, prompt_template=prompt_template,
+                              use_chat_template=use_chat_template)
+        if ex is not None:
             out.append(ex)
     if not out:
         raise DataError(f"{path}: no self-labelled example with a labelled token")
     return out
+
+
+def labelled_example(rec: dict, tokenizer: Any, file: str, line: int, *, is_encoder_decoder: bool,
+                     max_length: int, prompt_template: str, use_chat_template: bool) -> dict | None:
+    """One checked labelled record (``source`` or ``messages``, ``target``, ``word_labels``)
+    as a training example with ``good``, its per-position labels; None when truncation or
+    tokenization leaves no labelled position (shared by self-labelled outputs and human
+    labels, :mod:`.labelled`)."""
+    from ..data.tokenize import tokenize_records
+
+    where = f"{file}:{line}"
+    record = ({"messages": [*rec["messages"], {"role": "assistant", "content": rec["target"]}]}
+              if "messages" in rec else {"source": rec.get("source"), "target": rec["target"]})
+    if "messages" not in rec and not isinstance(record["source"], str):
+        raise DataError(f"{where}: a labelled record needs 'source' or 'messages'")
+    examples, _ = tokenize_records([record], tokenizer, is_encoder_decoder=is_encoder_decoder,
+                                   max_length=max_length, prompt_template=prompt_template,
+                                   use_chat_template=use_chat_template, source_name=file,
+                                   line_numbers=[line])
+    if not examples:
+        return None
+    ex = examples[0]
+    ex["good"] = example_labels(ex, rec["target"], rec["word_labels"], tokenizer)
+    return ex if any(g != IGNORE_LABEL for g in ex["good"]) else None

@@ -1,0 +1,219 @@
+"""Build the human-labelled *training* sets for ``sigmoid-head train --labelled-file`` (issue 49).
+
+Each set is written as span JSONL that the labelled-data mode reads (``mqm`` format: one
+segment a line, ``{src, tgt, mqm_spans, ...}``, character spans into ``tgt``), split into
+``train`` and ``dev`` (dev: held-out labelled data for the validation loss, never a test
+set of ``run.py``):
+
+* ``mlqe-roen-train`` (sheffieldnlp/mlqe-pe, CC0-1.0): MLQE-PE's ro-en *train* split, 7,000
+  MT sentences with word tags (gap tags dropped); each BAD word becomes one span. Split by
+  sentence: every 10th sentence is dev. No source of it occurs in the WMT 2021 test set.
+* ``generalmt2023-zhen`` (google/wmt-mqm-human-evaluation, Apache-2.0): Google's
+  side-by-side MQM of WMT 2023 general MT zh-en, news, three raters per segment. Rows whose
+  severity is ``HOTW-test`` (the raters' attention checks) are dropped, and so are the few
+  rows whose target differs from the segment's other rows (in whitespace); every other
+  rater's marked span (``<v>…</v>`` in the target) is kept, ``Source error`` and
+  ``No-error`` rows give none, and the raters' marks are removed from the source. A token
+  is then BAD for training when any rater marked it. Split by document (every document
+  of one news story on one side): every 10th document in sorted order is dev.
+
+Usage::
+
+    python recipes/human_qe/build_labelled.py --clones DIR [--out DIR] [--sets ...]
+
+``DIR`` as for ``build_data.py`` (``<owner>+<name>/repo`` bare clones or checkouts); the
+sha256 of every source file is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+
+from build_data import source_bytes, write_set  # noqa: E402
+
+SOURCES = {
+    "mlqe-roen-train": {
+        "repo": "sheffieldnlp/mlqe-pe",
+        "commit": "2a670a1140416cf80507b5a829659383c878feb8",
+        "licence": "CC0-1.0",
+        "path": "data/post-editing/train/ro-en-train.tar.gz",
+        "sha256": "6ee883ef9544eb19522a480301c16ad16ffe3dd6d2fcb5c618ce8830ac0121dc",
+    },
+    "generalmt2023-zhen": {
+        "repo": "google/wmt-mqm-human-evaluation",
+        "commit": "7fadea281aff8db61cc72fc3d469a4dca78b82a6",
+        "licence": "Apache-2.0",
+        "path": "generalMT2023/zhen/sxs_mqm_generalMT2023_zhen.3ratingsPerSegment.tsv.tar.gz",
+        "sha256": "beb5eb98a34a79ec36212488d9044361ec21c8a2c54f50d509c086246244b3e2",
+    },
+}
+MARK = re.compile(r"</?v>")
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return {
+            m.name.rsplit("/", 1)[-1]: tar.extractfile(m).read()
+            for m in tar.getmembers()
+            if m.isfile() and "/._" not in f"/{m.name}"
+        }
+
+
+def _fetch(clones: Path, name: str) -> dict[str, bytes]:
+    s = SOURCES[name]
+    return _members(source_bytes(clones, s["repo"], s["commit"], s["path"], s["sha256"]))
+
+
+def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
+    """MLQE-PE ro-en train: each BAD MT word one span (see the module docstring)."""
+    from sigmoid_head.evaluation.gold_formats import whitespace_words
+
+    files = _fetch(clones, "mlqe-roen-train")
+    src, mt, tags = (
+        files[f"train.{k}"].decode("utf-8").splitlines() for k in ("src", "mt", "tags")
+    )
+    splits: dict[str, list[dict]] = {"train": [], "dev": []}
+    for k, (s, m, t) in enumerate(zip(src, mt, tags, strict=True)):
+        words, tag = whitespace_words(m), t.split()
+        if len(tag) == 2 * len(words) + 1:
+            tag = tag[1::2]  # gap tags dropped
+        if len(tag) != len(words):
+            raise ValueError(f"train.tags:{k + 1}: {len(tag)} tags for {len(words)} MT words")
+        spans = [
+            {"start": a, "end": b, "severity": None, "category": None}
+            for (a, b), x in zip(words, tag, strict=True)
+            if x == "BAD"
+        ]
+        splits["dev" if k % 10 == 9 else "train"].append(
+            {"id": k, "src": s, "tgt": m, "mqm_spans": spans}
+        )
+    return splits
+
+
+def _marks(target: str) -> tuple[str, list[tuple[int, int]]]:
+    out, spans, pos, start = [], [], 0, None
+    for m in MARK.finditer(target):
+        out.append(target[pos : m.start()])
+        here = sum(map(len, out))
+        if m.group() == "<v>":
+            start = here
+        elif start is not None:
+            spans.append((start, here))
+            start = None
+        pos = m.end()
+    out.append(target[pos:])
+    return "".join(out), spans
+
+
+def generalmt_segments(lines: list[str]) -> tuple[list[dict], collections.Counter]:
+    """Segments ``{system, doc, seg_id, src, tgt, mqm_spans}`` of the side-by-side TSV, and
+    counts of what was dropped (module docstring)."""
+    header = lines[0].split("\t")
+    if header[:9] != [
+        "system",
+        "doc",
+        "docSegId",
+        "globalSegId",
+        "rater",
+        "source",
+        "target",
+        "category",
+        "severity",
+    ]:
+        raise ValueError(f"unexpected header {header[:9]}")
+    rows = collections.defaultdict(list)
+    dropped: collections.Counter = collections.Counter()
+    for line in lines[1:]:
+        if not line:
+            continue
+        r = dict(zip(header[:9], line.split("\t")[:9], strict=True))
+        if r["severity"] == "HOTW-test":
+            dropped["HOTW-test rows"] += 1
+            continue
+        rows[(r["system"], r["globalSegId"])].append(r)
+    segs = []
+    for (system, seg), group in rows.items():
+        texts = collections.Counter(_marks(r["target"])[0] for r in group)
+        tgt = texts.most_common(1)[0][0]
+        spans = []
+        for r in group:
+            text, marks = _marks(r["target"])
+            if text != tgt:
+                dropped["rows whose target differs"] += 1
+                continue
+            if r["category"] in ("No-error", "Source error"):
+                continue
+            spans += [
+                {
+                    "start": a,
+                    "end": b,
+                    "severity": r["severity"].lower(),
+                    "category": r["category"],
+                    "rater": r["rater"],
+                }
+                for a, b in marks
+                if b > a
+            ]
+        spans.sort(key=lambda s: (s["start"], s["end"], s["rater"]))
+        segs.append(
+            {
+                "system": system,
+                "doc": group[0]["doc"],
+                "seg_id": seg,
+                "src": MARK.sub("", group[0]["source"]),
+                "tgt": tgt,
+                "mqm_spans": spans,
+            }
+        )
+    return segs, dropped
+
+
+def build_generalmt_zhen(clones: Path) -> tuple[dict[str, list[dict]], collections.Counter]:
+    """generalMT2023 zh-en side-by-side MQM, split by document (module docstring)."""
+    (data,) = _fetch(clones, "generalmt2023-zhen").values()
+    segs, dropped = generalmt_segments(data.decode("utf-8").split("\n"))
+    docs = sorted({s["doc"] for s in segs})
+    dev = {d for k, d in enumerate(docs) if k % 10 == 9}
+    return (
+        {
+            "train": [s for s in segs if s["doc"] not in dev],
+            "dev": [s for s in segs if s["doc"] in dev],
+        },
+        dropped,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clones", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=HERE / "data" / "labelled")
+    ap.add_argument("--sets", default=",".join(SOURCES))
+    args = ap.parse_args(argv)
+    for name in args.sets.split(","):
+        if name == "mlqe-roen-train":
+            splits, dropped = build_mlqe_roen(args.clones), collections.Counter()
+        elif name == "generalmt2023-zhen":
+            splits, dropped = build_generalmt_zhen(args.clones)
+        else:
+            raise SystemExit(f"unknown set {name!r}; known: {', '.join(SOURCES)}")
+        manifest = write_set(args.out, name, splits)
+        for split, m in manifest.items():
+            n_spans = sum(len(r["mqm_spans"]) for r in splits[split])
+            print(f"{name} {split}: {m['n']} segments, {n_spans} spans, sha256 {m['sha256']}")
+        for what, n in sorted(dropped.items()):
+            print(f"{name}: dropped {n} {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
