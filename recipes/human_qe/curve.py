@@ -20,7 +20,7 @@ scores them on the same texts), so ``curve_tables.py`` joins the two by ``id``. 
 Usage (long: run it in the background with one thread; it skips what is done and the
 trainer resumes from its last checkpoint)::
 
-    python recipes/human_qe/curve.py --work DIR [--points pe8k,pe-all] [--shroom-data D]
+    python -m recipes.human_qe.curve --work DIR [--points pe8k,pe-all] [--shroom-data D]
         [--train-only | --score-only]
 """
 
@@ -35,12 +35,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .run import read_split, score, write_jsonl_gz
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "src"))
-
-from run import read_split, score, write_jsonl_gz  # noqa: E402
 
 CURVE = HERE / "results" / "curve"
 PROMPT = "Translate this sentence into English.\n{source}\n"
@@ -149,16 +147,16 @@ def gold_split(name: str, split: str, shroom_data: Path | None) -> list[dict] | 
 
 
 def _head_row(row: dict) -> dict:
-    from tables import _head_columns, _sig6
+    from .tables import head_columns, sig6
 
-    return _sig6(_head_columns(row))
+    return sig6(head_columns(row))
 
 
 def score_point(point: str, head: Path | None, shroom_data: Path | None) -> None:
     """Score the point's head on every set's curve texts and keep the head's columns."""
-    from tables import RESULTS, read_jsonl_gz
-
     from sigmoid_head.cli.common import ModelOptions
+
+    from .tables import RESULTS, read_jsonl_gz
 
     model = None
     for name in SETS:

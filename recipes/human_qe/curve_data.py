@@ -22,7 +22,7 @@ they are even where they match a dev or test sentence; the build prints how many
 
 Usage::
 
-    python recipes/human_qe/curve_data.py --clones DIR [--out recipes/human_qe/data]
+    python -m recipes.human_qe.curve_data --clones DIR [--out recipes/human_qe/data]
         [--tokenizer PATH]   # default: the embedded SmolLM2-135M-Instruct
 """
 
@@ -33,14 +33,12 @@ import io
 import json
 import random
 import re
-import sys
 import tarfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from .build_data import TRAIN_PAIRS, source_bytes, write_set
 
-from build_data import TRAIN_PAIRS, source_bytes, write_set  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 NAME = "mlqe-en-pool"
 PROMPT = "Translate this sentence into English.\n{source}\n"
@@ -102,7 +100,6 @@ def held_out_keys(files: dict[str, dict[str, list[str]]]) -> set[str]:
 
 def fits(rows: list[dict], tokenizer: object) -> list[bool]:
     """Whether each pair tokenizes, as the trainer builds it, to at most MAX_LENGTH tokens."""
-    sys.path.insert(0, str(HERE.parents[1] / "src"))
     from sigmoid_head.data.tokenize import tokenize_records
 
     out = []
@@ -165,7 +162,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "data")
     ap.add_argument("--tokenizer", help="tokenizer folder or id (default: embedded SmolLM2)")
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(HERE.parents[1] / "src"))
     from transformers import AutoTokenizer
 
     from sigmoid_head.embedded.default_model import default_model_path

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from curve import CURVE, POINTS, train_rows
-from evaluate_sets import _flat_words, evaluate_set, items_of
+
+from .curve import CURVE, POINTS, train_rows
+from .evaluate_sets import evaluate_set, flat_words, items_of
 
 CURVE_JSON = CURVE / "curve.json"
 CURVE_BLOCK = "human-qe-curve"
@@ -41,7 +42,7 @@ def _read(path: Path) -> list[dict]:
 
 def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any] | None:
     """``evaluate_set`` of one point on one set's curve texts (None: not scored or no gold)."""
-    from tables import RESULTS, gold_rows, joined, with_head
+    from .tables import RESULTS, gold_rows, joined, with_head
 
     folder = CURVE / point / name
     if not (folder / "settings.json").exists():
@@ -61,10 +62,10 @@ def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any]
 
 def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
     """The "unseen in training" rule and ROC-AUC on seen / unseen WMT test words."""
-    from tables import RESULTS, gold_rows, joined, with_head
-
     from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .tables import RESULTS, gold_rows, joined, with_head
 
     folder = CURVE / point / "mlqe-roen-word"
     if not (folder / "settings.json").exists():
@@ -74,7 +75,7 @@ def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
     head = _read(folder / "test.scores.jsonl.gz")
     rows = with_head(joined(gold, _read(RESULTS / "mlqe-roen-word" / "test.scores.jsonl.gz")), head)
     items = items_of("wmt", gold)
-    bad = np.concatenate(_flat_words(rows, items, "sigmoid")[1]).astype(bool)
+    bad = np.concatenate(flat_words(rows, items, "sigmoid")[1]).astype(bool)
     known = np.asarray([w in seen for g in gold for w in g["candidate"].split()])
     if known.size != bad.size:
         raise ValueError("the WMT candidates' words and tags differ in number")
@@ -84,7 +85,7 @@ def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
         "rule_mcc": float(mcc(~known, bad)),
     }
     for m in ("sigmoid", "softmax"):
-        s = np.concatenate(_flat_words(rows, items, m)[0])
+        s = np.concatenate(flat_words(rows, items, m)[0])
         for part, mask in (("seen", known), ("unseen", ~known)):  # low score = BAD
             ok = mask & np.isfinite(s)
             both = 0 < bad[ok].sum() < ok.sum()
@@ -256,7 +257,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
-    sys.path.insert(0, str(CURVE.parents[3] / "src"))
     raise SystemExit(main())

@@ -13,7 +13,7 @@ test once) and write:
 
 Usage::
 
-    python recipes/human_qe/run.py --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
+    python -m recipes.human_qe.run --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
         [--model M] [--head H] [--limit N] [--quick] [--data recipes/human_qe/data]
 
 ``--quick``: the first 6 texts of each split, 20 resamples (a smoke test; the suite runs it
@@ -33,11 +33,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "src"))
+from .evaluate_sets import KIND, evaluate_set
 
-from evaluate_sets import KIND, evaluate_set  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 PROMPTS = {  # the MT prompt is the one the recipe's head is trained with
     "wmt": "Translate this sentence into English.\n{source}\n",
@@ -130,7 +128,8 @@ def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
     )
 
 
-def _cell(v: Any) -> str:
+def cell(v: Any) -> str:
+    """A table cell: a number rounded for the report, an interval as ``x [lo, hi]``."""
     if not isinstance(v, list | tuple):
         return str(v)
     x, lo, hi = v
@@ -142,7 +141,7 @@ def _cell(v: Any) -> str:
 def _table(title: str, rows: dict[str, dict], cols: list[str]) -> list[str]:
     cols = [c for c in cols if any(c in r for r in rows.values())]
     out = [f"### {title}", "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    out += [f"| {k} | " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for k, r in rows.items()]
+    out += [f"| {k} | " + " | ".join(cell(r.get(c)) for c in cols) + " |" for k, r in rows.items()]
     return [*out, ""]
 
 
@@ -235,11 +234,12 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy numbers and arrays, and tuples, as plain JSON values."""
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if hasattr(x, "item"):
         return x.item()
     if isinstance(x, float) and math.isnan(x):
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Check every input, score both splits, evaluate, and write the run's folder whole."""
     from sigmoid_head.cli.common import ModelOptions
-    from sigmoid_head.output_safety import staged_folder
+    from sigmoid_head.safe.outputs import staged_folder
 
     limit = 6 if args.quick else args.limit
     n_boot = 20 if args.quick else args.n_boot
@@ -300,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     with staged_folder(args.out) as out:  # replaces --out only once every file is written
         for split, (rows, scored) in splits.items():
             write_rows(out / f"{split}.scores.jsonl.gz", rows, scored)
-        (out / "results.json").write_text(json.dumps(_jsonable(res), indent=1))
+        (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
         (out / "report.md").write_text(report(res, settings))
     print(f"{args.set}: wrote {args.out}/report.md ({time.time() - t0:.0f} s)")
     return 0

@@ -4,10 +4,10 @@ them into the committed per-item scores (issue 49/50: the MQM reader fix).
 Two steps::
 
     # 1. the rows of the set whose source or candidate differ from an earlier commit's data
-    python recipes/human_qe/splice.py subset --set mqm-ted-zhen --since COMMIT --out DIR
+    python -m recipes.human_qe.splice subset --set mqm-ted-zhen --since COMMIT --out DIR
     # 2. score DIR with the committed head (run.py's path and settings), then splice it in
-    python recipes/human_qe/run.py --set mqm-ted-zhen --data DIR --head HEAD --out RUN
-    python recipes/human_qe/splice.py adopt RUN --set mqm-ted-zhen
+    python -m recipes.human_qe.run --set mqm-ted-zhen --data DIR --head HEAD --out RUN
+    python -m recipes.human_qe.splice adopt RUN --set mqm-ted-zhen
 
 ``adopt`` replaces the committed rows with the same ``id`` (rounded as ``tables.py --adopt``
 rounds), refuses a run row whose id is not in the set or whose candidate differs from the
@@ -22,14 +22,12 @@ import gzip
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from .run import write_jsonl_gz
+from .tables import RESULTS, committed_row, gold_rows, read_jsonl_gz
 
-from run import write_jsonl_gz  # noqa: E402
-from tables import RESULTS, _committed_row, gold_rows, read_jsonl_gz  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def _old_rows(name: str, split: str, commit: str) -> list[dict]:
@@ -75,7 +73,7 @@ def adopt(run_dir: Path, name: str) -> None:
         path = RESULTS / name / f"{split}.scores.jsonl.gz"
         rows = read_jsonl_gz(path)
         out = [
-            _committed_row(new[r["id"]], name) | {"group": r["group"]} if r["id"] in new else r
+            committed_row(new[r["id"]], name) | {"group": r["group"]} if r["id"] in new else r
             for r in rows
         ]
         write_jsonl_gz(path, out)

@@ -7,7 +7,6 @@ import gzip
 import json
 import re
 import shlex
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HQ = ROOT / "recipes" / "human_qe"
-sys.path.insert(0, str(HQ))
 
 pytest.importorskip("scipy")
 
@@ -26,7 +24,7 @@ def _read(path: Path) -> list[dict]:
 
 
 def test_the_pool_starts_with_the_committed_heads_data_and_holds_no_dev_or_test_source() -> None:
-    import curve_data
+    from recipes.human_qe import curve_data
 
     pool = _read(HQ / "data" / "mlqe-en-pool" / "train.jsonl.gz")
     assert pool[:2000] == _read(HQ / "data" / "mlqe-roen-word" / "train_pe.jsonl.gz")
@@ -46,14 +44,14 @@ def test_the_pool_starts_with_the_committed_heads_data_and_holds_no_dev_or_test_
 
 
 def test_norm_hides_punctuation_and_case_only() -> None:
-    from curve_data import norm
+    from recipes.human_qe.curve_data import norm
 
     assert norm("Text , dictat de către X .") == norm("text dictat de către x")
     assert norm("a b") != norm("a c")
 
 
 def test_the_mqm_subset_is_fixed_stratified_by_talk_and_in_the_sets_order() -> None:
-    from curve import MQM_PER_TALK, subset_ids
+    from recipes.human_qe.curve import MQM_PER_TALK, subset_ids
 
     for split, talks in (("test", {"talk.2", "talk.6", "talk.9"}), ("dev", {"talk.5", "talk.7"})):
         gold = _read(HQ / "data" / "mqm-ted-zhen" / f"{split}.jsonl.gz")
@@ -67,7 +65,7 @@ def test_the_mqm_subset_is_fixed_stratified_by_talk_and_in_the_sets_order() -> N
 
 
 def test_each_point_trains_with_the_committed_heads_command_but_data_seed_and_folder() -> None:
-    from curve import train_command
+    from recipes.human_qe.curve import train_command
 
     page = (ROOT / "docs" / "human_labels.md").read_text()
     documented = re.search(r"sigmoid-head train (.*?)--output-dir heads/prior001", page, re.S)[1]
@@ -85,9 +83,10 @@ def test_each_point_trains_with_the_committed_heads_command_but_data_seed_and_fo
 
 
 def test_the_unseen_word_rule_is_the_mcc_of_flagging_words_missing_from_training() -> None:
-    from curve import train_rows
-    from curve_tables import vocabulary
     from sklearn.metrics import matthews_corrcoef
+
+    from recipes.human_qe.curve import train_rows
+    from recipes.human_qe.curve_tables import vocabulary
 
     v = vocabulary("pe2k", None)
     seen = {w for r in train_rows("pe2k") for w in r["target"].split()}
