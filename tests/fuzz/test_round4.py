@@ -802,6 +802,7 @@ def _results(tmp: Path, name: str = WORDS) -> Path:
 
 def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[int, str]:
     tables = _load("tables")
+    committed = tables.RESULTS  # the module is shared: the committed folder is put back after
     if results is not None:
         tables.RESULTS = results
     err = io.StringIO()
@@ -815,6 +816,8 @@ def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[in
         except BaseException:  # noqa: BLE001 - measured
             traceback.print_exc(file=err)
             code = -1
+        finally:
+            tables.RESULTS = committed
     return code, err.getvalue()
 
 
