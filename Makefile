@@ -9,18 +9,29 @@ BIN := $(VENV)/bin
 # less those the machine's load keeps busy); THREADS=N makes it N
 THREADS ?=
 THREADS_OPT := $(if $(THREADS),--threads $(THREADS),)
+# PyTorch is installed first, on its own, so that the package's `torch>=2.1` is already met.
+# TORCH_SPEC is what pip installs; TORCH_INDEX, when set, is the only index pip reads for it.
+# The default takes torch from your pip's configured index: a CPU build where that index
+# serves one (macOS, Windows, a mirror with CPU wheels), the CUDA build with its nvidia-*
+# packages (several GB) from the public index on Linux. For the CPU build there:
+#   make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+TORCH_INDEX_OPT := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 
 .PHONY: setup setup-demo browser demo test test-notice lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
-	# the CPU build of PyTorch first, so nothing pulls the CUDA one
-	$(BIN)/pip install torch==2.13.0
+	@echo "installing PyTorch ($(TORCH_SPEC)) from $(if $(TORCH_INDEX),$(TORCH_INDEX),pip's configured index); TORCH_INDEX=... picks another (see the Makefile)"
+	$(BIN)/pip install $(TORCH_INDEX_OPT) "$(TORCH_SPEC)"
 
 # lm-polygraph (the polygraph extra) without its long dependency list: only the modules
 # that `import lm_polygraph` needs (all wheels, nothing compiles; ~1.5 min here), so that
-# the plugin's tests run in CI against the real package
+# the plugin's tests run in CI against the real package. The modules go in first and
+# lm-polygraph last with --no-deps: pip then checks no dependency list, so it prints no
+# resolver error about the packages of lm-polygraph's list that are left out on purpose.
 POLYGRAPH_IMPORTS := openai pandas datasets nltk sentence-transformers diskcache spacy \
 	rouge-score absl-py bert-score omegaconf
 
@@ -32,8 +43,9 @@ setup-demo: $(BIN)/python
 setup: setup-demo
 	@echo "make setup: installing the test-only packages (dev and eval extras, lm-polygraph and its imports)"
 	$(BIN)/pip install -e ".[dev,plots,eval]"
-	$(BIN)/pip install --no-deps "lm-polygraph==0.7.0"
 	$(BIN)/pip install $(POLYGRAPH_IMPORTS)
+	@echo "lm-polygraph without its dependency list (only the modules above, which it imports); a pip 'dependency conflicts' message after this line names the packages left out on purpose"
+	$(BIN)/pip install --no-deps "lm-polygraph==0.7.0"
 
 demo: setup-demo
 	$(BIN)/sigmoid-head demo $(THREADS_OPT)

@@ -21,11 +21,11 @@ import common
 import torch
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.dominant import DominantConfig
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.dominant import DominantConfig
 from sigmoid_head.training.cache import PositionCache
 from sigmoid_head.training.disk_cache import DiskPositionCache
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.step import StepContext, micro_loss, trained_positions
 
 

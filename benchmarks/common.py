@@ -68,8 +68,8 @@ def backbone_for(args: argparse.Namespace):
     from transformers import AutoTokenizer, Olmo2Config, Olmo2ForCausalLM
 
     from sigmoid_head import load_backbone
-    from sigmoid_head.backbone import Backbone, freeze
     from sigmoid_head.embedded.default_model import default_model_path
+    from sigmoid_head.lm.backbone import Backbone, freeze
 
     if args.model == "smollm2":
         return load_backbone(None, device=args.device, dtype=torch_dtype(args))
@@ -280,7 +280,7 @@ def generation_model_and_sources(args: argparse.Namespace):
     import json
 
     from sigmoid_head import load_backbone
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     if args.mt_model:
         backbone = load_backbone(args.mt_model, device=args.device, dtype=torch_dtype(args))

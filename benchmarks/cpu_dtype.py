@@ -5,7 +5,7 @@ the embedded SmolLM2-135M loaded in each dtype; the variants are interleaved and
 median of each reported, with the largest difference of the sequence log-scores against
 float32. This is the measurement behind ``--dtype auto`` = float32 on the CPU
 (docs/performance.md). A half dtype is run only where the child-process probe of
-:mod:`sigmoid_head.cpu_precision` says this CPU runs it; on a CPU that faults unless
+:mod:`sigmoid_head.lm.cpu_precision` says this CPU runs it; on a CPU that faults unless
 ``ONEDNN_MAX_CPU_ISA`` is set, run the script again with that variable set.
 
     python benchmarks/cpu_dtype.py [--quick] [--threads 1] [--dtypes float32,bfloat16,float16]
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import common
 
-from sigmoid_head.backbone import load_backbone
-from sigmoid_head.cpu_precision import probe
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import load_backbone
+from sigmoid_head.lm.cpu_precision import probe
 from sigmoid_head.scoring.force_decode import length_batches, score_examples
 
 

@@ -17,7 +17,7 @@ import common
 import torch
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.dominant import DominantConfig, boosted_prob, find_dominant
+from sigmoid_head.lm.dominant import DominantConfig, boosted_prob, find_dominant
 
 
 def real_log_probs(n_positions: int) -> torch.Tensor:

@@ -16,7 +16,7 @@ import torch
 
 from sigmoid_head.data.batching import pad_with_mask
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.force_decode import length_batches
 from sigmoid_head.scoring.generate import generate_outputs

@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from sigmoid_head.head import SigmoidHead, sigmoid_bce
+from sigmoid_head.head.layer import SigmoidHead, sigmoid_bce
 
 
 def run(optimizer: str, args: argparse.Namespace) -> float:

@@ -50,14 +50,14 @@ def main() -> None:
     from lm_polygraph.utils.generation_parameters import GenerationParameters
     from lm_polygraph.utils.model import WhiteboxModel
 
+    from sigmoid_head.head.model import SigmoidHeadModel
     from sigmoid_head.integrations.polygraph import (
         SigmoidHeadCalculator,
         SigmoidHeadMeanEntropy,
         SigmoidHeadSequence,
         aggregations,
     )
-    from sigmoid_head.methods import names
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.registry.methods import names
 
     backbone, _ = common.load(1)
     shm = SigmoidHeadModel.from_base(backbone)

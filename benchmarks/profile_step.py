@@ -16,10 +16,10 @@ import torch
 from torch.profiler import profile
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.dominant import DominantConfig
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.dominant import DominantConfig
 from sigmoid_head.scoring.force_decode import score_examples
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.step import StepContext, batch_loss
 
 

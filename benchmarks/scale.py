@@ -65,7 +65,7 @@ def build_fixtures(tmp: Path) -> tuple[Path, Path]:
     """The tiny model (+ tokenizer) and a fresh head on it."""
     from conftest import build_tiny_causal, build_tiny_tokenizer
 
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     tok = build_tiny_tokenizer(tmp / "tok")
     build_tiny_causal(tok).save_pretrained(tmp / "model")
@@ -288,7 +288,7 @@ def run_parallel(args: argparse.Namespace, tmp: Path, head: Path) -> None:
     """What N processes would get from the windows: measured inputs, computed balance."""
     from transformers import AutoTokenizer
 
-    from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
+    from sigmoid_head.safe.resumable_jsonl import ResumableJsonlWriter
     from sigmoid_head.scoring.distributed import DEFAULT_WINDOW_BATCHES, window_batches
 
     n, bs = args.sizes[0], args.batch_size

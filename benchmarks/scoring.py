@@ -16,7 +16,7 @@ import common
 import torch
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import length_batches, score_examples
 
 

@@ -41,10 +41,10 @@ from contextlib import ExitStack, contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from sigmoid_head.dominant import DominantConfig
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig
-from sigmoid_head.profiles import device_profile
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.dominant import DominantConfig
+from sigmoid_head.lm.profiles import device_profile
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
 from sigmoid_head.training.optim import make_optimizer
 from sigmoid_head.training.step import StepContext, batch_loss
 
@@ -138,7 +138,7 @@ def tiny_model(vocab: int, device: str) -> SigmoidHeadModel:
     """A random-init Llama-style model (hidden 64, 2 layers) with a fresh head."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from sigmoid_head.backbone import Backbone
+    from sigmoid_head.lm.backbone import Backbone
 
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=vocab, hidden_size=64, num_hidden_layers=2,

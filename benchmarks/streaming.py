@@ -25,7 +25,7 @@ import common
 import torch
 
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.generate import generate_outputs
 from sigmoid_head.scoring.streaming import OutputEvent, stream_generate

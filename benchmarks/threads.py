@@ -1,4 +1,4 @@
-"""The thread policy of the commands (sigmoid_head.threads) against torch's defaults, side by side.
+"""The thread policy of the commands (sigmoid_head.cli.threads) against torch's defaults, side by side.
 
 Thread settings are per process, so each variant is one ``sigmoid-head score`` run, in a
 subprocess, of the same small file (KJV -> WEB candidates from the package's sample) with
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from sigmoid_head.threads import default_threads, usable_cpus  # noqa: E402
+from sigmoid_head.cli.threads import default_threads, usable_cpus  # noqa: E402
 
 DATA = ROOT / "src" / "sigmoid_head" / "bible_sample" / "para_test.jsonl.gz"
 POLICY_VARIABLES = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")

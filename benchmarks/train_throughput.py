@@ -35,10 +35,10 @@ import common
 import torch
 
 from sigmoid_head.data.batching import Collator
-from sigmoid_head.dominant import DominantConfig
-from sigmoid_head.head import sigmoid_bce
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.head.layer import sigmoid_bce
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.dominant import DominantConfig
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.step import StepContext, batch_loss
 
 VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_mixed", "published_mixed")

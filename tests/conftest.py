@@ -441,8 +441,8 @@ def perturbed_model():
     sigmoid and softmax scores differ."""
     import torch
 
-    from sigmoid_head.backbone import load_backbone
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
+    from sigmoid_head.lm.backbone import load_backbone
 
     def make(path: Path, seed: int = 1) -> SigmoidHeadModel:
         model = SigmoidHeadModel.from_base(load_backbone(str(path), device="cpu"))
@@ -506,7 +506,7 @@ def cli_pairs() -> tuple[list[str], list[str]]:
 @pytest.fixture(scope="session")
 def head_dir(tiny_causal_path, tmp_path_factory) -> Path:
     """An untrained head of the tiny causal model, saved."""
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     out = tmp_path_factory.mktemp("head")
     SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").save_pretrained(out)
@@ -535,7 +535,7 @@ def device(request) -> str:
 
 
 def _skip_unless_cpu_runs(dtype: str) -> None:
-    from sigmoid_head.cpu_precision import probe
+    from sigmoid_head.lm.cpu_precision import probe
 
     verdict = probe(dtype)
     if not verdict.ok:
@@ -547,7 +547,7 @@ def skip_unless_cpu_runs():
     """``skip_unless_cpu_runs(dtype)`` skips the calling test, with the probe's reason, where
     this CPU cannot run ``dtype`` matrix products.
 
-    The same child-process probe that guards the library (sigmoid_head.cpu_precision): on a
+    The same child-process probe that guards the library (sigmoid_head.lm.cpu_precision): on a
     CPU that advertises bf16 matrix units it cannot run, a half-precision product would kill
     the whole test session with SIGILL.
     """

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.batching import Collator
 from sigmoid_head.data.tokenize import tokenize_records
+from sigmoid_head.lm.backbone import load_backbone
 
 PAIRS = [{"source": "el perro come pan", "target": "the dog eats bread"},
          {"source": "la casa", "target": "the house is big and red"}]
@@ -36,7 +36,7 @@ def test_positions_match_model_logits(fixture, request):
     assert torch.equal(pos.targets, labels[want_rows, want_cols])
     torch.testing.assert_close(pos.logits, ref_logits.float(), rtol=1e-5, atol=1e-5)
     # the head initialised from the LM head reproduces the LM logits on gathered rows
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     shm = SigmoidHeadModel.from_base(backbone, bias=True)
     got = shm.head.logits(pos.hidden, pos.targets.unsqueeze(1)).squeeze(1)
@@ -94,8 +94,8 @@ def test_loading_the_frozen_model_pulls_in_no_upload_or_card_code() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, sigmoid_head.backbone; print(sorted(m for m in ('sigmoid_head.hub', "
-            "'sigmoid_head.model_card', 'sigmoid_head.head_io') if m in sys.modules))")
+    code = ("import sys, sigmoid_head.lm.backbone; print(sorted(m for m in ('sigmoid_head.head.hub', "
+            "'sigmoid_head.head.model_card', 'sigmoid_head.head.folder') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"

@@ -125,7 +125,7 @@ def test_calibrate_fits_the_combination_on_quality_scores(tmp_path: Path) -> Non
 
 def test_score_html_page_of_every_row_after_a_resume(calibrated, tmp_path: Path,
                                                      monkeypatch, capsys) -> None:
-    from sigmoid_head import io_utils
+    from sigmoid_head.safe import files as io_utils
 
     _, model, src, cand, _ = calibrated
     out, page = tmp_path / "scores.jsonl", tmp_path / "page.html"

@@ -163,8 +163,8 @@ def test_every_command_takes_a_config_file() -> None:
 SETTINGS = {"evaluate": "sigmoid_head.evaluation.settings.EvaluateConfig",
             "calibrate": "sigmoid_head.evaluation.settings.CalibrateConfig",
             "self-label": "sigmoid_head.training.self_label_config.SelfLabelConfig",
-            "push": "sigmoid_head.push_config.PushConfig",
-            "demo": "sigmoid_head.demo_config.DemoConfig"}
+            "push": "sigmoid_head.head.push_config.PushConfig",
+            "demo": "sigmoid_head.demo.config.DemoConfig"}
 
 
 def _settings(path: str) -> type:
@@ -202,7 +202,7 @@ def test_options_are_the_settings_fields(command: str) -> None:
 
 
 def test_settings_are_built_back_from_the_options() -> None:
-    from sigmoid_head.demo_config import DemoConfig
+    from sigmoid_head.demo.config import DemoConfig
     from sigmoid_head.evaluation.settings import EvaluateConfig
 
     parser = build_parser(["evaluate"])

@@ -11,9 +11,9 @@ import pytest
 from test_cli import FIXTURE
 from test_scoring_distributed import Killed, _assert_same, _cut_inside_row, _torchrun
 
-from sigmoid_head import io_utils
 from sigmoid_head.cli import main as cli_main
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.safe import files as io_utils
 from sigmoid_head.scoring import rerank
 from sigmoid_head.scoring.corpus import CorpusConfig
 from sigmoid_head.scoring.rerank import RerankConfig, rerank_corpus
@@ -65,7 +65,7 @@ def test_rerank_writes_the_library_rows(src, full, tmp_path, capsys) -> None:
     lib = tmp_path / "lib.jsonl"
     rerank_corpus(model, [{"source": s} for s in SOURCES],
                   RerankConfig(samples=2, max_new_tokens=4),
-                  CorpusConfig(batch_size=2, quiet=True, to_json=str(lib)), head_dir=FIXTURE / "head")
+                  CorpusConfig(batch_size=2, quiet=True, to_json=str(lib)))
     assert lib.read_bytes() == full.read_bytes()
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.generate import generate_outputs, score_generated
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sigmoid_head import columns
-from sigmoid_head import methods as registry
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.evaluation.evaluate import default_methods, evaluate_scores
+from sigmoid_head.registry import columns
+from sigmoid_head.registry import methods as registry
 
 
 def candidate_length_score(b: columns.BaselineInputs) -> list[float]:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head import cpu_precision as cp
-from sigmoid_head.backbone import load_backbone, resolve_dtype
 from sigmoid_head.cli import main as cli_main
+from sigmoid_head.lm import cpu_precision as cp
+from sigmoid_head.lm.backbone import load_backbone, resolve_dtype
 
 # a child that dies as the faulting CPU does
 SIGILL_CHILD = "import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sigmoid_head.demo import candidates
+from sigmoid_head.demo.run import candidates
 
 
 def test_word_swaps_record_their_error_location() -> None:
@@ -35,7 +35,7 @@ def test_explain_and_stream_write_what_the_demo_shows(causal, tmp_path) -> None:
     pytest.importorskip("matplotlib", reason="needs the plots extra (matplotlib)")  # the figures
     import json
 
-    from sigmoid_head.demo import explain, stream_demo
+    from sigmoid_head.demo.run import explain, stream_demo
     from sigmoid_head.scoring.force_decode import score_records
 
     verses = [{"source": f"el perro {i}", "target": t} for i, t in enumerate([
@@ -69,7 +69,7 @@ def test_combined_scores_and_how_to_read_the_table(causal, tmp_path, capsys) -> 
 
     import numpy as np
 
-    from sigmoid_head.demo import combine, read_table, table_scores
+    from sigmoid_head.demo.run import combine, read_table, table_scores
     from sigmoid_head.evaluation.combination import DEFAULTS, Combination
     from sigmoid_head.scoring.force_decode import score_records
 

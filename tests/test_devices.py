@@ -11,10 +11,10 @@ import torch
 from test_dominant import KINDS, _distribution
 from test_negatives import _chi2_ok
 
-from sigmoid_head import profiles
-from sigmoid_head.dominant import DominantConfig, find_dominant, log_softmax_and_dominant
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig
-from sigmoid_head.profiles import device_profile, slice_rows
+from sigmoid_head.lm import profiles
+from sigmoid_head.lm.dominant import DominantConfig, find_dominant, log_softmax_and_dominant
+from sigmoid_head.lm.profiles import device_profile, slice_rows
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
 
 STRATEGIES = ["random", "token_freq", "softmax", "token_freq+softmax", "random+softmax+token_freq"]
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -156,8 +156,8 @@ def test_slices_are_cache_sized_on_cpu_and_budget_sized_otherwise(monkeypatch):
 
 
 def test_position_scores_do_not_depend_on_the_profile(tiny_causal_path):
-    from sigmoid_head.backbone import load_backbone
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
+    from sigmoid_head.lm.backbone import load_backbone
     from sigmoid_head.scoring.token_scores import position_scores
 
     model = SigmoidHeadModel.from_base(load_backbone(str(tiny_causal_path), device="cpu"))
@@ -173,7 +173,7 @@ def test_position_scores_do_not_depend_on_the_profile(tiny_causal_path):
 
 @cuda_only
 def test_a_training_step_makes_no_host_sync(tiny_causal_path):
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
     from sigmoid_head.training.config import TrainConfig
     from sigmoid_head.training.optim import make_optimizer
     from sigmoid_head.training.step import StepContext, head_loss
@@ -214,7 +214,7 @@ def test_a_training_step_makes_no_host_sync(tiny_causal_path):
 def test_generation_on_cuda_equals_force_decoding(tiny_causal_path):
     from test_generate import DECODINGS, _assert_same_as_force_decoding, _prompts
 
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
     from sigmoid_head.scoring.generate import generate_outputs
 
     model = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cuda")
@@ -227,7 +227,7 @@ def test_generation_on_cuda_equals_force_decoding(tiny_causal_path):
 
 @cuda_only
 def test_save_load_on_cuda_gives_identical_scores(tiny_causal_path, tmp_path):
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
     from sigmoid_head.scoring.token_scores import position_scores
 
     model = SigmoidHeadModel.from_base(str(tiny_causal_path), bias=True, device="cuda")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sigmoid_head.dominant import DominantConfig, boosted_prob, find_dominant
+from sigmoid_head.lm.dominant import DominantConfig, boosted_prob, find_dominant
 
 boostedprob = pytest.importorskip("boostedprob")
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from sigmoid_head.evaluation.bootstrap import Clusters, bootstrap_ci, paired_bootstrap
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p, holm
 from sigmoid_head.evaluation.metrics import pearson, roc_auc, spearman
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p, holm
 
 
 def _duplicated(n_sources: int = 100, copies: int = 5, seed: int = 0):

@@ -74,7 +74,7 @@ def test_calibration_refuses_bad_labels() -> None:
 
 
 def test_save_is_atomic(tmp_path, monkeypatch) -> None:
-    from sigmoid_head import io_utils
+    from sigmoid_head.safe import files as io_utils
 
     dev, y_dev = _data(100, 5)
     old = Calibrator.fit(dev, y_dev)

@@ -212,7 +212,7 @@ def test_an_extra_score_file_with_a_mean_log_is_shown_as_its_geometric_mean(tmp_
                              for v, g in zip(logs, gold, strict=True)))
     rows, _ = evaluate_scores({"sigmoid": np.clip(gold, 0, 1)}, gold, ci=False, extra_scores=[extra])
     assert [r["method"] for r in rows] == ["sigmoid", "other_mean_log", "kiwi"]  # not a method
-    from sigmoid_head.methods import Method, register, unregister
+    from sigmoid_head.registry.methods import Method, register, unregister
 
     register(Method("other", reads="lm_logits", token_values=None))
     try:
@@ -221,3 +221,38 @@ def test_an_extra_score_file_with_a_mean_log_is_shown_as_its_geometric_mean(tmp_
         unregister("other")
     assert [r["method"] for r in rows] == ["sigmoid", "other_geo_mean", "kiwi"]
     assert rows[1]["pearson"] == pytest.approx(pearson(np.exp(logs), gold))
+
+
+def test_the_default_table_fits_100_columns_and_width_0_keeps_one(tmp_path, capsys) -> None:
+    scores = tmp_path / "scores.jsonl"
+    gold = _fake_scores(scores)
+    (tmp_path / "gold.txt").write_text("\n".join(map(str, gold)) + "\n")
+    args = ["evaluate", "--scores", str(scores), "--gold", str(tmp_path / "gold.txt"),
+            "--n-boot", "20"]
+    assert cli_main(args) == 0
+    parts = capsys.readouterr().out
+    assert max(len(line) for line in parts.splitlines()) <= 100
+    assert cli_main([*args, "--width", "0"]) == 0
+    whole = capsys.readouterr().out
+    assert max(len(line) for line in whole.splitlines()) > 100  # the table it splits is wider
+    headers = [line for line in parts.splitlines() if line.startswith("method")]
+    assert len(headers) > 1  # the method column repeated in every part
+    whole_header = next(line for line in whole.splitlines() if line.startswith("method"))
+    for metric in whole_header.split()[1:]:  # every column is in one of the parts
+        assert any(metric in h.split() for h in headers)
+
+
+def test_intervals_from_few_items_are_flagged(tmp_path) -> None:
+    scores = tmp_path / "scores.jsonl"
+    gold = _fake_scores(scores, n=4)
+    _, table = evaluate_scores(scores, gold, metrics=["pearson"], n_boot=50)
+    assert "note: only 4 items (fewer than 30): the bootstrap intervals are rough" in table
+    _, table = evaluate_scores(scores, gold, metrics=["pearson"], ci=False)
+    assert "note:" not in table  # no intervals, nothing to flag
+    big = tmp_path / "big.jsonl"
+    gold = _fake_scores(big, n=40)
+    _, table = evaluate_scores(big, gold, metrics=["pearson"], n_boot=50)
+    assert "note:" not in table
+    groups = [i // 10 for i in range(40)]  # 4 sources of 10 items: the sources are resampled
+    _, table = evaluate_scores(big, gold, metrics=["pearson"], n_boot=50, groups=groups)
+    assert "note: only 4 sources (fewer than 30)" in table

@@ -79,6 +79,27 @@ def test_page_structure(page) -> None:
     assert not re.search(r"<b>&(?![a-z]+;)", text)  # the candidate's markup is escaped
 
 
+def test_the_page_shows_every_registered_sequence_column() -> None:
+    """A sequence baseline (or a plugin's column) in the rows is a row of the item's
+    sequence table, with its direction; a registered column the rows lack is not."""
+    from sigmoid_head.evaluation.html import render_page
+    from sigmoid_head.registry import columns as cols
+
+    tok = {"token": "a", "start": 0, "end": 1, "sigmoid": 0.5, "softmax": 0.4}
+    row = {"candidate": "a", "tokens": [tok], "words": [], "sigmoid": 0.5, "softmax": 0.4,
+           "self_judge": 0.625, "entropy_mean": 1.25, "zz_judge": 0.875}
+    cols.register(cols.Column("zz_judge", cols.SEQUENCE, cols.HIGHER_BETTER, "[0, 1]", "a test"))
+    try:
+        text = render_page([row], [["a"]])
+    finally:
+        cols.unregister("zz_judge")
+    for key, value, direction in (("self_judge", "0.625", "higher = better"),
+                                  ("entropy_mean", "1.25", "higher = worse"),
+                                  ("zz_judge", "0.875", "higher = better")):
+        assert re.search(rf"<th>{key}</th><td[^>]*>{value} <small>\({direction}\)", text), key
+    assert "<th>comet_kiwi</th>" not in text  # registered, not in the row
+
+
 def test_colour_scale() -> None:
     assert colour(0.0) == "hsl(0,75%,78%)" and colour(1.0) == "hsl(120,75%,78%)"
     assert colour(2.0) == colour(1.0)

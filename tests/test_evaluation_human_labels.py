@@ -177,12 +177,76 @@ def test_google_mqm_several_raters_average_and_merge(tmp_path: Path) -> None:
 
 def test_mqm_weights_and_bad_header(tmp_path: Path) -> None:
     assert mqm_weight("Non-translation!", "Major") == 25.0
-    assert mqm_weight("Source error", "Major") == 0.0
+    assert mqm_weight("Source error", "Major") == 5.0  # as Google's per-segment file
+    assert mqm_weight("Source error", "Minor") == 1.0
     assert mqm_weight("Style/Awkward", "Neutral") == 0.0
     assert merge_spans([]) == []
     p = tmp_path / "x.tsv"
     p.write_text("a\tb\n1\t2\n")
     with pytest.raises(ValueError, match="not Google's MQM TSV"):
+        read_google_mqm(p)
+
+
+def test_strip_marks_nested_unclosed_and_stray() -> None:
+    assert strip_marks("a <v>b <v>c</v> d</v> e") == ("a b c d e", [(2, 7)])
+    assert strip_marks("a <v>b c") == ("a b c", [(2, 5)])  # unclosed: to the end
+    assert strip_marks("a b</v> c") == ("a b c", [(0, 3)])  # stray: from the start
+    assert strip_marks("<v>a</v> b</v> c") == ("a b c", [(0, 3)])
+    with pytest.raises(ValueError, match="unbalanced"):
+        strip_marks("a <v>b", strict=True)
+    with pytest.raises(ValueError, match="unbalanced"):
+        strip_marks("a</v> <v>b", strict=True)
+
+
+def test_google_mqm_real_rows_match_googles_own_segment_scores() -> None:
+    """Four real segments: source marks stripped, the unclosed mark a span, Google's scores."""
+    folder = DATA / "mqm_ted_zhen"
+    items = {
+        (it.system, it.seg_id): it for it in read_google_mqm(folder / "mqm_ted_zhen.marks.tsv")
+    }
+    lines = (folder / "mqm_ted_zhen.marks.avg_seg_scores.tsv").read_text().splitlines()[1:]
+    google = {(c[0], c[2]): float(c[1]) for c in (ln.split() for ln in lines)}
+    assert len(google) == 4 and {k: it.mqm for k, it in items.items()} == google
+    for it in items.values():
+        assert "<v>" not in it.source + it.text and "</v>" not in it.source + it.text
+    assert items[("MiSS", "91")].source.endswith("因为太空可以想鼓一样振动。")
+    unclosed = items[("MiSS", "827")]
+    assert unclosed.omissions == [] and len(unclosed.spans) == 1
+    assert unclosed.text[unclosed.spans[0]["start"] : unclosed.spans[0]["end"]] == unclosed.text
+    assert len(items[("SMU", "85")].omissions) == 1  # marked in the source only
+    with pytest.raises(ValueError, match=r"marks\.tsv:\d+: unbalanced"):
+        read_google_mqm(folder / "mqm_ted_zhen.marks.tsv", strict=True)
+
+
+def _mqm_file(tmp_path: Path, rows: list[tuple[str, ...]]) -> Path:
+    head = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+    p = tmp_path / "m.tsv"
+    p.write_text(head + "".join("\t".join(r) + "\n" for r in rows))
+    return p
+
+
+def test_google_mqm_lower_case_no_error_and_segments_keyed_by_document(tmp_path: Path) -> None:
+    p = _mqm_file(
+        tmp_path,
+        [
+            ("S", "d1", "1", "7", "r1", "a", "One.", "no-error", "no-error"),
+            ("S", "d2", "2", "7", "r1", "b", "<v>Two</v>.", "Fluency/Grammar", "Major"),
+        ],
+    )
+    first, second = read_google_mqm(p)
+    assert (first.doc, first.mqm, first.omissions, first.source) == ("d1", 0.0, [], "a")
+    assert (second.doc, second.mqm, second.source) == ("d2", -5.0, "b")
+
+
+def test_google_mqm_refuses_rows_whose_sources_differ(tmp_path: Path) -> None:
+    p = _mqm_file(
+        tmp_path,
+        [
+            ("S", "d", "1", "7", "r1", "x <v>y</v>", "T.", "Accuracy/Omission", "Minor"),
+            ("S", "d", "1", "7", "r2", "x z", "T.", "No-error", "No-error"),
+        ],
+    )
+    with pytest.raises(ValueError, match=r"m\.tsv:3: source differs"):
         read_google_mqm(p)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from sigmoid_head.cli.options import add_dataclass_options
-from sigmoid_head.finite import bounds, check_fields
+from sigmoid_head.safe.finite import bounds, check_fields
 
 
 def _layers(t):

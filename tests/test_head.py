@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from sigmoid_head.head import HeadMismatchError, SigmoidHead, sigmoid_bce
-from sigmoid_head.head_io import fingerprint
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.folder import fingerprint
+from sigmoid_head.head.layer import HeadMismatchError, SigmoidHead, sigmoid_bce
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import score_examples
 
 
@@ -108,7 +108,7 @@ def _ranking_example():
 
 
 def test_dominant_ranking_loss_by_hand():
-    from sigmoid_head.head import dominant_ranking_loss
+    from sigmoid_head.head.layer import dominant_ranking_loss
 
     head, hidden, targets, dom = _ranking_example()
     # position 0, reference 1 (logit 2): token 3 (3) is above it -> 1, token 2 (1) -> 0
@@ -120,7 +120,7 @@ def test_dominant_ranking_loss_by_hand():
 
 
 def test_positions_without_pairs_do_not_dilute_the_ranking_loss():
-    from sigmoid_head.head import dominant_ranking_loss
+    from sigmoid_head.head.layer import dominant_ranking_loss
 
     head, hidden, targets, dom = _ranking_example()
     # three more positions: no dominant token, only the reference, a padded set
@@ -154,7 +154,7 @@ def _config(model_path, data, out, **kw):
 
 
 def test_low_rank_head_trains_saves_and_loads(tiny_causal_path, tiny_pairs_jsonl, tmp_path):
-    from sigmoid_head.backbone import load_backbone
+    from sigmoid_head.lm.backbone import load_backbone
     from sigmoid_head.training.loop import train
 
     before = load_backbone(str(tiny_causal_path), device="cpu").output_weight().clone()

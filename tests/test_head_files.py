@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from test_hub import REPO, StandInHub, hub, trained_head  # noqa: F401 (fixtures)
 
-from sigmoid_head import head_files, io_utils
 from sigmoid_head.evaluation.calibration import Calibrator
 from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.extras import EXTRA_CLASSES, head_extras
 from sigmoid_head.evaluation.spans import SpanConfig
+from sigmoid_head.head import files as head_files
+from sigmoid_head.safe import files as io_utils
 
 ROWS = [{"sigmoid": p} for p in (0.9, 0.2, 0.8, 0.3, 0.7, 0.1)]
 
@@ -65,7 +66,7 @@ def test_every_extra_file_has_the_class_that_parses_it() -> None:
 
 def test_push_folder_uploads_the_list_head_files_gives(hub, trained_head,  # noqa: F811
                                                        monkeypatch) -> None:
-    from sigmoid_head.hub import push_folder
+    from sigmoid_head.head.hub import push_folder
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     _, head_dir = trained_head

@@ -19,9 +19,9 @@ import torch
 from test_cli import FIXTURE, _pairs
 from test_hub import REPO, StandInHub, _env, hub  # noqa: F401 (hub is a fixture)
 
-from sigmoid_head import head_files
 from sigmoid_head.cli import main
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head import files as head_files
+from sigmoid_head.head.model import SigmoidHeadModel
 
 MAIN = Path(__file__).resolve().parent / "data" / "head_calibrated_main"
 EXTRAS = ("calibration.json", "error_spans.json", "combination.json")
@@ -197,7 +197,7 @@ BAD_CONFIG = [
                          ids=[c[2].split(" (")[0] for c in BAD_TENSORS])
 def test_bad_weights_are_refused_naming_the_file_and_tensor(head_dir, tmp_path, tensors,
                                                             config, named):
-    from sigmoid_head.head_io import load_head_files
+    from sigmoid_head.head.folder import load_head_files
 
     folder = _mutated(head_dir, tmp_path, tensors, config)
     with pytest.raises(ValueError) as err:
@@ -207,7 +207,7 @@ def test_bad_weights_are_refused_naming_the_file_and_tensor(head_dir, tmp_path, 
 
 @pytest.mark.parametrize(("config", "named"), BAD_CONFIG, ids=[c[1] for c in BAD_CONFIG])
 def test_config_fields_of_the_wrong_type_are_refused(head_dir, tmp_path, config, named):
-    from sigmoid_head.head_io import load_head_files
+    from sigmoid_head.head.folder import load_head_files
 
     folder = _mutated(head_dir, tmp_path, config=config)
     with pytest.raises(ValueError, match="corrupt head config") as err:

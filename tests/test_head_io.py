@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.force_decode import score_records
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "head_v0_1_0"

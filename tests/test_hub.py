@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head.hub import HeadNotFoundError
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.hub import HeadNotFoundError
+from sigmoid_head.head.model import SigmoidHeadModel
 
 REPO = "tester/tiny-sigmoid-head"
 
@@ -193,7 +193,7 @@ def test_push_then_download_then_load_offline_from_the_hub_cache(hub, trained_he
     assert cache.joinpath(f"models--{REPO.replace('/', '--')}", "refs", "main").is_file()
 
     # ... and a fresh process loads the head from that cache with HF_HUB_OFFLINE=1.
-    code = ("import sys, torch; from sigmoid_head.model import SigmoidHeadModel;"
+    code = ("import sys, torch; from sigmoid_head.head.model import SigmoidHeadModel;"
             f"m = SigmoidHeadModel.from_pretrained({REPO!r}, sys.argv[1], device='cpu');"
             "torch.save(m.head.weight.detach(), sys.argv[2])")
     offline = _env(tmp_path, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
@@ -275,7 +275,7 @@ def test_push_to_an_unreachable_or_offline_hub_is_one_line_exit_2(trained_head, 
 
 
 def test_push_folder_takes_the_endpoint_as_a_parameter(trained_head):
-    from sigmoid_head.hub import HubUnavailableError, push_folder
+    from sigmoid_head.head.hub import HubUnavailableError, push_folder
 
     _, head_dir = trained_head
     with pytest.raises(HubUnavailableError, match=r"^cannot push: http://127.0.0.1:9 does not"):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from sigmoid_head.cli import main
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head" / "bible_sample"
 PROMPT = "Rewrite this verse in modern English:\n{source}"

@@ -39,8 +39,8 @@ from lm_polygraph.stat_calculators import (  # noqa: E402
 from lm_polygraph.utils.causal_lm_with_uncertainty import CausalLMWithUncertainty  # noqa: E402
 from lm_polygraph.utils.factory_estimator import FactoryEstimator  # noqa: E402
 
-from sigmoid_head import methods as registry  # noqa: E402
 from sigmoid_head.data.prompts import prompt_ids  # noqa: E402
+from sigmoid_head.head.model import SigmoidHeadModel  # noqa: E402
 from sigmoid_head.integrations.polygraph import (  # noqa: E402
     OPT_IN,
     RAUQ_STAT,
@@ -50,7 +50,7 @@ from sigmoid_head.integrations.polygraph import (  # noqa: E402
     SigmoidHeadSequence,
     SigmoidHeadToken,
 )
-from sigmoid_head.model import SigmoidHeadModel  # noqa: E402
+from sigmoid_head.registry import methods as registry  # noqa: E402
 from sigmoid_head.scoring.decoding import DecodingConfig  # noqa: E402
 from sigmoid_head.scoring.force_decode import score_examples  # noqa: E402
 from sigmoid_head.scoring.generate import generate_and_score  # noqa: E402

@@ -1,20 +1,11 @@
 """The package's layers: a module imports only from its own layer or the layers below it.
 
-Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded model, the
-file-writing utilities, the names of a head folder's files (head_files), the registry
-of scoring methods and of output columns with the baselines' settings (methods, columns,
-baseline_settings, torch-free), safe text (text_safety), always-valid JSON and
-depth-safe JSON reading (json_safety), the finite-and-representable number check (finite),
-the type check of settings read from files (config_types), the thread
-policy (threads), whether the Hub can be reached (hub_access) and token colours in a
-terminal (terminal); the output-path
-and resume-key guards (output_safety); data; the paper's core (head, head_io with the
-Hub (hub, model_card, push_config) and the paper's released format (released), dominant, negatives
-with its inverse_cdf draws, backbone, model), the execution profiles (profiles), the CPU
-dtype probe (cpu_precision) and the token-level mixes of both heads (token_adjust); the
-pipelines (training, scoring, evaluation) and the integrations beside them
-(LM-Polygraph); the demo (demo, demo_config) and the CLI. The package __init__ is the public facade and may
-name anything (lazily).
+Layers, lowest first (docs/development.md, "Package layout"): the version, the embedded
+model, token colours in a terminal, safe input and output (safe/) and the registries of
+methods, columns and baseline settings (registry/); data; the frozen language model (lm/);
+the head, its folder and the Hub (head/); the pipelines (training, scoring, evaluation) and
+the integrations beside them (LM-Polygraph); the demo and the CLI. The package __init__ is
+the public facade and may name anything (lazily).
 """
 
 from __future__ import annotations
@@ -24,14 +15,12 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "io_utils", "head_files", "methods", "columns", "baseline_settings",
-     "text_safety", "json_safety", "finite", "config_types", "threads", "hub_access", "terminal"},
-    {"output_safety", "resumable_jsonl"},
+    {"_version", "embedded", "terminal", "safe", "registry"},
     {"data"},
-    {"head", "head_io", "hub", "model_card", "released", "dominant", "negatives", "backbone",
-     "model", "token_adjust", "cpu_precision", "profiles", "inverse_cdf", "push_config"},
+    {"lm"},
+    {"head"},
     {"training", "scoring", "evaluation", "integrations"},
-    {"demo", "demo_config", "cli"},
+    {"demo", "cli"},
 ]
 
 
@@ -79,14 +68,20 @@ def test_the_library_imports_nothing_from_the_cli() -> None:
 
 
 def test_evaluation_needs_no_torch() -> None:
+    """evaluation/ reads only torch-free parts: of head/, its files and extras only."""
+    import re
+
     for module, targets in _imports().items():
         if module.startswith("evaluation"):
-            assert targets <= {"evaluation", "data", "io_utils", "head_files", "methods", "columns",
-                               "text_safety", "json_safety", "finite"}, module
+            assert targets <= {"evaluation", "data", "safe", "registry", "head"}, module
             text = (PKG / module).read_text(encoding="utf-8")
             assert "import torch" not in text and "from ..data.batching" not in text, module
-    assert "import torch" not in (PKG / "io_utils.py").read_text(encoding="utf-8")  # used there
-    assert "import torch" not in (PKG / "text_safety.py").read_text(encoding="utf-8")
+            head_parts = set(re.findall(r"from \.\.head\.([a-z_]+) import", text))
+            assert head_parts <= {"files", "extras"}, module
+            assert "from ..head import" not in text, module
+    for torch_free in ("safe/files.py", "safe/text.py", "head/files.py", "head/extras.py"):
+        if (PKG / torch_free).exists():
+            assert "import torch" not in (PKG / torch_free).read_text(encoding="utf-8"), torch_free
 
 
 def test_the_package_docstring_lists_the_same_layers() -> None:

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head import methods as registry
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.evaluation.evaluate import evaluate_scores
 from sigmoid_head.evaluation.html import render_page
+from sigmoid_head.registry import methods as registry
 from sigmoid_head.scoring.force_decode import score_records
 
 

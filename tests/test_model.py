@@ -7,7 +7,7 @@ import json
 import torch
 
 import sigmoid_head
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 
 
 def test_save_pretrained_with_training_does_not_mutate_the_config(tiny_causal_path, tmp_path):

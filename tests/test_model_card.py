@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from huggingface_hub import ModelCard
 
-from sigmoid_head.head_io import HeadConfig
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.model_card import model_card
+from sigmoid_head.head.folder import HeadConfig
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.head.model_card import model_card
 
 REPO = "tester/tiny-sigmoid-head"
 
@@ -72,7 +72,7 @@ def test_a_base_model_header_claiming_2_62_bytes_leaves_the_count_out(tiny_causa
     import shutil
     import struct
 
-    from sigmoid_head.model_card import base_parameter_count
+    from sigmoid_head.head.model_card import base_parameter_count
 
     folder = tmp_path / "base"
     shutil.copytree(tiny_causal_path, folder)
@@ -88,7 +88,7 @@ def test_the_card_states_a_license_and_no_adapter_relation(tiny_causal_path, tmp
     base_model_relation: adapter (the fingerprint refuses the base model's fine-tunes)."""
     import shutil
 
-    from sigmoid_head.model_card import base_license, check_license
+    from sigmoid_head.head.model_card import base_license, check_license
 
     hub_base = HeadConfig(base_model="allenai/OLMo-2-0425-1B-SFT", vocab_size=10, hidden_size=4,
                           fingerprint="x")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sigmoid_head.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 
 V = 300
 
@@ -172,7 +172,7 @@ def test_softmax_two_level_draw_is_exact_across_blocks():
 def test_a_sampler_registered_in_the_table_is_used_by_name(monkeypatch):
     """A new sampler is one function and one entry of SAMPLERS: the config accepts its name,
     its needs come from the entry, and the mixture calls its draw."""
-    from sigmoid_head import negatives
+    from sigmoid_head.training import negatives
 
     calls = []
 
@@ -199,7 +199,7 @@ def test_a_sampler_registered_in_the_table_is_used_by_name(monkeypatch):
 def test_uniform_share_mixes_the_whole_vocabulary_in(strategy, fixed_shape, monkeypatch):
     """uniform_negative_share s draws from s / V + (1 - s) q, so tokens that the strategy never
     draws (count 0 for token_freq) are negatives too; s = 0 leaves the draws untouched."""
-    from sigmoid_head import negatives
+    from sigmoid_head.training import negatives
 
     monkeypatch.setattr(negatives, "fixed_shapes", lambda device: fixed_shape)
     n, v, s = 30000, 60, 0.3

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sigmoid_head.io_utils import LOCK_NAME, DirectoryLock, write_atomic
-from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
+from sigmoid_head.safe.files import LOCK_NAME, DirectoryLock, write_atomic
+from sigmoid_head.safe.resumable_jsonl import ResumableJsonlWriter
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_train_refuses_an_output_dir_that_holds_its_training_file(tmp_path, caps
 
 
 def test_two_writers_on_one_output_file_are_refused(tmp_path):
-    from sigmoid_head.io_utils import LockedError
+    from sigmoid_head.safe.files import LockedError
 
     out = tmp_path / "o.jsonl"
     with ResumableJsonlWriter(out, key="k", total=2) as w:
@@ -165,8 +165,8 @@ def test_page_isolates_bidi_overrides():
 
 
 def test_model_card_escapes_config_strings():
-    from sigmoid_head.head_io import HeadConfig
-    from sigmoid_head.model_card import model_card
+    from sigmoid_head.head.folder import HeadConfig
+    from sigmoid_head.head.model_card import model_card
 
     config = HeadConfig(base_model="org/m\n## Injected\n<script>x</script>", vocab_size=10,
                         hidden_size=4, fingerprint="x",
@@ -183,10 +183,13 @@ def test_model_card_escapes_config_strings():
 
 def _interrupted(head, inputs):
     """Open and kill a corpus run's writer; the resume key is what score_corpus builds."""
+    from types import SimpleNamespace
+
     from sigmoid_head.scoring.corpus import CorpusConfig, _settings
     from sigmoid_head.scoring.corpus_output import _writer
 
-    w = _writer("o.jsonl", inputs, 3, _settings(object(), CorpusConfig(), head))
+    model = SimpleNamespace(source=head)  # where the head was loaded from, as given
+    w = _writer("o.jsonl", inputs, 3, _settings(model, CorpusConfig()))
     done = w.done
     w.write_many([{"i": done}])
     w.__exit__(KeyboardInterrupt, None, None)  # a killed run: the partial file stays

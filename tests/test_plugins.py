@@ -1,4 +1,4 @@
-"""Methods from outside the package: the ``sigmoid_head.methods`` entry-point group.
+"""Methods from outside the package: the ``sigmoid_head.registry.methods`` entry-point group.
 
 A tiny plugin distribution is built and installed into a temporary directory (no index, no
 build isolation), then the real ``score`` and ``evaluate`` commands run in a fresh
@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PLUGIN = '''
 """A toy scoring method: the log of the largest softmax probability at each position."""
 
-from sigmoid_head.methods import Method, register
+from sigmoid_head.registry.methods import Method, register
 
 
 def top_probability(rows):

@@ -8,8 +8,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.released import ReleasedHeadError, is_released_head, save_released
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.head.released import ReleasedHeadError, is_released_head, save_released
 from sigmoid_head.scoring.force_decode import score_records
 
 TRAP = """

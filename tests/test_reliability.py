@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from sigmoid_head import io_utils, resumable_jsonl
 from sigmoid_head.cli import main as cli_main
 from sigmoid_head.data.records import read_jsonl, read_lines, read_records
-from sigmoid_head.head_io import CONFIG_NAME, WEIGHTS_NAME, load_head_files
-from sigmoid_head.io_utils import DirectoryLock, LockedError, WriteError
-from sigmoid_head.model import SigmoidHeadModel
-from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
+from sigmoid_head.head.folder import CONFIG_NAME, WEIGHTS_NAME, load_head_files
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.safe import files as io_utils
+from sigmoid_head.safe import resumable_jsonl
+from sigmoid_head.safe.files import DirectoryLock, LockedError, WriteError
+from sigmoid_head.safe.resumable_jsonl import ResumableJsonlWriter
 from sigmoid_head.training.checkpoint import recover_checkpoint
 from sigmoid_head.training.config import TrainConfig
 
@@ -159,7 +160,7 @@ def test_4_kill_at_every_write_point_leaves_old_or_new_head(tiny_causal_path, tm
 
 
 def io_utils_sha(path: Path) -> str:
-    from sigmoid_head.head_io import file_sha256
+    from sigmoid_head.head.folder import file_sha256
 
     return file_sha256(path)
 
@@ -260,7 +261,7 @@ def _write(path: Path, data: bytes) -> Path:
 # -- 9. max_length capped at the model's position limit ----------------------------------------
 
 def test_9_long_inputs_on_a_gpt2_model_are_capped_not_crashed(tiny_gpt2_path):
-    from sigmoid_head.backbone import load_backbone
+    from sigmoid_head.lm.backbone import load_backbone
     from sigmoid_head.scoring.force_decode import score_records
 
     backbone = load_backbone(str(tiny_gpt2_path), device="cpu")

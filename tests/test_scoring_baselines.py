@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.scoring.baselines import (
     COMET_HINT,
     comet_kiwi,

@@ -15,7 +15,7 @@ from sigmoid_head.cli import build_parser, main
 from sigmoid_head.evaluation.calibration import Calibrator
 from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.spans import SpanConfig
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.corpus import CorpusConfig, generate_corpus, score_corpus
 from sigmoid_head.scoring.decoding import DecodingConfig
 
@@ -49,7 +49,7 @@ def test_the_library_writes_the_files_the_cli_writes(explained, tmp_path: Path) 
                  str(FIXTURE / "base"), "--device", "cpu", "--quiet", "--batch-size", "2",
                  "--to-json", str(cli) + ".jsonl", "--html", str(cli) + ".html"]) == 0
     config = CorpusConfig(batch_size=2, quiet=True, to_json=str(lib) + ".jsonl", html=str(lib) + ".html")
-    result = score_corpus(_model(head), records, config, head_dir=head)
+    result = score_corpus(_model(head), records, config)
     for suffix in (".jsonl", ".html"):
         assert Path(str(lib) + suffix).read_bytes() == Path(str(cli) + suffix).read_bytes()
     rows = [json.loads(line) for line in Path(str(lib) + ".jsonl").read_text().splitlines()]
@@ -61,7 +61,7 @@ def test_the_library_writes_the_files_the_cli_writes(explained, tmp_path: Path) 
 
 def test_the_library_returns_the_explained_rows_without_a_file(explained) -> None:
     head, records, _, _ = explained
-    result = score_corpus(_model(head), records, CorpusConfig(quiet=True), head_dir=head)
+    result = score_corpus(_model(head), records, CorpusConfig(quiet=True))
     assert len(result.rows) == 3
     for r in result.rows:
         assert {"combined", "sigmoid_platt", "sigmoid_isotonic", "errors"} <= set(r)
@@ -76,7 +76,7 @@ def test_generate_from_the_library_writes_the_cli_file(explained, tmp_path: Path
                  "--device", "cpu", "--quiet", "--max-new-tokens", "4", "--to-json", str(cli)]) == 0
     sources = [{"source": r["source"]} for r in records]
     generate_corpus(_model(head), sources, CorpusConfig(quiet=True, to_json=str(lib)),
-                    DecodingConfig(max_new_tokens=4), head_dir=head)
+                    DecodingConfig(max_new_tokens=4))
     assert lib.read_bytes() == cli.read_bytes()
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head import io_utils, resumable_jsonl
 from sigmoid_head.cli import main as cli_main
+from sigmoid_head.safe import files as io_utils
+from sigmoid_head.safe import resumable_jsonl
 from sigmoid_head.scoring import distributed
 from sigmoid_head.scoring.distributed import run_sharded
 

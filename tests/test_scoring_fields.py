@@ -50,10 +50,26 @@ def test_describe_option_prints_the_table_without_a_model(capsys) -> None:
         assert "| `entropy_mean` | higher = worse |" in out
 
 
+def test_describe_names_the_methods_behind_m(capsys) -> None:
+    """``<m>`` is spelled out: every registered method, a newly registered one included."""
+    from sigmoid_head.registry import methods as registry
+
+    assert main(["score", "--describe"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("`<m>` stands for"))
+    assert all(f"`{n}`" in line for n in registry.names()) and "`sigmoid`" in line
+    registry.register(registry.Method("zz_new", reads="lm_logits", token_values=lambda s: s))
+    try:
+        assert "`zz_new`" in describe()
+    finally:
+        registry.unregister("zz_new")
+    assert "`zz_new`" not in describe()
+
+
 def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
     """``<m>_mean_log`` is the log a row holds; ``<m>_geo_mean``, its exponential, is listed
     as evaluate's own (not a key of the rows)."""
-    from sigmoid_head import columns
+    from sigmoid_head.registry import columns
 
     log, geo = field_for("softmax_mean_log"), field_for("softmax_geo_mean")
     assert log.range == "(-inf, 0]" and "log-probability" in log.meaning
@@ -65,3 +81,16 @@ def test_describe_lists_geo_mean_as_derived_by_evaluate(capsys) -> None:
     out = capsys.readouterr().out
     assert "| `<m>_geo_mean` | higher = better | [0, 1] | exp(<m>_mean_log)" in out
     assert "geo-mean" not in out
+
+
+def test_every_describe_row_is_four_cells_when_pasted() -> None:
+    import re
+
+    from sigmoid_head.scoring import fields as fields_module
+    from sigmoid_head.scoring.rerank import describe as rerank_describe
+
+    text = fields_module.describe() + rerank_describe()
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert any("ln \\|V\\|" in row for row in rows)  # the range with a bar in it, escaped
+    for row in rows:  # split on the bars that are not escaped
+        assert len(re.split(r"(?<!\\)\|", row)) == 6, row

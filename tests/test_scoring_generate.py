@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.generate import generate_and_score, generate_outputs, score_generated
 from sigmoid_head.scoring.rauq import RauqConfig

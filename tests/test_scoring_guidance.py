@@ -10,9 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from sigmoid_head.backbone import on_head_input
 from sigmoid_head.data.prompts import prompt_ids
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import on_head_input
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.generate import generate_outputs, score_generated
 from sigmoid_head.scoring.streaming import OutputEvent, stream_generate

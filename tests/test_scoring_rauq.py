@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.backbone import Backbone, load_backbone
 from sigmoid_head.data.prompts import make_examples
+from sigmoid_head.lm.backbone import Backbone, load_backbone
 from sigmoid_head.scoring.force_decode import score_examples, score_records
 from sigmoid_head.scoring.rauq import (
     RauqConfig,
@@ -196,7 +196,7 @@ def test_encoder_decoder_models_are_refused(tiny_seq2seq_path) -> None:
 
 
 def test_sigmoid_only_cannot_give_rauq(causal) -> None:
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     model = SigmoidHeadModel.from_base(causal)
     with pytest.raises(ValueError, match="softmax"):

@@ -13,7 +13,7 @@ from test_cli import FIXTURE
 
 from sigmoid_head.evaluation.calibration import Calibrator
 from sigmoid_head.evaluation.combination import RERANK_SELECT, Combination
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.scoring import rerank
 from sigmoid_head.scoring.corpus import CorpusConfig, score_corpus
 from sigmoid_head.scoring.decoding import DecodingConfig
@@ -146,7 +146,7 @@ def test_selection_names_and_refusals(tiny_causal_path) -> None:
         RerankConfig(samples=0, greedy=False)
     with pytest.raises(ValueError, match="temperature"):
         RerankConfig(temperature=0)
-    from sigmoid_head.backbone import load_backbone
+    from sigmoid_head.lm.backbone import load_backbone
 
     bare = load_backbone(str(tiny_causal_path), device="cpu")
     with pytest.raises(ValueError, match="need a head"):
@@ -170,7 +170,7 @@ def test_the_head_folders_extras_reach_every_candidate(tmp_path) -> None:
     Combination(0.5, "boostedprob_mean_log", "test").save(head)
     rows = rerank_corpus(_model(head), [{"source": s, "target": "x"} for s in SOURCES[:2]],
                          RerankConfig(samples=2, max_new_tokens=4, select="sigmoid_platt"),
-                         CorpusConfig(quiet=True), head_dir=head).rows
+                         CorpusConfig(quiet=True)).rows
     for r in rows:
         assert r["target"] == "x" and r["select"] == "sigmoid_platt"
         values = [c["sigmoid_platt"] for c in r["candidates"]]

@@ -1,4 +1,4 @@
-"""The thread policy every command applies before torch starts (sigmoid_head.threads)."""
+"""The thread policy every command applies before torch starts (sigmoid_head.cli.threads)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head import threads
-from sigmoid_head.cli import _threads_option, main
+from sigmoid_head.cli import _threads_option, main, threads
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -128,3 +127,34 @@ def test_a_missing_dependency_is_one_line_naming_the_extra(capsys, monkeypatch) 
     assert err.count("\n") == 1
     assert err.startswith("sigmoid-head push: error: No module named 'matplotlib'")
     assert "pip install 'sigmoid-head[plots]'" in err
+
+
+_LIBRARY = (
+    "import os, sigmoid_head\n"
+    "sigmoid_head.SigmoidHeadModel  # a torch-using name, looked up before torch starts\n"
+    "import torch\n"
+    "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('OMP_NUM_THREADS'), torch.get_num_threads())\n"
+)
+
+
+def test_the_python_api_applies_the_policy_before_torch_starts() -> None:
+    policy, count, torch_count = _child(_LIBRARY, {}).split()
+    assert policy == "PASSIVE" and count == torch_count and int(count) >= 1
+    env = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "ACTIVE"}  # the user's settings win
+    assert _child(_LIBRARY, env).split() == ["ACTIVE", "1", "1"]
+
+
+def test_set_threads_is_the_one_call_for_python() -> None:
+    code = ("import os, sigmoid_head\nsigmoid_head.set_threads(1)\nimport torch\n"
+            "print(os.environ['OMP_WAIT_POLICY'], torch.get_num_threads())\n")
+    assert _child(code, {}).split() == ["PASSIVE", "1"]
+    import torch
+
+    import sigmoid_head
+
+    before = torch.get_num_threads()
+    try:  # torch already started: only the count changes
+        line = sigmoid_head.set_threads(1)
+        assert torch.get_num_threads() == 1 and line.startswith("threads: 1 (torch had started")
+    finally:
+        torch.set_num_threads(before)

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from sigmoid_head.token_adjust import geometric, rank_preserving
+from sigmoid_head.scoring.token_adjust import geometric, rank_preserving
 
 
 def _brute_rank_preserving(head_logits, logp, targets, eps):

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmoid_head.dominant import DominantConfig
-from sigmoid_head.negatives import SamplerConfig
+from sigmoid_head.lm.dominant import DominantConfig
 from sigmoid_head.training.config import (
     DataConfig,
     LoopConfig,
@@ -16,6 +15,7 @@ from sigmoid_head.training.config import (
     TrainConfig,
     flat_names,
 )
+from sigmoid_head.training.negatives import SamplerConfig
 
 LEGACY = Path(__file__).resolve().parent / "data" / "head_v0_1_0" / "head" / "head_config.json"
 

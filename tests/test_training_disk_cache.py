@@ -31,7 +31,7 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, train_config, 
     assert np.fromfile(cache / "train" / "filled.u8", np.uint8).all()
     # a second run reuses every cached example: the backbone body never runs
     calls = []
-    from sigmoid_head.backbone import Backbone
+    from sigmoid_head.lm.backbone import Backbone
     original = Backbone.positions
 
     def counting(self, *a, **k):

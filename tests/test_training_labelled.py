@@ -6,8 +6,8 @@ import random
 import pytest
 import torch
 
-from sigmoid_head.backbone import load_backbone
 from sigmoid_head.data.self_labels import BAD, word_labels, words
+from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.labelled import labelled_records, load_labelled_examples
 from sigmoid_head.training.loop import train
@@ -105,7 +105,7 @@ def test_bad_tokens_end_below_ok_tokens(
     before_backbone = {
         k: v.clone() for k, v in load_backbone(str(path), device="cpu").model.state_dict().items()
     }
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     untrained = SigmoidHeadModel.from_base(str(path), device="cpu")
     model = train(config)
@@ -128,9 +128,9 @@ def test_mixed_with_reference_data_and_its_weight(
     part; mixed training runs and the weight reaches it."""
     from sigmoid_head.data.batching import Collator, pad_id
     from sigmoid_head.data.tokenize import load_examples
-    from sigmoid_head.dominant import DominantConfig
-    from sigmoid_head.model import SigmoidHeadModel
-    from sigmoid_head.negatives import NegativeSampler, SamplerConfig
+    from sigmoid_head.head.model import SigmoidHeadModel
+    from sigmoid_head.lm.dominant import DominantConfig
+    from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
     from sigmoid_head.training.step import StepContext, _seeded, micro_loss
 
     gold, _ = labelled_files
@@ -189,10 +189,10 @@ def test_mixed_with_reference_data_and_its_weight(
 def test_labelled_loss_is_the_paper_loss_when_every_token_is_good(tiny_causal_path):
     """With every label 1 and weight 1 the labelled loss is the paper's, negative for negative;
     a label 0 keeps only its token, as a negative, weighted."""
-    from sigmoid_head.dominant import DominantConfig
-    from sigmoid_head.head import sigmoid_bce
-    from sigmoid_head.model import SigmoidHeadModel
-    from sigmoid_head.negatives import NegativeSampler, SamplerConfig
+    from sigmoid_head.head.layer import sigmoid_bce
+    from sigmoid_head.head.model import SigmoidHeadModel
+    from sigmoid_head.lm.dominant import DominantConfig
+    from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
     from sigmoid_head.training.step import StepContext, _seeded
 
     model = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu")
@@ -387,7 +387,7 @@ def test_span_jsonl_items_become_labelled_examples(tiny_causal_path, tmp_path):
     span are the negatives, the others positives."""
     import gzip
 
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     rows = [
         {

@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from sigmoid_head.backbone import load_backbone
+from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
 

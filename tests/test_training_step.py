@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sigmoid_head.head import SigmoidHead
+from sigmoid_head.head.layer import SigmoidHead
 from sigmoid_head.training.loop import train
 
 
@@ -17,10 +17,10 @@ def _config(model_path, data, out, **kw):
 
 
 def _step_losses(avoid_dominant: bool, margin: float = 0.0):
-    from sigmoid_head.backbone import Positions
-    from sigmoid_head.dominant import DominantConfig
-    from sigmoid_head.head import sigmoid_bce
-    from sigmoid_head.negatives import NegativeSampler, SamplerConfig
+    from sigmoid_head.head.layer import sigmoid_bce
+    from sigmoid_head.lm.backbone import Positions
+    from sigmoid_head.lm.dominant import DominantConfig
+    from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
     from sigmoid_head.training.step import StepContext, head_loss
 
     gen = torch.Generator().manual_seed(3)
@@ -41,7 +41,7 @@ def _step_losses(avoid_dominant: bool, margin: float = 0.0):
 
 
 def test_rank_loss_adds_the_weighted_pair_mean_per_position():
-    from sigmoid_head.head import dominant_ranking_loss
+    from sigmoid_head.head.layer import dominant_ranking_loss
 
     head, pos, dom, losses, bce, n = _step_losses(True, margin=2.0)
     pair_mean = dominant_ranking_loss(head, pos.hidden, pos.targets, dom, 2.0)

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import torch
 
-from sigmoid_head.backbone import on_head_input
-from sigmoid_head.model import SigmoidHeadModel
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import on_head_input
 from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.training.loop import train
 
@@ -147,7 +147,7 @@ def test_new_full_heads_get_the_prior_by_default_and_low_rank_heads_do_not(
         train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path):
     """The default (None) is 0.01 on a full head, recorded as applied; 0 on a low-rank head,
     which cannot hold it; an explicit 0 is the paper's setting."""
-    from sigmoid_head.model import DEFAULT_UNTRAINED_PRIOR
+    from sigmoid_head.head.model import DEFAULT_UNTRAINED_PRIOR
 
     full = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "full", max_steps=2))
     assert full.config.bias and full.config.training["untrained_prior"] == DEFAULT_UNTRAINED_PRIOR == 0.01

@@ -123,7 +123,7 @@ def test_demo_smoke_runs_from_the_installed_wheel(venv: Path, tmp_path: Path) ->
         [
             str(python),
             "-c",
-            "import sigmoid_head.demo as d; print(d.__file__); print(d.sample_dir())",
+            "import sigmoid_head.demo.run as d; print(d.__file__); print(d.sample_dir())",
         ],
         cwd=tmp_path,
     )

@@ -244,7 +244,7 @@ def test_score_records_its_mix_and_evaluate_names_it(tmp_path: Path, capsys) -> 
 
 
 def test_demo_without_matplotlib_skips_its_figures(causal, tmp_path, monkeypatch, capsys) -> None:
-    from sigmoid_head import demo
+    from sigmoid_head.demo import run as demo
     from sigmoid_head.scoring.force_decode import score_records
 
     verses = [

@@ -7,7 +7,7 @@ book. See ``recipes/bible/README.md``.
 
 Usage::
 
-    python recipes/bible/build_data.py --out data/bible [--install] \
+    python -m recipes.bible.build_data --out data/bible [--install] \
         [--sample-out src/sigmoid_head/bible_sample]
 
 The cleaning functions (:func:`clean_osis` and friends) are importable so that

@@ -1,6 +1,6 @@
 """Eval Other split by negative kind: which hard negatives each method separates from references.
 
-    python recipes/bible/by_kind.py --run runs/llm [--setting llm --data data/bible]
+    python -m recipes.bible.by_kind --run runs/llm [--setting llm --data data/bible]
 
 Reads ``scores_other.json`` of an ``experiments.py`` run, rebuilds its candidate list
 (the same deterministic ``other_candidates`` from the same data and seed) and prints a
@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import held_out_items, other_candidates  # noqa: E402
-from qe_report import by_kind_table  # noqa: E402
+from .experiments import held_out_items, other_candidates
+from .qe_report import by_kind_table
 
 
 def main() -> None:

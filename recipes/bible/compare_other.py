@@ -1,6 +1,6 @@
 """The best head against the best baseline on Eval Other, both chosen on the dev books.
 
-    python recipes/bible/compare_other.py --dev runs/suite_dev --test runs/suite_test
+    python -m recipes.bible.compare_other --dev runs/suite_dev --test runs/suite_test
 
 Reads two ``eval_other_suite.py`` outputs (the same heads, ``--split dev`` and ``--split
 test``). On dev, the head method and the baseline with the highest ROC-AUC (references
@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
 BASELINES = ("softmax", "boostedprob", "entropy", "rauq")
 

@@ -1,6 +1,6 @@
 """How the combined score's defaults were chosen (dev books), and what they give (test books).
 
-    python recipes/bible/default_combination.py --other runs/suite_dev runs/suite_test \
+    python -m recipes.bible.default_combination --other runs/suite_dev runs/suite_test \
         --self mt:runs/mt_study llm:runs/llm_study --data data/bible --out docs/results/default_combination.md
 
 The library's combined score (``sigmoid_head.evaluation.combination``) is
@@ -23,10 +23,10 @@ are chosen here, on the dev books only, and then measured on the test books:
 Nothing is chosen on the test books.
 
 With ``--packed`` the inputs are the per-item data committed under
-``docs/results/data/`` (``recipes/bible/tables.py --pack``) instead of run folders, so the
+``docs/results/data/`` (``python -m recipes.bible.tables --pack``) instead of run folders, so the
 report is rebuilt from the repository alone:
 
-    python recipes/bible/default_combination.py --packed --other mt_suite_dev mt_suite_test \
+    python -m recipes.bible.default_combination --packed --other mt_suite_dev mt_suite_test \
         --other llm_suite_dev llm_suite_test --self mt:mt_eval_self llm:llm_eval_self \
         --out docs/results/default_combination.md
 
@@ -46,14 +46,12 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_self_study import aggregate, eval_items  # noqa: E402
-from qe_report import gold_self  # noqa: E402
-from tables import DATA, load  # noqa: E402
+from .eval_self_study import aggregate, eval_items
+from .qe_report import gold_self
+from .tables import DATA, load
 
 GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 BASELINES = {"softmax_min": "softmax@min", "softmax_mean_log": "softmax@mean",
@@ -220,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("give --other and/or --self")
     if args.packed:  # a report from committed data names the command that rebuilds it
         shown = [a for a in argv if a != "--check"]
-        report["command"] = "python recipes/bible/default_combination.py " + " ".join(map(shlex.quote, shown))
+        report["command"] = "python -m recipes.bible.default_combination " + " ".join(map(shlex.quote, shown))
     out, text = Path(args.out), markdown(report)
     made = {out: text, out.with_suffix(".json"): json.dumps(report, indent=1)}
     if args.check:  # the report and the JSON beside it

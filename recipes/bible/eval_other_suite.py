@@ -1,6 +1,6 @@
 """Eval Other by error kind: sequence ranking (product, geo-mean, min) and word-level error detection.
 
-    python recipes/bible/eval_other_suite.py --setting mt --model runs/mt/model --data data/bible \\
+    python -m recipes.bible.eval_other_suite --setting mt --model runs/mt/model --data data/bible \\
         --heads runs/mt_heads/heads --out runs/mt_error_suite
 
 The candidates come from :mod:`error_suite` (the references of the held-out test books,
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -40,12 +39,11 @@ import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, clustered_ci
 from sigmoid_head.evaluation.metrics import roc_auc
-from sigmoid_head.evaluation.span_metrics import word_metrics
+from sigmoid_head.evaluation.span_metrics import WeightedWords
 from sigmoid_head.scoring.aggregate import words_of
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from error_suite import KINDS, make_suite, pairwise_accuracy  # noqa: E402
-from eval_self_study import (  # noqa: E402
+from .error_suite import KINDS, make_suite, pairwise_accuracy
+from .eval_self_study import (
     aggregate,
     eval_items,
     full_vocab_of,
@@ -109,8 +107,8 @@ def word_level_metrics(word_scores: dict[str, np.ndarray], bad: np.ndarray, owne
         if m == "neg_entropy":
             continue
         prob = np.exp(v)
-        out[m] = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], threshold),
-                              sources, n_boot)
+        words = WeightedWords(prob[:, None], bad[:, None], threshold)  # one word per item
+        out[m] = clustered_ci(words.metrics, sources, n_boot, by_weight=True)
     return out
 
 

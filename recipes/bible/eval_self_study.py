@@ -1,6 +1,6 @@
 """Why is Eval Self hard for the Sigmoid Head? Token-level evidence, combined scores, dev-chosen weights.
 
-    python recipes/bible/eval_self_study.py --setting mt --model runs/mt/model --data data/bible \\
+    python -m recipes.bible.eval_self_study --setting mt --model runs/mt/model --data data/bible \\
         --heads runs/mt_full/heads --out runs/study_mt
 
 For each saved head under ``--heads`` (folders written by experiments.py or
@@ -31,7 +31,7 @@ combined scores' comparisons.
 Everything goes to ``OUT/study.json`` and ``OUT/study.md``; the token arrays to
 ``OUT/<split>_tokens.npz``; per verse, every method's sequence score and the gold
 (``gold:chrf``, ``gold:minilm``) to ``OUT/<split>_sequence.npz``, which
-``recipes/bible/tables.py --pack self OUT`` commits as a table's data; the reference
+``python -m recipes.bible.tables --pack self OUT`` commits as a table's data; the reference
 translations' token arrays to ``OUT/<split>_ref_tokens.npz`` (``--pack saturation``).
 """
 
@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -49,16 +48,15 @@ import torch
 
 from sigmoid_head import SigmoidHeadModel, load_backbone
 from sigmoid_head.data.prompts import make_examples
-from sigmoid_head.dominant import find_dominant
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
+from sigmoid_head.lm.dominant import find_dominant
 from sigmoid_head.scoring.rauq import RauqConfig, capture_self_attention, rauq_positions
-from sigmoid_head.token_adjust import rank_preserving
+from sigmoid_head.scoring.token_adjust import rank_preserving
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import LLM_PROMPT, find, other_candidates, read_jsonl  # noqa: E402
-from qe_report import gold_self  # noqa: E402
+from .experiments import LLM_PROMPT, find, other_candidates, read_jsonl
+from .qe_report import gold_self
 
 ROOT = Path(__file__).resolve().parents[2]
 

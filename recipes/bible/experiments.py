@@ -1,7 +1,7 @@
 """The paper's experiments on real text, offline: negative-sampling ablation, Eval Other, Eval Self.
 
-    python recipes/bible/experiments.py --setting llm --out runs/llm [--quick]
-    python recipes/bible/experiments.py --setting mt --model runs/mt/model --out runs/mt_heads [--quick]
+    python -m recipes.bible.experiments --setting llm --out runs/llm [--quick]
+    python -m recipes.bible.experiments --setting mt --model runs/mt/model --out runs/mt_heads [--quick]
 
 ``llm``: SmolLM2-135M-Instruct rewriting King James verses into modern English (WEB),
 through its chat template. ``mt``: a Marian model trained from scratch on Spanish ->
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -44,8 +43,7 @@ from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.scoring.rauq import RauqConfig
 from sigmoid_head.training.cache import PositionCache
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qe_report import (  # noqa: E402
+from .qe_report import (
     by_kind_table,
     gold_self,
     qualitative_markdown,

@@ -7,8 +7,8 @@ template, ``Rewrite this verse in modern English:\\n{kjv}`` -> WEB, assistant to
 trained). The examples the model consumed are written to ``OUT/seen_train.jsonl`` so the
 head can then be trained on that same data:
 
-    python recipes/bible/finetune_llm.py --data data/bible --out runs/llm_ft --minutes 60
-    python recipes/bible/experiments.py --setting llm --model runs/llm_ft/model \\
+    python -m recipes.bible.finetune_llm --data data/bible --out runs/llm_ft --minutes 60
+    python -m recipes.bible.experiments --setting llm --model runs/llm_ft/model \\
         --train-data runs/llm_ft/seen_train.jsonl --data data/bible --out runs/llm_ft_heads
 
 Resumable: a checkpoint (model, optimizer, data position, elapsed time) is written every
@@ -23,7 +23,6 @@ import json
 import math
 import random
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -33,10 +32,9 @@ from tqdm.auto import tqdm
 
 from sigmoid_head.data.batching import Collator, example_length, make_batches
 from sigmoid_head.data.tokenize import tokenize_records
-from sigmoid_head.embedded import resolve_model_name
+from sigmoid_head.embedded.default_model import resolve_model_name
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import LLM_PROMPT, find, read_jsonl, write_jsonl  # noqa: E402
+from .experiments import LLM_PROMPT, find, read_jsonl, write_jsonl
 
 STOP = threading.Event()
 RESUME_KEYS = ("seed", "batch_tokens", "max_words", "lr")

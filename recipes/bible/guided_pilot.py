@@ -1,6 +1,6 @@
 """Pilot: chrF of head-guided greedy decoding on a handful of dev verses (issue 25, item 3).
 
-    python recipes/bible/guided_pilot.py --head runs/untrained_rows/heads/uniform_0.1 \
+    python -m recipes.bible.guided_pilot --head runs/untrained_rows/heads/uniform_0.1 \
         [--head runs/untrained_rows/heads/paper] [--n-verses 40] [--weights 0,0.5,1,2,4] [--masks 0.5]
 
 SmolLM2-135M-Instruct rewrites KJV verses of the dev books into modern English (the
@@ -24,9 +24,10 @@ from pathlib import Path
 def run_setting(model, verses: list[dict], weight: float, mask: float, max_new: int) -> dict:
     from sacrebleu.metrics import CHRF
 
-    from sigmoid_head.demo import PROMPT
     from sigmoid_head.scoring.decoding import DecodingConfig
     from sigmoid_head.scoring.generate import generate_and_score
+
+    from ..common.bible_sample import PROMPT
 
     cfg = DecodingConfig(max_new_tokens=max_new, head_weight=weight, head_mask_below=mask)
     t0 = time.perf_counter()
@@ -46,7 +47,8 @@ def run_setting(model, verses: list[dict], weight: float, mask: float, max_new: 
 def main(argv: list[str] | None = None) -> None:
     from sigmoid_head import SigmoidHeadModel, load_backbone
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import sample_dir, short
+
+    from ..common.bible_sample import sample_dir, short
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--head", action="append", required=True, help="a head folder (repeatable)")

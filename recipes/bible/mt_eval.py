@@ -3,7 +3,7 @@
 Used by ``train_mt.py`` at the end of training, and usable on its own for any saved
 seq2seq model, e.g. to add beam search later::
 
-    python recipes/bible/mt_eval.py --model runs/mt_bible/model --data data/bible \
+    python -m recipes.bible.mt_eval --model runs/mt_bible/model --data data/bible \
         --out runs/mt_bible/eval_beam4 --beams 4 --splits test
 
 Each unique Spanish source is translated once and scored with sacrebleu corpus BLEU and

@@ -2,18 +2,18 @@
 
     # seeds 1 and 2 of the tables' head: only the training seed changes (--data-seed 0 keeps
     # the same 3,000 training pairs), then one error-kind suite run scores both heads
-    python recipes/bible/experiments.py --setting llm --data data/bible --out runs/llm_s1 \\
+    python -m recipes.bible.experiments --setting llm --data data/bible --out runs/llm_s1 \\
         --train-only --settings token_freq+avoid --seed 1 --data-seed 0
-    python recipes/bible/experiments.py ... --out runs/llm_s2 ... --seed 2 --data-seed 0
+    python -m recipes.bible.experiments ... --out runs/llm_s2 ... --seed 2 --data-seed 0
     mkdir -p runs/llm_seeds/heads
     ln -s ../../llm_s1/heads/token_freq+avoid runs/llm_seeds/heads/token_freq+avoid_s1
     ln -s ../../llm_s2/heads/token_freq+avoid runs/llm_seeds/heads/token_freq+avoid_s2
-    python recipes/bible/eval_other_suite.py --setting llm --data data/bible \\
+    python -m recipes.bible.eval_other_suite --setting llm --data data/bible \\
         --heads runs/llm_seeds/heads --split test --n-items 150 --boot 200 --full-vocab '' \\
         --out runs/llm_seeds_test
-    python recipes/bible/primary_family.py --suite runs/llm_seeds_test \\
+    python -m recipes.bible.primary_family --suite runs/llm_seeds_test \\
         --seed-head 1:token_freq+avoid_s1 --seed-head 2:token_freq+avoid_s2 --command "..."
-    python recipes/bible/tables.py --write
+    python -m recipes.bible.tables --write
 
 The family (docs/results.md, "Confirmatory or exploratory"): per model, on the test books,
 (1) the word-level ROC-AUC of the token freq + avoid head against the softmax's word
@@ -38,12 +38,12 @@ softmax and seed-0 head may differ from the committed ones (other weights): the 
 records by how much. Without ``--mt-suite`` the MT half is listed as not run and
 counted with p = 1::
 
-    python recipes/bible/train_mt.py --data data/bible --out runs/mt_b --threads 1
-    python recipes/bible/experiments.py --setting mt --model runs/mt_b/model --data data/bible \
+    python -m recipes.bible.train_mt --data data/bible --out runs/mt_b --threads 1
+    python -m recipes.bible.experiments --setting mt --model runs/mt_b/model --data data/bible \
         --out runs/mt_b_sK --train-only --settings token_freq+avoid --seed K --data-seed 0   # K = 0, 1, 2
-    python recipes/bible/eval_other_suite.py --setting mt --model runs/mt_b/model --data data/bible \
+    python -m recipes.bible.eval_other_suite --setting mt --model runs/mt_b/model --data data/bible \
         --heads runs/mt_b_seeds/heads --split test --n-items 400 --full-vocab '' --out runs/mt_b_seeds_test
-    python recipes/bible/primary_family.py --suite runs/llm_seeds_test --seed-head 1:... --seed-head 2:... \
+    python -m recipes.bible.primary_family --suite runs/llm_seeds_test --seed-head 1:... --seed-head 2:... \
         --mt-suite runs/mt_b_seeds_test --mt-seed-head 0:token_freq+avoid_s0 --mt-seed-head 1:... \
         --mt-seed-head 2:... --mt-model "..." --mt-command "..."
 """
@@ -52,13 +52,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tables import DATA, ROOT, from_suite, from_words, load, save  # noqa: E402
+from .tables import DATA, ROOT, from_suite, from_words, load, save
 
 HEAD = "token_freq+avoid"
 NOT_RUN = {"mt_words": "MT: word ROC-AUC, token freq + avoid vs the softmax",

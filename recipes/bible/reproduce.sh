@@ -47,7 +47,7 @@ else
   "$PY" recipes/bible/eval_other_suite.py --setting mt --model runs/mt/model --data data/bible --heads runs/mt_seeds/heads \
     --split test --n-items 400 --full-vocab '' --out runs/mt_seeds_test
   echo "Runs done. Commit their per-item data with recipes/bible/tables.py --pack (docs/results.md,"
-  echo "section 'Rebuilding every table'), then the seeds: python recipes/bible/primary_family.py --suite runs/llm_seeds_test"
+  echo "section 'Rebuilding every table'), then the seeds: python -m recipes.bible.primary_family --suite runs/llm_seeds_test"
   echo "--seed-head 1:token_freq+avoid_s1 --seed-head 2:token_freq+avoid_s2 --mt-suite runs/mt_seeds_test"
-  echo "--mt-seed-head 0:token_freq+avoid_s0 (and 1:, 2:) --mt-model '...'; then: python recipes/bible/tables.py --check"
+  echo "--mt-seed-head 0:token_freq+avoid_s0 (and 1:, 2:) --mt-model '...'; then: python -m recipes.bible.tables --check"
 fi

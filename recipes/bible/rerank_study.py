@@ -1,6 +1,6 @@
 """Best-of-N reranking with the head and the baselines: which score picks the best candidate?
 
-    python recipes/bible/rerank_study.py --head runs/demo_head --out runs/rerank_llm \\
+    python -m recipes.bible.rerank_study --head runs/demo_head --out runs/rerank_llm \\
         --n-dev 60 --n-test 60 --samples 6 --temperature 0.8
 
 The LLM setting of the demo (SmolLM2-135M-Instruct rewrites a KJV verse in modern
@@ -49,12 +49,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import tables
 
-from sigmoid_head import methods as registry
+from sigmoid_head.registry import methods as registry
 
-PROMPT = "Rewrite this verse in modern English:\n{source}"
-"""The demo's prompt (sigmoid_head.demo.PROMPT), rendered with the chat template."""
+from ..common.bible_sample import PROMPT
+from . import tables
 
 
 def mt_items(data: Path, split: str, n: int) -> list[dict]:
@@ -70,7 +69,8 @@ def items(split: str, n: int, skip: int) -> list[dict]:
     """``n`` short verses of the bundled sample's KJV -> WEB ``split`` after the first
     ``skip`` (the demo uses dev verses 0-123 for validation and calibration)."""
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import sample_dir, short
+
+    from ..common.bible_sample import sample_dir, short
 
     return short(read_jsonl(sample_dir() / f"para_{split}.jsonl.gz"), 40)[skip:skip + n]
 
@@ -180,7 +180,7 @@ def guided(args: argparse.Namespace, recs: dict[str, list[dict]], summary: dict,
     on test; its per-verse chrF as a table row, its cost per token against plain greedy.
     An earlier run's decodings in ``OUT/summary.json`` with the same heads and weights are
     reused (the tables are then remade without decoding again)."""
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     heads = dict(h.split("=", 1) for h in args.guided_heads) if args.guided_heads else {"head": args.head}
     weights = [float(w) for w in args.guided_weights.split(",")]
@@ -219,7 +219,7 @@ def guided(args: argparse.Namespace, recs: dict[str, list[dict]], summary: dict,
 
 def run(args: argparse.Namespace) -> dict:
     from sigmoid_head.evaluation.combination import DEFAULTS
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     t0 = time.perf_counter()
     out = Path(args.out)

@@ -1,6 +1,6 @@
 """A head trained on the model's own outputs (issue 25, item 4): decode, tag, train a grid.
 
-    python recipes/bible/self_labelled.py --model runs/mt/model --data data/bible --out runs/mt_self
+    python -m recipes.bible.self_labelled --model runs/mt/model --data data/bible --out runs/mt_self
 
 1. The paper's head (``token_freq+avoid``) on the same 3,000 training pairs, dev file and
    settings as ``experiments.py --setting mt`` (lr 1e-3, batch 16, 8 epochs, validation
@@ -16,11 +16,11 @@
    the self term (``sigmoid-head train --self-generated``), same settings as 1:
    ``OUT/heads/self_{n}ref_w{w}``. A head already saved is skipped, so a rerun resumes.
 
-``recipes/bible/eval_self_study.py --heads OUT/heads`` and ``eval_other_suite.py --heads
+``python -m recipes.bible.eval_self_study --heads OUT/heads`` and ``eval_other_suite.py --heads
 OUT/heads`` then evaluate them beside the paper's head. Which (references, weight) is
 reported is chosen on the dev books, never the test books:
 
-    python recipes/bible/self_labelled.py --choose runs/mt_self/study
+    python -m recipes.bible.self_labelled --choose runs/mt_self/study
 
 prints every self head's Pearson with chrF on the dev books' greedy outputs (geo-mean,
 ``sigmoid:<head>@mean``) and names the best.
@@ -31,26 +31,24 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import find, task_data, train_heads, write_jsonl  # noqa: E402
-
-from sigmoid_head import SigmoidHeadModel, load_backbone  # noqa: E402
-from sigmoid_head.data.records import read_jsonl  # noqa: E402
-from sigmoid_head.training.config import TrainConfig  # noqa: E402
-from sigmoid_head.training.loop import train  # noqa: E402
-from sigmoid_head.training.self_generated import (  # noqa: E402
+from sigmoid_head import SigmoidHeadModel, load_backbone
+from sigmoid_head.data.records import read_jsonl
+from sigmoid_head.training.config import TrainConfig
+from sigmoid_head.training.loop import train
+from sigmoid_head.training.self_generated import (
     bad_share,
     decode_sources,
     group_references,
     label_outputs,
 )
+
+from .experiments import find, task_data, train_heads, write_jsonl
 
 REFS = (1, 2)
 WEIGHTS = (0.3, 1.0, 3.0)

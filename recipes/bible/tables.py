@@ -1,8 +1,8 @@
 """Regenerate the tables of docs/results.md and docs/results/*.md from committed per-item data.
 
-    python recipes/bible/tables.py --check   # exit 1, with a diff, if a table in the docs differs
-    python recipes/bible/tables.py --write   # rewrite the tables in place
-    python recipes/bible/tables.py --pack suite runs/mt_or_test --name mt_suite_test \
+    python -m recipes.bible.tables --check   # exit 1, with a diff, if a table in the docs differs
+    python -m recipes.bible.tables --write   # rewrite the tables in place
+    python -m recipes.bible.tables --pack suite runs/mt_or_test --name mt_suite_test \
         --baseline softmax@min --chosen "on the dev books (compare_other.py)" --command "..."
 
 Each ``docs/results/data/<name>.json.gz`` holds what one table is made of, item by item:
@@ -20,9 +20,9 @@ README's demo table).
 Methods are shown under their current names, one name per scale (:func:`shown`): a
 length-normalised score an older data file holds as a geometric mean (``softmax_geo``, in
 [0, 1], so its BCE is that of a probability) is ``softmax_geo_mean``
-(:func:`sigmoid_head.methods.probability_key`); a file that holds the mean token
+(:func:`sigmoid_head.registry.methods.probability_key`); a file that holds the mean token
 log-probability names it ``softmax_mean_log`` and keeps that name. Rerank tables, where
-only the order matters, show the row name (:func:`sigmoid_head.methods.ranking_key`:
+only the order matters, show the row name (:func:`sigmoid_head.registry.methods.ranking_key`:
 ``softmax_mean_log``).
 
 A table shows, per method, the metric with two 95% intervals (candidates resampled, as the
@@ -45,10 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 from sigmoid_head.evaluation.metrics import METRICS
-from sigmoid_head.methods import probability_key, ranking_key
+from sigmoid_head.evaluation.pvalues import add_holm, describe_p
+from sigmoid_head.registry.methods import probability_key, ranking_key
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "results" / "data"
@@ -95,7 +94,7 @@ def from_suite(folder: Path) -> dict:
 def from_demo(folder: Path) -> dict:
     """Scores, labels and verses of a ``sigmoid-head demo`` output folder (its test candidates)."""
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import table_scores
+    from sigmoid_head.demo.run import table_scores
 
     rows = read_jsonl(folder / "scores.jsonl", objects=True)
     # verse ids in sorted-source order: the demo's own resamples (it groups by source text)
@@ -179,10 +178,21 @@ def _paired(t: dict, sep: str) -> str:
             f"{describe_p(t, family=False, analytic=True)}")
 
 
+RECIPE_SCRIPT = re.compile(r"python3? (?:\./)?recipes/(bible|human_qe)/(\w+)\.py")
+"""A recipe called as a script, as the packs made before the recipes were a package record it."""
+
+
+def as_module(command: str) -> str:
+    """A recorded command as it is run today: ``python recipes/bible/x.py ...`` becomes
+    ``python -m recipes.bible.x ...`` (the recipes are a package; the arguments are kept)."""
+    return RECIPE_SCRIPT.sub(r"python -m recipes.\1.\2", command)
+
+
 def _made_by(d: dict) -> str:
-    """Every table's last sentence: its data file, the command that made it, and how to render it."""
-    return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{d['command']}`; table: "
-            "`python recipes/bible/tables.py --write`.")
+    """Every table's last sentence: its data file, the command that made it (spelled as it
+    runs today, :func:`as_module`), and how to render it."""
+    return (f"Data: `docs/results/data/{d['name']}.json.gz`, made by `{as_module(d['command'])}`; "
+            "table: `python -m recipes.bible.tables --write`.")
 
 
 def render(d: dict) -> str:
@@ -224,7 +234,7 @@ def render_metrics(d: dict, metrics: tuple[str, ...] = ("roc_auc", "bce", "pears
         lines.append(f"| {shown(m)} | " + " | ".join(f"{c[0]:.3f} {_ci(c)}" for c in cells) + " |")
     lines += ["", f"{gold.size} candidates from {len(np.unique(groups))} verses; intervals resample "
               f"verses ({d['n_boot']} resamples, seed {d['seed']}). Data: "
-              f"`docs/results/data/{d['name']}.json.gz`; table: `python recipes/bible/tables.py --write`."]
+              f"`docs/results/data/{d['name']}.json.gz`; table: `python -m recipes.bible.tables --write`."]
     return "\n".join(lines) + "\n"
 
 
@@ -322,7 +332,7 @@ def render_words(d: dict) -> str:
     source verses; paired bootstrap over verses of ROC-AUC and AP against the baseline."""
     from sigmoid_head.evaluation.bootstrap import clustered_ci
     from sigmoid_head.evaluation.metrics import roc_auc
-    from sigmoid_head.evaluation.span_metrics import average_precision, word_metrics
+    from sigmoid_head.evaluation.span_metrics import WeightedWords, average_precision
 
     bad, groups, base, thr = (np.asarray(d["gold"], dtype=float), np.asarray(d["groups"]), d["baseline"],
                               d["threshold"])
@@ -339,9 +349,8 @@ def render_words(d: dict) -> str:
              f"ROC-AUC vs {shown(base)} [95% CI], p | AP vs {shown(base)} [95% CI], p |",
              "|---|---|---|---|---|---|---|"]
     for m in [base, *others]:
-        prob = np.exp(scores[m])
-        ci = clustered_ci(lambda idx, p=prob: word_metrics(p[idx], bad[idx], thr), groups, d["n_boot"],
-                          seed=d["seed"])
+        words = WeightedWords(np.exp(scores[m])[:, None], bad[:, None], thr)  # a word per item
+        ci = clustered_ci(words.metrics, groups, d["n_boot"], seed=d["seed"], by_weight=True)
         cells = [f"{ci[k][0]:.3f} [{ci[k][1]:.3f}, {ci[k][2]:.3f}]" for k in ("mcc", "f1_bad", "roc_auc", "ap")]
         vs = ["(baseline)", ""] if m == base else [
             _paired(t, ", ")
@@ -467,7 +476,7 @@ def render_primary(d: dict) -> str:
         lines.append(
             f"| {c['label']} vs {c['baseline_name']} | {c['base']:.3f} | "
             + " / ".join(f"{v:.3f}" for v in c["per_seed"])
-            + f" (deltas " + " / ".join(f"{v:+.3f}" for v in c["deltas"]) + ")"
+            + " (deltas " + " / ".join(f"{v:+.3f}" for v in c["deltas"]) + ")"
             + f" | {np.mean(c['per_seed']):.3f} ({np.std(c['per_seed'], ddof=1):.3f}) | "
             f"{t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
             f"{describe_p(t, family=False, analytic=True)} | {outcome} |")
@@ -501,7 +510,7 @@ def _block(name: str) -> re.Pattern[str]:
 
 def render_untrained_rows(rows: list[dict]) -> str:
     """recipes/bible/untrained_rows.py's tables, from its per-candidate rows."""
-    import untrained_rows
+    from . import untrained_rows
 
     return untrained_rows.tables(rows) + "\n"
 
@@ -601,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), made.splitlines(True),
                                                        str(path.relative_to(ROOT)), "regenerated"))
     if args.check and stale:
-        print(f"{stale} doc(s) differ from the committed data: python recipes/bible/tables.py --write")
+        print(f"{stale} doc(s) differ from the committed data: python -m recipes.bible.tables --write")
         return 1
     return 0
 

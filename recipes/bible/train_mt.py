@@ -19,8 +19,8 @@ Phases, in the order :func:`run` calls them:
 
 Usage::
 
-    python recipes/bible/train_mt.py --data data/bible --out runs/mt_bible           # 3,708 steps
-    python recipes/bible/train_mt.py --data data/bible --out runs/mt_quick --quick   # ~3 min
+    python -m recipes.bible.train_mt --data data/bible --out runs/mt_bible           # 3,708 steps
+    python -m recipes.bible.train_mt --data data/bible --out runs/mt_quick --quick   # ~3 min
 
 The model is defined by its steps and seed, not by a wall-clock budget: the learning-rate
 schedule spans ``--max-steps`` and the batches, initialisation and dropout come from
@@ -57,10 +57,9 @@ from transformers import GenerationConfig, MarianConfig, MarianMTModel, PreTrain
 
 from sigmoid_head.data.batching import IGNORE_INDEX, Collator, example_length, make_batches
 from sigmoid_head.data.tokenize import tokenize_records
-from sigmoid_head.head_io import file_sha256
+from sigmoid_head.head.folder import file_sha256
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # mt_eval.py lives beside this file
-from mt_eval import evaluate_split, find_split, group_references, read_pairs
+from .mt_eval import evaluate_split, find_split, group_references, read_pairs
 
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0, 1, 2, 3
 

@@ -1,7 +1,7 @@
 """Small ablation: untrained head rows and gibberish in scripts the head never saw (issue 25).
 
-    python recipes/bible/untrained_rows.py --out runs/untrained_rows [--quick]
-    python recipes/bible/untrained_rows.py --from-scores docs/results/data/untrained_rows.jsonl.gz
+    python -m recipes.bible.untrained_rows --out runs/untrained_rows [--quick]
+    python -m recipes.bible.untrained_rows --from-scores docs/results/data/untrained_rows.jsonl.gz
 
 Trains the demo's head (SmolLM2-135M-Instruct, 600 short KJV -> WEB verse pairs, chat
 template, lr 1e-3, 12 epochs with early stopping on 64 dev verses, hidden states cached
@@ -35,15 +35,13 @@ import argparse
 import gzip
 import json
 import random
-import sys
 import time
 import unicodedata
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiments import score_all  # noqa: E402
+from .experiments import score_all
 
 SETTINGS = {  # name -> TrainConfig overrides
     "paper": {},
@@ -93,7 +91,7 @@ def candidates(verses: list[dict], seed: int, split: str, tokenizer) -> list[dic
     """Reference, the demo's two negatives and the ``letters``/``drift`` gibberish per verse
     (``sampled`` is added by :func:`add_sampled`), gibberish as many tokens long as what it
     replaces; ``item`` is the verse's index."""
-    from sigmoid_head.demo import candidates as demo_candidates
+    from sigmoid_head.demo.run import candidates as demo_candidates
 
     rng, out = random.Random(seed), []
     demo = demo_candidates(verses, seed)
@@ -147,8 +145,9 @@ def train_heads(backbone, out: Path, n_train: int, epochs: float, seed: int, pro
     from sigmoid_head import SigmoidHeadModel, TrainConfig, train
     from sigmoid_head.data.batching import Collator, pad_id
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import sample_dir, short, write_jsonl
     from sigmoid_head.training.cache import PositionCache
+
+    from ..common.bible_sample import sample_dir, short, write_jsonl
 
     data = sample_dir()
     recs = short(read_jsonl(data / "para_train.jsonl.gz"), 40)
@@ -227,8 +226,8 @@ def choose_on_dev(dev: list[dict]) -> str:
 def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
     """The ablation's markdown: the dev choice, then the test table and tests against the paper."""
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-    from sigmoid_head.evaluation.pvalues import add_holm, describe_p
     from sigmoid_head.evaluation.metrics import roc_auc
+    from sigmoid_head.evaluation.pvalues import add_holm, describe_p
 
     dev = [r for r in rows if r["split"] == "dev"]
     test = [r for r in rows if r["split"] == "test"]
@@ -275,7 +274,8 @@ def tables(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> str:
 def run(args: argparse.Namespace) -> list[dict]:
     from sigmoid_head import load_backbone
     from sigmoid_head.data.records import read_jsonl
-    from sigmoid_head.demo import PROMPT, sample_dir, short
+
+    from ..common.bible_sample import PROMPT, sample_dir, short
 
     t0, out = time.perf_counter(), Path(args.out)
     backbone = load_backbone(None, device="cpu")

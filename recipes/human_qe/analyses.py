@@ -26,8 +26,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
-    import error_free
-    import feature_combination
+    from . import error_free, feature_combination
 
     return {
         "combination": (feature_combination.results, feature_combination.block),
@@ -40,7 +39,7 @@ def outputs(
 ) -> tuple[dict[Path, str], dict[str, str]]:
     """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``;
     the figure files go to ``results_dir``."""
-    from run import _jsonable
+    from .run import jsonable
 
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
@@ -49,9 +48,9 @@ def outputs(
         if not needed[name] <= set(sets):
             continue
         res = compute()
-        files[results_dir / f"{name}.json"] = json.dumps(_jsonable(res), indent=1) + "\n"
+        files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"
         blocks[f"{BLOCK}:{name}"] = render(res)
-    import wmt22_rows
+    from . import wmt22_rows
 
     if wmt22_rows.LEADERBOARD.exists():
         blocks[f"{BLOCK}:wmt22"] = wmt22_rows.block(json.loads(wmt22_rows.LEADERBOARD.read_text()))

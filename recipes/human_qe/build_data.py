@@ -23,7 +23,7 @@ written as ``<out>/<set>/{dev,test}.jsonl.gz``, one JSON record per scored text:
 
 Usage::
 
-    python recipes/human_qe/build_data.py --clones DIR [--out recipes/human_qe/data]
+    python -m recipes.human_qe.build_data --clones DIR [--out recipes/human_qe/data]
         [--sets mlqe-roen-word,mqm-ted-zhen,mushroom-en]
 
 ``DIR`` holds one folder per repository named ``<owner>+<name>``: either a checkout (files
@@ -39,7 +39,6 @@ import hashlib
 import io
 import json
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -97,7 +96,6 @@ def _hter(path: Path) -> list[float | None]:
 
 def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
     """MLQE-PE ro-en word level: test = WMT 2021 test gold, dev = post-editing dev."""
-    sys.path.insert(0, str(_src()))
     from sigmoid_head.evaluation.gold_wmt import read_wmt_word_level
 
     files = _fetch(clones, "mlqe-roen-word")
@@ -160,7 +158,6 @@ DEV_TALKS = ("talk.5", "talk.7")
 
 def build_mqm_ted(clones: Path) -> dict[str, list[dict]]:
     """Google MQM TED zh-en, split by talk."""
-    sys.path.insert(0, str(_src()))
     from sigmoid_head.evaluation.gold_mqm import read_google_mqm
 
     (data,) = _fetch(clones, "mqm-ted-zhen").values()
@@ -190,7 +187,6 @@ def build_mqm_ted(clones: Path) -> dict[str, list[dict]]:
 
 def build_mushroom_en(clones: Path) -> dict[str, list[dict]]:
     """Mu-SHROOM English: dev = validation v2, test = labelled test."""
-    sys.path.insert(0, str(_src()))
     from sigmoid_head.evaluation.gold_shroom import read_mushroom
 
     files = _fetch(clones, "mushroom-en")

@@ -19,7 +19,7 @@ set of ``run.py``):
 
 Usage::
 
-    python recipes/human_qe/build_labelled.py --clones DIR [--out DIR] [--sets ...]
+    python -m recipes.human_qe.build_labelled --clones DIR [--out DIR] [--sets ...]
 
 ``DIR`` as for ``build_data.py`` (``<owner>+<name>/repo`` bare clones or checkouts); the
 sha256 of every source file is checked.
@@ -31,15 +31,12 @@ import argparse
 import collections
 import io
 import re
-import sys
 import tarfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "src"))
+from .build_data import source_bytes, write_set
 
-from build_data import source_bytes, write_set  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SOURCES = {
     "mlqe-roen-train": {

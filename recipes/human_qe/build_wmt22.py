@@ -21,7 +21,7 @@ same commit), into ``results/wmt22-word.json``.
 
 Usage::
 
-    python recipes/human_qe/build_wmt22.py --clones DIR [--out runs/wmt22] [--leaderboard]
+    python -m recipes.human_qe.build_wmt22 --clones DIR [--out runs/wmt22] [--leaderboard]
 
 ``DIR``: as for ``build_data.py`` (``<owner>+<name>/repo`` bare clones, or checkouts).
 """
@@ -32,15 +32,12 @@ import argparse
 import io
 import json
 import re
-import sys
 import tarfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "src"))
+from .build_data import source_bytes
 
-from build_data import source_bytes  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SOURCES = HERE / "wmt22.json"
 PAIRS = ("km-en", "ps-en")

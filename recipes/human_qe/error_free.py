@@ -78,15 +78,15 @@ def fit(dev_rows: Sequence[dict], y_dev: np.ndarray, key: str) -> dict[str, floa
 
 def results(n_boot: int = 1000) -> dict[str, Any]:
     """Every figure of the table (module docstring), JSON-ready."""
-    from feature_combination import _split
-    from tables import gold_rows
-
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
     from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    (drows, _), (trows, titems) = _split(NAME, "dev"), _split(NAME, "test")
+    from .feature_combination import split_rows
+    from .tables import gold_rows
+
+    (drows, _), (trows, titems) = split_rows(NAME, "dev"), split_rows(NAME, "test")
     yd, yt = labels(gold_rows(NAME, "dev", None)), labels(gold_rows(NAME, "test", None))
     groups = np.asarray([it.group for it in titems])
     out: dict[str, Any] = {
@@ -133,7 +133,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
 def block(res: dict[str, Any]) -> str:
     """The page's table of :func:`results`."""
-    from tables import _p
+    from .tables import fmt_p
 
     c = res["counts"]
     lines = [
@@ -158,7 +158,7 @@ def block(res: dict[str, Any]) -> str:
     for fig, t in res["tests"].items():
         lines.append(
             f"| {fig} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-            f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} |"
+            f"| {fmt_p(t['p_value'], t['n_boot'])} | {fmt_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} |"
         )
     base = res["base_rate_brier"]
     return "\n".join(

@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 
 from sigmoid_head.evaluation.bootstrap import clustered_ci, paired_bootstrap
-
-from sigmoid_head.evaluation.pvalues import add_holm
 from sigmoid_head.evaluation.gold_eval import evaluate_gold, gold_word_bad, gold_word_scores
 from sigmoid_head.evaluation.gold_formats import GoldItem
 from sigmoid_head.evaluation.gold_shroom import (
@@ -43,8 +41,10 @@ from sigmoid_head.evaluation.gold_shroom import (
     spearman,
 )
 from sigmoid_head.evaluation.gold_wmt import NO_SOURCE_SCORES, gap_scores
-from sigmoid_head.evaluation.metrics import kendall, pearson
-from sigmoid_head.evaluation.span_metrics import mcc
+from sigmoid_head.evaluation.metrics import pearson
+from sigmoid_head.evaluation.pvalues import add_holm
+from sigmoid_head.evaluation.span_metrics import WeightedWords, mcc
+from sigmoid_head.evaluation.weighted_kendall import WeightedKendall
 
 KIND = {"mlqe-roen-word": "wmt", "mqm-ted-zhen": "mqm", "mushroom-en": "shroom"}
 NOT_SCORES = {"n_tokens", "dominant_mean"}
@@ -140,7 +140,8 @@ def word_methods(scored: Sequence[dict]) -> list[str]:
     ]
 
 
-def _groups(items: Sequence[GoldItem]) -> np.ndarray:
+def item_groups(items: Sequence[GoldItem]) -> np.ndarray:
+    """Each item's source group (the bootstrap's cluster)."""
     return np.asarray([it.group for it in items])
 
 
@@ -154,12 +155,14 @@ def segment_table(
         x = sign * np.asarray([float(r[field]) for r in scored])
         x = np.where(np.isfinite(x), x, np.nanmin(x[np.isfinite(x)]) if np.isfinite(x).any() else 0)
 
-        def stat(idx: np.ndarray, x: np.ndarray = x) -> dict[str, float]:
+        tau = WeightedKendall(x, human)  # merged once: a resample is O(N), no sort
+
+        def stat(idx: np.ndarray, x: np.ndarray = x, tau: WeightedKendall = tau) -> dict[str, float]:
             with warnings.catch_warnings():  # a constant resample gives NaN, dropped
                 warnings.simplefilter("ignore", UserWarning)
                 return {
                     "pearson": pearson(x[idx], human[idx]),
-                    "kendall": kendall(x[idx], human[idx]),
+                    "kendall": tau(np.bincount(idx, minlength=x.size)),
                 }
 
         out[field if sign > 0 else f"-{field}"] = clustered_ci(stat, groups, n_boot)
@@ -167,11 +170,13 @@ def segment_table(
 
 
 # ----------------------------------------------------------------------------- thresholds
-def _grid(scores: np.ndarray, n: int = 60) -> np.ndarray:
+def _grid(scores: np.ndarray, n: int = 60, top: float = 0.8) -> np.ndarray:
+    """Candidate thresholds: the scores' 1st to ``100 * top``-th percentiles (a threshold
+    just above each, so that at most about ``top`` of the words are flagged), and 0.5."""
     s = scores[np.isfinite(scores)]
     if s.size == 0:
         return np.asarray([0.5])
-    q = np.unique(np.quantile(s, np.linspace(0.01, 0.8, n)))
+    q = np.unique(np.quantile(s, np.linspace(0.01, top, n)))
     return np.unique(np.r_[q * (1 + 1e-9) + 1e-300, 0.5])
 
 
@@ -185,7 +190,8 @@ def pick_threshold(scores: np.ndarray, bad: np.ndarray) -> float:
     return thr
 
 
-def _flat_words(scored: Sequence[dict], items: Sequence[GoldItem], m: str):
+def flat_words(scored: Sequence[dict], items: Sequence[GoldItem], m: str):
+    """Per item: method ``m``'s word scores and the gold BAD tags."""
     s = [gold_word_scores(r, m) for r in scored]
     b = [gold_word_bad(it) for it in items]
     return s, b
@@ -196,11 +202,16 @@ def word_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict
     """Dev thresholds per method (word MCC), then the test's word/span figures."""
     thr = {}
     for m in methods:
-        s, b = _flat_words(dev[0], dev[1], m)
+        s, b = flat_words(dev[0], dev[1], m)
         thr[m] = pick_threshold(np.concatenate(s), np.concatenate(b))
     res = evaluate_gold(test[0], test[1], methods=methods, thresholds=thr, n_boot=n_boot)
+    flagged = {}
+    for m in methods:  # share of test words below the dev-chosen threshold
+        s = np.concatenate(flat_words(test[0], test[1], m)[0])
+        flagged[m] = float(np.mean(s < thr[m])) if s.size else math.nan
     return {
         "thresholds": thr,
+        "flagged": flagged,
         "methods": res["methods"],
         "counts": {
             k: res[k]
@@ -213,30 +224,29 @@ def gap_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[
     """Gap figures per method (proxy gap score, dev threshold on gap MCC)."""
 
     def gaps(scored, items, m):
-        s = [gap_scores(x) for x in _flat_words(scored, items, m)[0]]
+        s = [gap_scores(x) for x in flat_words(scored, items, m)[0]]
         return s, [np.asarray(it.gap_tags, dtype=float) for it in items]
 
     out: dict[str, Any] = {"methods": {}, "thresholds": {}}
-    groups = _groups(test[1])
+    groups = item_groups(test[1])
     for m in methods:
         ds, dg = gaps(*dev, m)
         t = pick_threshold(np.concatenate(ds), np.concatenate(dg))
         ts, tg = gaps(*test, m)
 
-        def stat(idx: np.ndarray, ts: list = ts, tg: list = tg, t: float = t) -> dict[str, float]:
-            s, g = np.concatenate([ts[i] for i in idx]), np.concatenate([tg[i] for i in idx])
-            from sigmoid_head.evaluation.span_metrics import word_metrics
+        words = WeightedWords(ts, tg, t)  # ranked once: each resample is O(gaps)
 
-            return {f"gap_{k}": v for k, v in word_metrics(s, g, t).items()}
+        def stat(drawn: np.ndarray, words: WeightedWords = words) -> dict[str, float]:
+            return {f"gap_{k}": v for k, v in words.metrics(drawn).items()}
 
         out["thresholds"][m] = t
-        out["methods"][m] = clustered_ci(stat, groups, n_boot)
+        out["methods"][m] = clustered_ci(stat, groups, n_boot, by_weight=True)
     tg = np.concatenate([np.asarray(it.gap_tags) for it in test[1]])
     out["counts"] = {"n_gaps": int(tg.size), "n_bad_gaps": int(tg.sum())}
     return out
 
 
-def _shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
+def shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
     """(N, 2) per-answer IoU (words scored below ``t`` are hallucinated) and Spearman."""
     rows = []
     for r, it in zip(scored, items, strict=True):
@@ -252,18 +262,37 @@ def _shroom_item_scores(scored, items, m: str, t: float) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
 
 
+def _shroom_uncapped(dev: tuple, test: tuple, m: str) -> dict[str, float]:
+    """Test IoU and share of words flagged at the dev IoU-best threshold of a grid that runs
+    up to every word flagged (the 100th percentile), not the 80th."""
+    cand = np.concatenate([[float(w[m]) for w in r["words"]] for r in dev[0] if r["words"]])
+    best, thr = -math.inf, 0.5
+    for t in _grid(cand, 30, top=1.0):
+        v = shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
+        if v > best:
+            best, thr = v, float(t)
+    words = np.asarray(
+        [float(w[m]) for r in test[0] for w in r["words"] if w.get("start") is not None]
+    )
+    return {
+        "iou": float(shroom_item_scores(test[0], test[1], m, thr)[:, 0].mean()),
+        "flagged": float(np.mean(words < thr)) if words.size else math.nan,
+        "threshold": thr,
+    }
+
+
 def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> dict[str, Any]:
     """Per method: dev threshold for IoU; test IoU and Spearman (per answer, averaged)."""
     out: dict[str, Any] = {"methods": {}, "thresholds": {}, "per_item": {}}
-    groups = _groups(test[1])
+    groups = item_groups(test[1])
     for m in methods:
         cand = np.concatenate([[float(w[m]) for w in r["words"]] for r in dev[0] if r["words"]])
         best, thr = -math.inf, 0.5
         for t in _grid(cand, 30):
-            v = _shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
+            v = shroom_item_scores(dev[0], dev[1], m, float(t))[:, 0].mean()
             if v > best:
                 best, thr = v, float(t)
-        per = _shroom_item_scores(test[0], test[1], m, thr)
+        per = shroom_item_scores(test[0], test[1], m, thr)
 
         def stat(idx: np.ndarray, per: np.ndarray = per) -> dict[str, float]:
             return {"iou": float(per[idx, 0].mean()), "spearman": float(per[idx, 1].mean())}
@@ -272,7 +301,10 @@ def shroom_level(dev: tuple, test: tuple, methods: list[str], n_boot: int) -> di
         out["methods"][m] = clustered_ci(stat, groups, n_boot)
         out["per_item"][m] = per.tolist()
         words = [float(w[m]) for r in test[0] for w in r["words"] if w.get("start") is not None]
-        out.setdefault("flagged", {})[m] = float(np.mean(np.asarray(words) < thr)) if words else math.nan
+        out.setdefault("flagged", {})[m] = (
+            float(np.mean(np.asarray(words) < thr)) if words else math.nan
+        )
+    out["uncapped"] = {m: _shroom_uncapped(dev, test, m) for m in methods}
     out["reference"] = {}
     for name, whole in (("mark all", True), ("mark none", False)):
         per = np.asarray([iou([(0, len(it.text))] if whole else [], it.spans) for it in test[1]])
@@ -290,7 +322,7 @@ def paired_tests(
 ) -> dict[str, Any] | None:
     """The head (``sigmoid``) against every other method on the set's primary figure."""
     scored, items = test
-    groups = _groups(items)
+    groups = item_groups(items)
     tests: dict[str, Any] = {}
     if kind == "wmt":
         thr = result["word"]["thresholds"]
@@ -300,7 +332,7 @@ def paired_tests(
         wg = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in items])
 
         def pred(m: str) -> np.ndarray:
-            return (np.concatenate(_flat_words(scored, items, m)[0]) < thr[m]).astype(float)
+            return (np.concatenate(flat_words(scored, items, m)[0]) < thr[m]).astype(float)
 
         for m in thr:
             if m != "sigmoid":
@@ -356,7 +388,7 @@ def evaluate_set(
         "primary": PRIMARY[kind],
         "n_dev": len(dev_rows),
         "n_test": len(test_rows),
-        "segment": segment_table(test[0], human, _groups(test[1]), n_boot),
+        "segment": segment_table(test[0], human, item_groups(test[1]), n_boot),
     }
     if kind in ("wmt", "mqm"):
         res["word"] = word_level(dev, test, methods, n_boot)

@@ -152,10 +152,10 @@ def fit_segment(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, 
     return model(alpha).fit(x, y), alpha
 
 
-def _split(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
+def split_rows(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
     """The committed scored rows and gold items of one split of a set."""
-    from evaluate_sets import KIND, items_of
-    from tables import RESULTS, gold_rows, joined, read_jsonl_gz
+    from .evaluate_sets import KIND, items_of
+    from .tables import RESULTS, gold_rows, joined, read_jsonl_gz
 
     gold = gold_rows(name, split, None)
     if gold is None:
@@ -166,9 +166,9 @@ def _split(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
 
 def word_level(name: str) -> dict[str, Any]:
     """Dev-fitted logistic regressions without and with the head; test predictions."""
-    from evaluate_sets import pick_threshold
+    from .evaluate_sets import pick_threshold
 
-    (drows, ditems), (trows, titems) = _split(name, "dev"), _split(name, "test")
+    (drows, ditems), (trows, titems) = split_rows(name, "dev"), split_rows(name, "test")
     out: dict[str, Any] = {}
     for label, head in (("without", False), ("with", True)):
         x, y, g = word_data(drows, ditems, head)
@@ -193,11 +193,11 @@ def y_dev(items: Sequence[GoldItem]) -> np.ndarray:
 
 def segment_level(name: str) -> dict[str, Any]:
     """Dev-fitted ridge regressions without and with the head; test predictions."""
-    from evaluate_sets import KIND, human_scores
+    from .evaluate_sets import KIND, human_scores
 
     kind = KIND[name]
-    (drows, ditems), (trows, titems) = _split(name, "dev"), _split(name, "test")
-    from tables import gold_rows
+    (drows, ditems), (trows, titems) = split_rows(name, "dev"), split_rows(name, "test")
+    from .tables import gold_rows
 
     hd, ht = (
         human_scores(kind, gold_rows(name, "dev", None)),
@@ -273,7 +273,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
 def block(res: dict[str, Any]) -> str:
     """The page's table of :func:`results`."""
-    from tables import _p
+    from .tables import fmt_p
 
     lines = [
         "| set | level | softmax alone | without the head | with the head | delta (with - without) "
@@ -290,7 +290,7 @@ def block(res: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {level} {fig} | {e['softmax'][fig]:.3f} | {e['without'][fig]:.3f} "
                 f"| {e['with'][fig]:.3f} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} "
+                f"| {fmt_p(t['p_value'], t['n_boot'])} | {fmt_p(t['p_holm'], t['n_boot'])} | {t['p_holm_normal']:.2g} "
                 f"| {second} {e['without'][second]:.3f} / {e['with'][second]:.3f} "
                 f"| {reg} {e['without'][reg]:g} / {e['with'][reg]:g} |"
             )

@@ -13,14 +13,14 @@ test once) and write:
 
 Usage::
 
-    python recipes/human_qe/run.py --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
+    python -m recipes.human_qe.run --set mlqe-roen-word|mqm-ted-zhen|mushroom-en --out DIR
         [--model M] [--head H] [--limit N] [--quick] [--data recipes/human_qe/data]
 
 Your own labels instead of a named set (:mod:`user_files`: any gold format ``evaluate``
 reads)::
 
-    python recipes/human_qe/run.py --test-gold test.tags --dev-gold dev.tags --out DIR ...
-    python recipes/human_qe/run.py --test-gold spans.jsonl --dev-share 0.3 --out DIR ...
+    python -m recipes.human_qe.run --test-gold test.tags --dev-gold dev.tags --out DIR ...
+    python -m recipes.human_qe.run --test-gold spans.jsonl --dev-share 0.3 --out DIR ...
 
 ``--quick``: the first 6 texts of each split, 20 resamples (a smoke test; the suite runs it
 on a tiny random model). ``--limit N``: the first N texts of each split. Without
@@ -35,15 +35,13 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "src"))
+from .evaluate_sets import KIND, evaluate_set
 
-from evaluate_sets import KIND, evaluate_set  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 PROMPTS = {  # the MT prompt is the one the recipe's head is trained with
     "wmt": "Translate this sentence into English.\n{source}\n",
@@ -123,12 +121,21 @@ def write_jsonl_gz(path: Path, rows: Iterable[dict]) -> None:
 
 
 def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
-    write_jsonl_gz(path, ({"id": g["id"], "group": g["group"],
-                           **{k: v for k, v in s.items() if k not in ("source", "tokens")}}
-                          for g, s in zip(gold, scored, strict=True)))
+    write_jsonl_gz(
+        path,
+        (
+            {
+                "id": g["id"],
+                "group": g["group"],
+                **{k: v for k, v in s.items() if k not in ("source", "tokens")},
+            }
+            for g, s in zip(gold, scored, strict=True)
+        ),
+    )
 
 
-def _cell(v: Any) -> str:
+def cell(v: Any) -> str:
+    """A table cell: a number rounded for the report, an interval as ``x [lo, hi]``."""
     if not isinstance(v, list | tuple):
         return str(v)
     x, lo, hi = v
@@ -140,7 +147,7 @@ def _cell(v: Any) -> str:
 def _table(title: str, rows: dict[str, dict], cols: list[str]) -> list[str]:
     cols = [c for c in cols if any(c in r for r in rows.values())]
     out = [f"### {title}", "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    out += [f"| {k} | " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for k, r in rows.items()]
+    out += [f"| {k} | " + " | ".join(cell(r.get(c)) for c in cols) + " |" for k, r in rows.items()]
     return [*out, ""]
 
 
@@ -166,6 +173,14 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
             res["word"]["methods"],
             ["mcc", "f1_bad", "roc_auc", "ap", "char_f1", "mpp_f1"],
         )
+        if "flagged" in res["word"]:
+            flagged = ", ".join(f"{m} {v:.0%}" for m, v in res["word"]["flagged"].items())
+            lines += [
+                "Thresholds: per method, the dev word-MCC-best of a grid of the dev scores' "
+                "1st to 80th percentiles (and 0.5). Share of test words flagged at each "
+                f"method's threshold: {flagged}.",
+                "",
+            ]
     if "gaps" in res:
         lines += [f"Gaps: {res['gaps']['counts']} (proxy gap score: the next word's score)", ""]
         lines += _table(
@@ -184,7 +199,22 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
                 "Mu-SHROOM references without a model (test)", res["shroom"]["reference"], ["iou"]
             )
             flagged = ", ".join(f"{m} {v:.0%}" for m, v in res["shroom"]["flagged"].items())
-            lines += [f"Share of test words flagged at each method's dev-chosen threshold: {flagged}.", ""]
+            lines += [
+                f"Share of test words flagged at each method's dev-chosen threshold: {flagged}.",
+                "",
+            ]
+        if "uncapped" in res["shroom"]:
+            lines += [
+                "Thresholds: the dev IoU-best of a grid of the dev scores' 1st to 80th "
+                "percentiles (and 0.5). With the grid run up to the 100th percentile (every "
+                "word flagged), test IoU and share of test words flagged: "
+                + ", ".join(
+                    f"{m} {u['iou']:.3f} ({u['flagged']:.0%})"
+                    for m, u in res["shroom"]["uncapped"].items()
+                )
+                + ".",
+                "",
+            ]
     if res.get("paired"):
         lines += [
             f"### Paired tests: {res['primary']}",
@@ -210,11 +240,12 @@ def report(res: dict[str, Any], settings: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy numbers and arrays, and tuples, as plain JSON values."""
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if hasattr(x, "item"):
         return x.item()
     if isinstance(x, float) and math.isnan(x):
@@ -245,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give a named set (--set) or your own gold file (--test-gold), one of them")
     args.user, args.user_prompt = None, None
     if args.test_gold:
-        from user_files import SOURCE_PROMPT_FORMATS, read_user_sets
-
         from sigmoid_head.evaluation.gold_formats import detect_format
+
+        from .user_files import SOURCE_PROMPT_FORMATS, read_user_sets
 
         try:
             args.user = read_user_sets(args.test_gold, args.dev_gold, args.dev_share, args.gold_format)
@@ -266,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Check every input, score both splits, evaluate, and write the run's folder whole."""
     from sigmoid_head.cli.common import ModelOptions
-    from sigmoid_head.output_safety import staged_folder
+    from sigmoid_head.safe.outputs import staged_folder
 
     limit = 6 if args.quick else args.limit
     n_boot = 20 if args.quick else args.n_boot
@@ -297,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
     with staged_folder(args.out) as out:  # replaces --out only once every file is written
         for split, (rows, scored) in splits.items():
             write_rows(out / f"{split}.scores.jsonl.gz", rows, scored)
-        (out / "results.json").write_text(json.dumps(_jsonable(res), indent=1))
+        (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
         (out / "report.md").write_text(report(res, settings))
     print(f"{args.set}: wrote {args.out}/report.md ({time.time() - t0:.0f} s)")
     return 0

@@ -18,10 +18,10 @@ refused.
 
 Usage::
 
-    python recipes/human_qe/tables.py --check            # exit 1 with a diff if anything differs
-    python recipes/human_qe/tables.py --write            # rewrite results, reports and the page
-    python recipes/human_qe/tables.py --pack RUN_DIR --set mlqe-roen-word --variant paper
-    python recipes/human_qe/tables.py --adopt RUN_DIR --set mqm-ted-zhen   # then --write
+    python -m recipes.human_qe.tables --check            # exit 1 with a diff if anything differs
+    python -m recipes.human_qe.tables --write            # rewrite results, reports and the page
+    python -m recipes.human_qe.tables --pack RUN_DIR --set mlqe-roen-word --variant paper
+    python -m recipes.human_qe.tables --adopt RUN_DIR --set mqm-ted-zhen   # then --write
 
 ``--adopt`` checks both splits of the run against the gold (ids, order, candidates; for
 ``mushroom-en`` give ``--shroom-data``) before it writes anything, then replaces the set's
@@ -44,14 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .analyses import BLOCK as ANALYSIS_BLOCK
+from .evaluate_sets import KIND, PRIMARY, evaluate_set
+from .run import cell, jsonable, report, write_jsonl_gz
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "src"))
 
-from analyses import BLOCK as ANALYSIS_BLOCK  # noqa: E402
-from evaluate_sets import KIND, PRIMARY, evaluate_set  # noqa: E402
-from run import _cell, _jsonable, report, write_jsonl_gz  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
@@ -61,6 +60,8 @@ VARIANTS_BLOCK = "human-qe-variants"
 PUBLISHED_BLOCK = "human-qe-published"
 PUBLISHED = HERE / "published.json"
 """The shared tasks' published figures, each with its source and the quoted row."""
+EXTRA_BLOCKS = ("human-qe-talks", "human-qe-thresholds", "human-qe-curve")
+"""Blocks made by side_tables.extra: MQM per talk, the seed-0/1 thresholds, the curve."""
 
 
 def read_jsonl_gz(path: Path) -> list[dict]:
@@ -110,7 +111,7 @@ def with_head(base: list[dict], head: list[dict]) -> list[dict]:
 
 def variant_limit(name: str, variant: str) -> int | None:
     """The ``--limit`` (first N texts per split; None: all) a packed head variant ran with."""
-    from sigmoid_head.json_safety import read_json
+    from sigmoid_head.safe.json_io import read_json
 
     settings = read_json(RESULTS / name / "heads" / variant / "settings.json")
     if not isinstance(settings, dict) or "limit" not in settings:
@@ -161,14 +162,13 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
     figure (word MCC, segment Pearson of the mean log-probability, or IoU), each head at its
     own dev-chosen threshold; two-sided paired bootstrap over sources, the analytic p beside
     it, Holm over the variants."""
-    from evaluate_sets import _flat_words, _groups, _shroom_item_scores, human_scores, items_of
-
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
-
-    from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.gold_eval import gold_word_bad
     from sigmoid_head.evaluation.metrics import pearson
+    from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import flat_words, human_scores, item_groups, items_of, shroom_item_scores
 
     kind, others = KIND[name], [v for v in per_variant if v != base]
     gold = gold_rows(name, "test", shroom_data)
@@ -189,22 +189,22 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
         metric = mcc
 
         def figure(v: str) -> np.ndarray:
-            words = np.concatenate(_flat_words(rows_of(v), items, "sigmoid")[0])
+            words = np.concatenate(flat_words(rows_of(v), items, "sigmoid")[0])
             return (words < per_variant[v]["word"]["thresholds"]["sigmoid"]).astype(float)
     elif kind == "mqm":
-        truth, groups, metric = human_scores(kind, gold), _groups(items), pearson
+        truth, groups, metric = human_scores(kind, gold), item_groups(items), pearson
 
         def figure(v: str) -> np.ndarray:
             return np.asarray([float(r["sigmoid_mean_log"]) for r in rows_of(v)])
     else:
-        truth, groups = np.zeros(len(items)), _groups(items)
+        truth, groups = np.zeros(len(items)), item_groups(items)
 
         def metric(per: np.ndarray, _: np.ndarray) -> float:
             return float(np.mean(per))
 
         def figure(v: str) -> np.ndarray:
             thr = per_variant[v]["shroom"]["thresholds"]["sigmoid"]
-            return _shroom_item_scores(rows_of(v), items, "sigmoid", thr)[:, 0]
+            return shroom_item_scores(rows_of(v), items, "sigmoid", thr)[:, 0]
 
     a = figure(base)
     tests = {v: paired_bootstrap(metric, a, figure(v), truth, n=per_variant[v]["settings"]["n_boot"],
@@ -214,7 +214,7 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
              f"| {base} vs | delta | 95% CI | p | p (normal) | Holm p (normal) |", "|---|---|---|---|---|---|"]
     for variant, t in tests.items():
         lines.append(f"| {variant} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                     f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |")
+                     f"| {fmt_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} |")
     return [*lines, ""]
 
 
@@ -238,8 +238,8 @@ def variants_table(name: str, per_variant: dict[str, dict]) -> list[str]:
         lines.append(
             f"| {variant} | {rows[head_key][fig][0]:.3f} | {rows[base_key][fig][0]:.3f} "
             f"| {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-            f"| {_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} "
-            f"| {_cell(rows[head_key][second])} |")
+            f"| {fmt_p(t['p_value'], t['n_boot'])} | {t['p_normal']:.2g} | {t['p_holm_normal']:.2g} "
+            f"| {cell(rows[head_key][second])} |")
     return [*lines, "",
             "p: two-sided paired bootstrap over sources; p (normal): the same delta over its "
             "bootstrap standard error; Holm within each variant's family (the head against "
@@ -273,7 +273,7 @@ def seeds_table(name: str, per_variant: dict[str, dict]) -> list[str]:
         seeds = sorted(by_seed)
         values = np.array([by_seed[k][0] for k in seeds])
         half = np.mean([(by_seed[k][2] - by_seed[k][1]) / 2 for k in seeds])
-        each = "; ".join(f"{k}: {_cell(by_seed[k])}" for k in seeds)
+        each = "; ".join(f"{k}: {cell(by_seed[k])}" for k in seeds)
         lines.append(f"| {setting} | {len(seeds)} | {each} | {values.mean():.3f} | {values.std(ddof=1):.3f} "
                      f"| {values.max() - values.min():.3f} | {half:.3f} |")
     return [*lines, "",
@@ -283,7 +283,7 @@ def seeds_table(name: str, per_variant: dict[str, dict]) -> list[str]:
             "alone adds.", ""]
 
 
-def _p(p: float, n_boot: int) -> str:
+def fmt_p(p: float, n_boot: int) -> str:
     return f"< {1 / n_boot:.3g}" if p == 0 else f"{p:.3g}"
 
 
@@ -294,7 +294,7 @@ def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
     for m in re.finditer(r"<!-- recorded output: recipes/human_qe/results/([\w-]+)/report\.md[^\n]*-->\n```text\n(.*?)```",
                          text, re.S):
         out[m.group(1)] = (m.start(2), m.end(2))
-    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK, ANALYSIS_BLOCK):
+    for block in (VARIANTS_BLOCK, PUBLISHED_BLOCK, ANALYSIS_BLOCK, *EXTRA_BLOCKS):
         for m in re.finditer(rf"<!-- table:({block}:[\w-]+) -->\n(.*?)<!-- /table:\1 -->", text, re.S):
             out[m.group(1)] = (m.start(2), m.end(2))
     return out
@@ -334,20 +334,20 @@ def published_table(name: str, res: dict) -> list[str]:
     return [*lines, ""]
 
 
-def _head_columns(row: dict) -> dict:
+def head_columns(row: dict) -> dict:
     kept = {"id": row["id"], **{k: v for k, v in row.items() if HEAD_KEY.match(k)}}
     if "words" in row:
         kept["words"] = [w["sigmoid"] for w in row["words"]]
     return kept
 
 
-def _committed_row(row: dict, name: str) -> dict:
+def committed_row(row: dict, name: str) -> dict:
     """A run's row as committed: floats to 6 significant digits; Mu-SHROOM's without text
     (its repository states no licence: scores only)."""
     if KIND[name] == "shroom":
         row = {k: v for k, v in row.items() if k != "candidate"}
         row["words"] = [{k: v for k, v in w.items() if k != "word"} for w in row["words"]]
-    return _sig6(row)
+    return sig6(row)
 
 
 VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -357,7 +357,7 @@ VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 def pack(run_dir: Path, name: str, variant: str) -> None:
     """Keep a run's head columns (sequence keys, per-word ``sigmoid``) as a variant (its
     folder written whole, then swapped in)."""
-    from sigmoid_head.output_safety import staged_folder
+    from sigmoid_head.safe.outputs import staged_folder
 
     if not VARIANT_NAME.match(variant) or ".." in variant:
         raise ValueError(f"--variant {variant[:40]!r}: a name of letters, digits, '_', '.' "
@@ -367,14 +367,14 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     settings = _run_settings(run_dir)
     with staged_folder(dest) as out:
         for split, split_rows in rows.items():
-            write_jsonl_gz(out / f"{split}.scores.jsonl.gz", (_head_columns(r) for r in split_rows))
+            write_jsonl_gz(out / f"{split}.scores.jsonl.gz", (head_columns(r) for r in split_rows))
         (out / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
     print(f"packed {variant} of {name} into {dest.relative_to(ROOT)}")
 
 
 def _run_settings(run_dir: Path) -> dict:
     """The settings of a run.py output folder (a missing or broken results.json refused)."""
-    from sigmoid_head.json_safety import read_json
+    from sigmoid_head.safe.json_io import read_json
 
     path = run_dir / "results.json"
     if not path.is_file():
@@ -386,14 +386,14 @@ def _run_settings(run_dir: Path) -> dict:
     return settings
 
 
-def _sig6(value):
+def sig6(value):
     """``value`` with every float rounded to 6 significant digits (the committed precision)."""
     if isinstance(value, float):
         return float(f"{value:.6g}")
     if isinstance(value, dict):
-        return {k: _sig6(v) for k, v in value.items()}
+        return {k: sig6(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_sig6(v) for v in value]
+        return [sig6(v) for v in value]
     return value
 
 
@@ -402,7 +402,7 @@ def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
     significant digits; Mu-SHROOM's without their text) and its settings; ``--write`` then
     rebuilds the tables from them. Both splits are checked against the gold (ids, order,
     candidates) before anything is written, and the set's folder is replaced whole."""
-    from sigmoid_head.output_safety import staged_folder
+    from sigmoid_head.safe.outputs import staged_folder
 
     settings = _run_settings(run_dir)
     rows = {}
@@ -415,7 +415,7 @@ def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
     with staged_folder(RESULTS / name, copy_existing=True) as dest:
         for split, split_rows in rows.items():
             write_jsonl_gz(dest / f"{split}.scores.jsonl.gz",
-                           (_committed_row(r, name) for r in split_rows))
+                           (committed_row(r, name) for r in split_rows))
         (dest / "results.json").write_text(json.dumps({"settings": settings}, indent=1))
     print(f"adopted {run_dir} as the committed run of {name}: now run --write")
 
@@ -427,13 +427,13 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
     notices: list[str] = []
-    for name in sets:
+    for name in (s for s in sets if s in KIND):  # "curve": only the learning curve's tables
         res = rebuild(name, shroom_data)
         if res is None:
             notices.append(f"{name}: gold not available here (--shroom-data), not rebuilt")
             continue
         folder = RESULTS / name
-        files[folder / "results.json"] = json.dumps(_jsonable(res), indent=1)
+        files[folder / "results.json"] = json.dumps(jsonable(res), indent=1)
         files[folder / "report.md"] = report(res, res["settings"])
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
         blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
@@ -455,9 +455,15 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
                 scope + variants_table(name, per) + head_against_head(name, base, per, shroom_data)
                 + seeds_table(name, per))
     if with_analyses:  # the analyses (issue 49) read the committed rows of their sets
-        import analyses
+        from . import analyses
 
         more_files, more_blocks = analyses.outputs(sets, RESULTS)
+        files.update(more_files)
+        blocks.update(more_blocks)
+    if with_variants:
+        from .side_tables import extra
+
+        more_files, more_blocks = extra(sets, shroom_data)
         files.update(more_files)
         blocks.update(more_blocks)
     return files, blocks, notices
@@ -474,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", choices=sorted(KIND), help="with --pack or --adopt: the set of the run")
     ap.add_argument("--variant", help="with --pack: the head variant's name (e.g. paper, smooth1)")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output folder (for mushroom-en)")
-    ap.add_argument("--sets", default=",".join(KIND), help="comma-separated sets to rebuild (default: all)")
+    ap.add_argument("--sets", default=",".join(KIND),
+                    help="comma-separated sets to rebuild (default: all; 'curve': the learning curve only)")
     ap.add_argument("--no-variants", action="store_true",
                     help="leave the head-variant tables out (each variant is a full rebuild of its set)")
     ap.add_argument("--no-analyses", action="store_true",
@@ -482,9 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sets = tuple(s for s in args.sets.split(",") if s)
     if not sets:
-        ap.error(f"--sets names no set; sets: {', '.join(KIND)}")
-    if not set(sets) <= set(KIND):
-        ap.error(f"--sets: unknown {sorted(set(sets) - set(KIND))}; sets: {', '.join(KIND)}")
+        ap.error(f"--sets names no set; sets: {', '.join(KIND)}, curve")
+    if not set(sets) <= {*KIND, "curve"}:
+        ap.error(f"--sets: unknown {sorted(set(sets) - {*KIND, 'curve'})}; sets: {', '.join(KIND)}, curve")
     try:
         return _main(args, ap, sets)
     except (ValueError, OSError) as err:
@@ -529,7 +536,7 @@ def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str
     if missing:
         print(f"docs/human_labels.md has no block for: {', '.join(missing)}")
     if args.check and (stale or missing):
-        print(f"{len(stale)} file(s) differ from the committed data: python recipes/human_qe/tables.py --write")
+        print(f"{len(stale)} file(s) differ from the committed data: python -m recipes.human_qe.tables --write")
         return 1
     print("human-label tables " + ("match the committed data" if args.check else "written"))
     return 0

@@ -9,9 +9,9 @@ thresholds chosen on dev), and :func:`block` renders the page's table from the c
 
 Usage::
 
-    python recipes/human_qe/run.py --test-gold runs/wmt22/km-en/test.tags \\
+    python -m recipes.human_qe.run --test-gold runs/wmt22/km-en/test.tags \\
         --dev-gold runs/wmt22/km-en/dev.tags --head HEAD --out runs/wmt22-run/km-en
-    python recipes/human_qe/wmt22_rows.py --pair km-en --run runs/wmt22-run/km-en
+    python -m recipes.human_qe.wmt22_rows --pair km-en --run runs/wmt22-run/km-en
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def block(board: dict[str, Any]) -> str:
 
 def _tests(board: dict[str, Any]) -> list[str]:
     """The paired tests of our rows (head against each softmax-side method), per pair."""
-    from tables import _p
+    from .tables import fmt_p
 
     lines: list[str] = []
     tests = [
@@ -127,7 +127,7 @@ def _tests(board: dict[str, Any]) -> list[str]:
         ]
         lines += [
             f"| {pair} | {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-            f"| {_p(t['p_value'], t['n_boot'])} | {_p(t['p_holm'], t['n_boot'])} "
+            f"| {fmt_p(t['p_value'], t['n_boot'])} | {fmt_p(t['p_holm'], t['n_boot'])} "
             f"| {t['p_holm_normal']:.2g} |"
             for pair, m, t in tests
         ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from .text_safety import visible
+from .safe.text import visible
 
 BANDS: tuple[tuple[float, int, str], ...] = (
     (0.1, 196, "< 0.1"),

@@ -64,7 +64,7 @@ def _test_helpers():
 def make_world(root: Path, model: Path | None = None) -> World:
     """The world in ``root``: ``model`` (default: a new tiny causal model), a head of it,
     and a small pairs file to train on."""
-    from sigmoid_head.model import SigmoidHeadModel
+    from sigmoid_head.head.model import SigmoidHeadModel
 
     helpers = _test_helpers()
     root.mkdir(parents=True, exist_ok=True)
@@ -310,7 +310,7 @@ CASES["gold spans (calibrate)"] = {
 
 def released(damage: str) -> Callable[[World, Path], tuple[str, str]]:
     def case(w: World, tmp: Path) -> tuple[str, str]:
-        from sigmoid_head.released import save_released
+        from sigmoid_head.head.released import save_released
 
         weight = load_file(str(w.head / "head.safetensors"))["weight"]
         folder = save_released(weight, tmp / "R", str(w.model))
@@ -607,7 +607,7 @@ def test_error_spans_reader_on_arbitrary_json(data):
 @_FUZZ
 @given(data=_CONFIG | _NEAR_VALID_CONFIG | _VALID_CONFIG)
 def test_head_config_reader_on_arbitrary_json(data):
-    from sigmoid_head.head_io import CONFIG_FIELD_TYPES, HeadConfig
+    from sigmoid_head.head.folder import CONFIG_FIELD_TYPES, HeadConfig
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "head_config.json"

@@ -18,14 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sigmoid_head.cli import main as cli_main
-from sigmoid_head.io_utils import (
-    LOCK_NAME,
-    DirectoryLock,
-    output_lock,
-    write_atomic,
-)
-from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
-from sigmoid_head.text_safety import BIDI_CONTROLS, card_text, html_text, visible
+from sigmoid_head.safe.files import LOCK_NAME, DirectoryLock, output_lock, write_atomic
+from sigmoid_head.safe.resumable_jsonl import ResumableJsonlWriter
+from sigmoid_head.safe.text import BIDI_CONTROLS, card_text, html_text, visible
 
 ROW = '{"source": "la casa", "candidate": "the house"}\n'
 

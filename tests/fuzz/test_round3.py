@@ -47,8 +47,8 @@ from test_bad_heads import (
 )
 from test_bad_heads import judge_refusal as _judge_one_line
 
-from sigmoid_head.io_utils import DirectoryLock, output_lock
-from sigmoid_head.resumable_jsonl import ResumableJsonlWriter
+from sigmoid_head.safe.files import DirectoryLock, output_lock
+from sigmoid_head.safe.resumable_jsonl import ResumableJsonlWriter
 
 Case = Callable[[World, Path], tuple[str, str]]
 
@@ -366,7 +366,7 @@ def planted_special(name: str, kind: str, make: Callable[[Path], None]) -> Case:
 
 
 def _write_extra(d: Path) -> None:
-    from sigmoid_head.head_files import write_extra
+    from sigmoid_head.head.files import write_extra
 
     write_extra(d, "calibration.json", "{}\n")
 
@@ -841,7 +841,7 @@ def deep_train_checkpoint(w: World, tmp: Path) -> tuple[str, str]:
 
 
 def deep_released_config(w: World, tmp: Path) -> tuple[str, str]:
-    from sigmoid_head.released import save_released
+    from sigmoid_head.head.released import save_released
 
     weight = load_file(str(w.head / "head.safetensors"))["weight"]
     folder = save_released(weight, tmp / "R", str(w.model))
@@ -921,7 +921,7 @@ CASES["config types"] = {
 def model_swapped_in_place(w: World, tmp: Path) -> tuple[str, str]:
     """Without --head: a run killed after some rows, the model's weights swapped in place,
     then the same command: refused (the partial file holds another model's rows)."""
-    import sigmoid_head.io_utils as io_utils
+    import sigmoid_head.safe.files as io_utils
 
     model = tmp / "M"
     shutil.copytree(w.model, model)
@@ -1215,7 +1215,7 @@ CASES["gold and scores types"].update(
 
 def released_identity(kind: str) -> Case:
     def case(w: World, tmp: Path) -> tuple[str, str]:
-        from sigmoid_head.released import save_released
+        from sigmoid_head.head.released import save_released
 
         weight = load_file(str(w.head / "head.safetensors"))["weight"]
         extra = {"is_encoder_decoder": True} if kind == "declares_encoder_decoder" else None
@@ -1234,7 +1234,7 @@ def released_on_encoder_decoder(w: World, tmp: Path) -> tuple[str, str]:
     that model: the authors' heads are for decoder-only models, so it is refused."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel
 
-    from sigmoid_head.released import save_released
+    from sigmoid_head.head.released import save_released
 
     tok = AutoTokenizer.from_pretrained(w.model)
     s2s = tmp / "S2S"
@@ -1278,11 +1278,11 @@ def trainer_checkpoint_warns(w: World, tmp: Path) -> tuple[str, str]:
             records.append(record.getMessage())
 
     handler = Keep()
-    logging.getLogger("sigmoid_head.released").addHandler(handler)
+    logging.getLogger("sigmoid_head.head.released").addHandler(handler)
     try:
         code, err, _ = score(w, tmp, ckpt, w.model)
     finally:
-        logging.getLogger("sigmoid_head.released").removeHandler(handler)
+        logging.getLogger("sigmoid_head.head.released").removeHandler(handler)
     if code != 0:
         return TRACEBACK, err[-300:]
     said = any("identity" in r for r in records)
@@ -1536,7 +1536,7 @@ def test_span_readers_on_arbitrary_records(record):
 def test_the_head_readers_copy_of_the_training_types_agrees_with_the_dataclasses():
     """config_types.TRAINING_TYPES (read below the training layer) says what TrainConfig's
     fields declare, for every setting it names, and names the ones a head is scored with."""
-    from sigmoid_head.config_types import TRAINING_TYPES
+    from sigmoid_head.safe.config_types import TRAINING_TYPES
     from sigmoid_head.training.config import _TYPES
 
     assert {k: v for k, v in _TYPES.items() if k in TRAINING_TYPES} == TRAINING_TYPES
@@ -1544,7 +1544,7 @@ def test_the_head_readers_copy_of_the_training_types_agrees_with_the_dataclasses
 
 
 def test_the_demo_writes_its_data_files_whole_never_through_a_planted_link(tmp_path) -> None:
-    from sigmoid_head.demo import write_jsonl
+    from sigmoid_head.demo.run import write_jsonl
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")

@@ -277,7 +277,7 @@ def refused_registration(make: Callable[[], None], *named: str) -> Case:
     through, it is undone."""
 
     def case(w: World, tmp: Path) -> tuple[str, str]:
-        from sigmoid_head import columns, methods
+        from sigmoid_head.registry import columns, methods
 
         before = set(methods.METHODS), set(columns.COLUMNS)
         try:
@@ -297,7 +297,7 @@ def refused_registration(make: Callable[[], None], *named: str) -> Case:
 
 def _method(name: str, unit: str = "log", fn=_top):
     def make() -> None:
-        from sigmoid_head.methods import Method, register
+        from sigmoid_head.registry.methods import Method, register
 
         register(Method(name, reads="lm_logits", token_values=fn, token_unit=unit))
 
@@ -306,7 +306,7 @@ def _method(name: str, unit: str = "log", fn=_top):
 
 def _column(name: str, compute, rng: str = "[0, 1]", commands=("score", "generate")):
     def make() -> None:
-        from sigmoid_head.columns import HIGHER_BETTER, SEQUENCE, Column, register
+        from sigmoid_head.registry.columns import HIGHER_BETTER, SEQUENCE, Column, register
 
         register(
             Column(
@@ -354,7 +354,7 @@ def plugin_scored(make: Callable[[], None], name: str, ok: bool, *named: str) ->
     with its column in every row (``ok`` True)."""
 
     def case(w: World, tmp: Path) -> tuple[str, str]:
-        from sigmoid_head import columns, methods
+        from sigmoid_head.registry import columns, methods
 
         before = set(methods.METHODS), set(columns.COLUMNS)
         try:
@@ -390,7 +390,7 @@ def with_entry_points(eps: list[_EntryPoint], fn: Callable[[], tuple[str, str]])
     """Run ``fn`` with ``eps`` as the installed plugins (loaded afresh), then undo it all."""
     import importlib.metadata as md
 
-    from sigmoid_head import columns, methods
+    from sigmoid_head.registry import columns, methods
 
     real, before = md.entry_points, (set(methods.METHODS), set(columns.COLUMNS))
     md.entry_points = lambda group=None, **k: eps if group == methods.ENTRY_POINT_GROUP else []
@@ -414,7 +414,7 @@ def registers_then_raises(w: World, tmp: Path) -> tuple[str, str]:
     def run() -> tuple[str, str]:
         import warnings
 
-        from sigmoid_head import methods
+        from sigmoid_head.registry import methods
 
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
@@ -466,7 +466,7 @@ def tok(rows):
     return rows.logp.max(-1).values
 
 def setup():
-    from sigmoid_head.methods import Method, register
+    from sigmoid_head.registry.methods import Method, register
     register(Method("noisyplug", reads="lm_logits", token_values=tok))
 
 class EP:
@@ -591,12 +591,7 @@ CASES["plugins"] = {
 
 
 def _load(name: str):
-    if str(RECIPE) not in sys.path:
-        sys.path.insert(0, str(RECIPE))
-    spec = importlib.util.spec_from_file_location(f"human_qe_{name}_r4", RECIPE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"recipes.human_qe.{name}")
 
 
 def _gold(name: str, split: str, n: int = 8) -> list[dict]:
@@ -807,6 +802,7 @@ def _results(tmp: Path, name: str = WORDS) -> Path:
 
 def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[int, str]:
     tables = _load("tables")
+    committed = tables.RESULTS  # the module is shared: the committed folder is put back after
     if results is not None:
         tables.RESULTS = results
     err = io.StringIO()
@@ -820,6 +816,8 @@ def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[in
         except BaseException:  # noqa: BLE001 - measured
             traceback.print_exc(file=err)
             code = -1
+        finally:
+            tables.RESULTS = committed
     return code, err.getvalue()
 
 
@@ -1110,7 +1108,7 @@ def replaced_score_file(w: World, tmp: Path) -> tuple[str, str]:
 
 def rerank_all_nan(value) -> Case:
     def case(w: World, tmp: Path) -> tuple[str, str]:
-        from sigmoid_head import columns
+        from sigmoid_head.registry import columns
 
         _column("nanjudge", _baseline(value), commands=("score", "generate", "rerank"))()
         (tmp / "in.jsonl").write_text('{"source": "la casa"}\n{"source": "el perro"}\n')
@@ -1173,7 +1171,7 @@ def test_the_config_reader_on_arbitrary_yaml_never_escapes(tmp_path):
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from sigmoid_head.config_safety import read_options
+    from sigmoid_head.safe.config import read_options
 
     path = tmp_path / "c.yaml"
 

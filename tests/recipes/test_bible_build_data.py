@@ -11,8 +11,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import build_data as bd
 import pytest
+
+from recipes.bible import build_data as bd
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "src" / "sigmoid_head" / "bible_sample"

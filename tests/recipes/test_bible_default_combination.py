@@ -6,9 +6,10 @@ import json
 import shlex
 from pathlib import Path
 
-import default_combination as dc
 import numpy as np
 import pytest
+
+from recipes.bible import default_combination as dc
 
 
 def _suite(folder: Path, seed: int, n: int = 400) -> None:
@@ -71,7 +72,7 @@ def test_several_runs_choose_together_and_each_is_measured(tmp_path: Path) -> No
 
 
 def test_committed_data_give_the_same_report_as_the_run_folders(tmp_path: Path, monkeypatch) -> None:
-    import tables
+    from recipes.bible import tables
 
     _suite(tmp_path / "dev", 0)
     _suite(tmp_path / "test", 1)
@@ -86,7 +87,7 @@ def test_committed_data_give_the_same_report_as_the_run_folders(tmp_path: Path, 
 
 
 def test_the_report_from_committed_data_is_checked_against_its_file(tmp_path: Path, monkeypatch) -> None:
-    import tables
+    from recipes.bible import tables
 
     data = tmp_path / "data"
     for split, seed in (("dev", 0), ("test", 1)):
@@ -115,7 +116,7 @@ def test_the_committed_report_matches_the_committed_data(monkeypatch) -> None:
     names; a hand-edited number there fails here (about 10 s)."""
     root = Path(__file__).resolve().parents[2]
     report = root / "docs" / "results" / "default_combination.md"
-    command = report.read_text(encoding="utf-8").split("by `python recipes/bible/default_combination.py ", 1)[1]
+    command = report.read_text(encoding="utf-8").split("by `python -m recipes.bible.default_combination ", 1)[1]
     argv = shlex.split(command.split("`", 1)[0])
     monkeypatch.chdir(root)
     assert dc.main([*argv, "--check"]) == 0

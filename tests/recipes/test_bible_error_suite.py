@@ -6,9 +6,10 @@ import json
 import re
 from collections import Counter
 
-import error_suite as es
 import numpy as np
 import pytest
+
+from recipes.bible import error_suite as es
 
 REFS = [
     "And God said, Let there be light: and there was light.",
@@ -86,7 +87,7 @@ def test_pairwise_accuracy_counts_own_pairs_and_ties():
 
 
 def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, perturbed_model):
-    import eval_other_suite
+    from recipes.bible import eval_other_suite
 
     model = perturbed_model(tiny_seq2seq_path)
     model.save_pretrained(tmp_path / "heads" / "h")
@@ -112,8 +113,9 @@ def test_eval_other_suite_runs_on_a_tiny_model(tmp_path, tiny_seq2seq_path, pert
 
 
 def test_word_level_metrics_match_sklearn_and_resample_verses():
-    import eval_other_suite
     from sklearn.metrics import average_precision_score, matthews_corrcoef
+
+    from recipes.bible import eval_other_suite
 
     rng = np.random.default_rng(0)
     owner = np.repeat(np.arange(30), 8)  # 30 candidates of 8 words
@@ -132,7 +134,7 @@ def test_word_level_metrics_match_sklearn_and_resample_verses():
 
 def test_compare_other_chooses_on_dev(tmp_path):
     """The head and baseline are those best on dev, even where test would pick others."""
-    import compare_other
+    from recipes.bible import compare_other
 
     rng = np.random.default_rng(0)
     cands = [{"label": int(i % 3 == 0), "kind": "reference" if i % 3 == 0 else ("spelling", "omission")[i % 3 - 1],

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import eval_self_study as study
 import numpy as np
 import pytest
 import torch
+
+from recipes.bible import eval_self_study as study
 
 
 @pytest.fixture(scope="module")

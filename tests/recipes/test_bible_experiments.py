@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import experiments
 import numpy as np
 import pytest
-import qe_report
 import torch
 
-from sigmoid_head.backbone import load_backbone
-from sigmoid_head.model import SigmoidHeadModel
+from recipes.bible import experiments, qe_report
+from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.scoring.force_decode import score_records
 
 TEST = [

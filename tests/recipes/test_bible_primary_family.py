@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-import primary_family
 import pytest
-import tables
+
+from recipes.bible import primary_family, tables
 
 
 def _suite_run(folder: Path, shift: float = 0.0, extra_seeds: int = 2, model: str = "llm",

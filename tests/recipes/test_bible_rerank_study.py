@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import rerank_study as rs
+
+from recipes.bible import rerank_study as rs
 
 
 def test_mt_items_keep_short_verses_with_both_references(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tables
+
+from recipes.bible import tables
 
 
 def _data(folder: Path) -> dict:

@@ -12,10 +12,11 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import mt_eval
 import pytest
 import torch
-import train_mt as mt
+
+from recipes.bible import mt_eval
+from recipes.bible import train_mt as mt
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "src" / "sigmoid_head" / "bible_sample"

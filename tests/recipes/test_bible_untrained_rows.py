@@ -6,7 +6,8 @@ import random
 import unicodedata
 
 import pytest
-import untrained_rows as ur
+
+from recipes.bible import untrained_rows as ur
 
 
 @pytest.mark.parametrize("script", sorted(ur.SCRIPTS))

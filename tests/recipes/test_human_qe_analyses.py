@@ -5,7 +5,6 @@ WMT 2022 submission reader (synthetic inputs; the committed-data tables are chec
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +15,7 @@ RECIPE = ROOT / "recipes" / "human_qe"
 
 
 def _load(name: str):
-    if str(RECIPE) not in sys.path:
-        sys.path.insert(0, str(RECIPE))
-    spec = importlib.util.spec_from_file_location(f"human_qe_{name}", RECIPE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"recipes.human_qe.{name}")
 
 
 def _rows(n: int, seed: int):

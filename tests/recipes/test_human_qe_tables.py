@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,7 @@ pytest.importorskip("scipy")
 
 
 def _load():
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("human_qe_tables", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module("recipes.human_qe.tables")
 
 
 def test_the_mqm_report_and_page_block_are_rebuilt_from_committed_data(tmp_path, monkeypatch, capsys):

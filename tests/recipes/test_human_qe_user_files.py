@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,7 @@ FIXTURE = ROOT / "tests" / "data" / "head_v0_1_0"
 
 
 def _load(name: str):
-    if str(RECIPE) not in sys.path:
-        sys.path.insert(0, str(RECIPE))
-    spec = importlib.util.spec_from_file_location(f"human_qe_{name}", RECIPE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"recipes.human_qe.{name}")
 
 
 def _rows(name: str, n: int) -> list[dict]:

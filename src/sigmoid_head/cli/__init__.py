@@ -14,7 +14,7 @@ One error convention for every command: a user error (a ``ValueError`` such as a
 malformed input, a missing or unreadable file) prints ``sigmoid-head <command>: error:
 <message>`` on one line of stderr and exits with code 2, without a traceback; argparse's
 own usage errors exit with code 2 too. A fault of the machine rather than the input (a
-full disk: :class:`sigmoid_head.io_utils.WriteError`, another ``OSError``, a diverging
+full disk: :class:`sigmoid_head.safe.files.WriteError`, another ``OSError``, a diverging
 loss) prints the same one line and exits with code 1, and so does a missing optional
 dependency (an ``ImportError``: the line names the extra that installs it).
 """
@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import warnings
 from importlib import import_module
 from types import ModuleType
 
-from .. import output_safety, threads
 from .._version import __version__
-from ..io_utils import names_stdout
+from ..safe import outputs as output_safety
+from ..safe.files import names_stdout
+from . import threads
 from .options import apply_config, config_path, read_config
 
 COMMANDS: dict[str, str] = {
@@ -180,6 +183,10 @@ def _main(argv: list[str], from_command_line: bool) -> int:
         except ValueError as err:
             return _report(command, err, 2)
     args = parser.parse_args(argv)
+    if from_command_line:  # no source line echoed under a warning (a caller's own format stays)
+        warnings.formatwarning = one_line_warning
+    if getattr(args, "quiet", False):
+        quiet_libraries()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     if getattr(args, "threads", None) not in (None, count):  # an abbreviation (--thread 2)
@@ -210,6 +217,28 @@ def _main(argv: list[str], from_command_line: bool) -> int:
             "--max-new-tokens or --num-beams"), 1)
     except ImportError as err:
         return _report(args.command, ImportError(missing_dependency(err)), 1)
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     line: str | None = None) -> str:
+    """A warning as one line, ``warning: <message> (<category>, <file>:<line>)``: Python's
+    default format echoes the source line that warned, which reads like a crash."""
+    text = " ".join(str(message).split())
+    return f"warning: {text} ({category.__name__}, {os.path.basename(filename)}:{lineno})\n"
+
+
+def quiet_libraries() -> None:
+    """``--quiet``: the libraries' progress bars off too (transformers' "Loading weights",
+    the Hub's and datasets' downloads): through the environment for a library not yet
+    imported, through its switch for one that is."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        hub.disable_progress_bars()
+    for name in ("transformers.utils.logging", "datasets.utils.logging"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.disable_progress_bar()
 
 
 EXTRAS = {"matplotlib": "plots", "scipy": "eval", "sklearn": "eval", "sacrebleu": "eval",

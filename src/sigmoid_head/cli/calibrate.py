@@ -92,7 +92,7 @@ def _print_combination(comb: object, info: dict, head: str) -> None:
 def _read_scores(path: str) -> list[dict]:
     """Score records, those of earlier releases under today's names."""
     from ..data.records import read_jsonl
-    from ..methods import upgrade_columns
+    from ..registry.methods import upgrade_columns
 
     # null is how a NaN score is written (always-valid JSON): read back as NaN, so the
     # fits refuse it in one line ("NaN or inf") instead of failing on None
@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.calibration import Calibrator, format_report
     from ..evaluation.readers import read_gold
     from ..evaluation.spans import fit_span_config, fit_span_method
-    from ..head_files import CONFIG_NAME, EXTRA_FILES
-    from ..output_safety import refuse_overlaps
+    from ..head.files import CONFIG_NAME, EXTRA_FILES
+    from ..safe.outputs import refuse_overlaps
 
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "

@@ -33,8 +33,8 @@ PROBABILITY = _number(float, 0, 1, low_open=True, what="a number")
 
 
 def _limited(name: str, kind: type = float) -> Any:
-    """The argparse type of a setting with a range in :data:`sigmoid_head.finite.LIMITS`."""
-    from ..finite import LIMITS
+    """The argparse type of a setting with a range in :data:`sigmoid_head.safe.finite.LIMITS`."""
+    from ..safe.finite import LIMITS
 
     lim = {k: v for k, v in LIMITS[name].items() if k != "integer"}
     return _number(kind, lim.pop("low"), lim.pop("high", None),
@@ -63,11 +63,11 @@ class ModelOptions:
     def load(self) -> Any:
         """The SigmoidHeadModel of ``head`` (else the bare backbone)."""
         if self.head:
-            from ..model import SigmoidHeadModel
+            from ..head.model import SigmoidHeadModel
 
             return SigmoidHeadModel.from_pretrained(self.head, self.model, dtype=self.dtype,
                                                     device=self.device)
-        from ..backbone import load_backbone
+        from ..lm.backbone import load_backbone
 
         return load_backbone(self.model, dtype=self.dtype, device=self.device)
 
@@ -85,23 +85,25 @@ def add_corpus_args(p: argparse.ArgumentParser, command: str) -> None:
 
 
 def add_config_groups(p: argparse.ArgumentParser, command: str,
-                      only: tuple[str, ...] | None = None) -> None:
-    """The CorpusConfig option groups of ``command`` (``only``: these settings only)."""
+                      skip: tuple[str, ...] = ()) -> None:
+    """The CorpusConfig option groups of ``command``: every field it offers
+    (:func:`~sigmoid_head.scoring.corpus_config.offers`) but those in ``skip`` (options
+    the command spells its own way), and the baselines it runs."""
     from dataclasses import fields
 
-    from .. import columns
-    from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings
+    from ..registry import columns
+    from ..scoring.corpus_config import GROUP_TITLES, GROUPS, baseline_settings, offers
 
     def offered(f: Any) -> bool:
-        return command in f.metadata.get("commands", (command,)) and (only is None or f.name in only)
+        return offers(f, command) and f.name not in skip
 
     for group, cls in GROUPS.items():
         names = [f.name for f in fields(cls) if offered(f)]
         if names:
             add_dataclass_options(p.add_argument_group(GROUP_TITLES[group]), cls, only=names)
     for name, cls in baseline_settings().items():
-        column = columns.COLUMNS.get(name)
-        if column is not None and command not in column.commands:
+        column = columns.COLUMNS.get(name)  # an opt-in method: score and generate
+        if command not in (column.commands if column is not None else ("score", "generate")):
             continue
         names = [f.name for f in fields(cls) if offered(f)]
         if names:
@@ -122,8 +124,8 @@ def corpus_config(args: argparse.Namespace) -> Any:
     that cannot be written or that would overwrite an input or land in the head or model
     folder."""
     from ..evaluation.combination import mix_record_path
-    from ..io_utils import check_output_path
-    from ..output_safety import refuse_overlaps
+    from ..safe.files import check_output_path
+    from ..safe.outputs import refuse_overlaps
     from ..scoring.corpus import CorpusConfig, config_from
 
     mix = mix_record_path(args.to_json) if args.to_json else None  # written beside --to-json
@@ -147,6 +149,8 @@ def print_result(result: Any) -> None:
         print(summary([result.means], n=result.n))
         if result.mix and "combined" in result.means:
             print(result.mix)
+        for line in result.notices:
+            print(line)
 
 
 class Inputs:

@@ -1,11 +1,11 @@
 """``sigmoid-head demo``: parses the options (generated from
-:class:`sigmoid_head.demo_config.DemoConfig`) and calls :func:`sigmoid_head.demo.run_demo`."""
+:class:`sigmoid_head.demo.config.DemoConfig`) and calls :func:`sigmoid_head.demo.run.run_demo`."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..demo_config import SMOKE, DemoConfig  # noqa: F401 - SMOKE: the sizes of --smoke, as before
+from ..demo.config import SMOKE, DemoConfig  # noqa: F401 - SMOKE: the sizes of --smoke, as before
 from .options import add_settings, settings_from
 
 DESCRIPTION = (
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import demo
+    from ..demo import run as demo
 
     config = settings_from(DemoConfig, vars(args))
     demo.run_demo(**config.run_kwargs())  # type: ignore[attr-defined]

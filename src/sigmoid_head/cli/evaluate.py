@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     """``sigmoid-head evaluate``: metrics table (and report files with --out-dir)."""
     from ..evaluation.evaluate import evaluate_scores
     from ..evaluation.gold_formats import span_format
-    from ..output_safety import check_out_dir
+    from ..safe.outputs import check_out_dir
 
     check_out_dir("--out-dir", args.out_dir, OUT_FILES, {
         "--scores": args.scores, "--gold": args.gold, "--extra-scores": args.extra_scores,
@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         ci=args.ci,
         n_boot=args.n_boot,
         groups=args.groups,
+        width=args.width,
     )
     print(table, end="")
     if args.out_dir:
@@ -67,8 +68,8 @@ def _run_gold(args: argparse.Namespace, fmt: str) -> int:
     from pathlib import Path
 
     from ..evaluation.gold_eval import evaluate_gold_files
-    from ..io_utils import write_atomic
-    from ..json_safety import dumps
+    from ..safe.files import write_atomic
+    from ..safe.json_io import dumps
 
     res, table = evaluate_gold_files(
         args.scores, args.gold, fmt, mt=args.gold_mt, source=args.gold_source,

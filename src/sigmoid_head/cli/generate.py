@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
         stream = _streamer(model, decoding, config, as_json)
     if as_json:  # stdout carries the JSON lines only (the streamer holds it): the rest to stderr
         with contextlib.redirect_stdout(sys.stderr):
-            result = generate_corpus(model, inputs, config, decoding, head_dir=args.head,
+            result = generate_corpus(model, inputs, config, decoding,
                                      generate_batch=stream)
             common.print_result(result)
         return 0
-    result = generate_corpus(model, inputs, config, decoding, head_dir=args.head,
+    result = generate_corpus(model, inputs, config, decoding,
                              generate_batch=stream)
     common.print_result(result)
     return 0

@@ -2,7 +2,7 @@
 
 The help text of each option is the docstring written under the field, so a setting is
 documented once, in its dataclass, and the CLI and the Python API cannot drift apart.
-Besides its range (:func:`sigmoid_head.finite.bounds`) or ``parse`` function, a field's
+Besides its range (:func:`sigmoid_head.safe.finite.bounds`) or ``parse`` function, a field's
 metadata may give ``choices`` (the values allowed), ``aliases`` (short flags, ``("-o",)``)
 and ``metavar``; a ``list[...]`` field takes any number of values. A settings class whose
 fields are dataclasses (one per concern, each with a ``TITLE``) gets one option group per
@@ -43,8 +43,8 @@ def number_type(kind: type, *, low: float | None = None, high: float | None = No
                 low_open: bool = False, high_open: bool = False, integer: bool = False,
                 what: str = "") -> Callable[[str], object]:
     """An argparse type: a finite, representable ``kind`` number in the range (keywords of
-    :func:`sigmoid_head.finite.number_problem`), refused in one line otherwise."""
-    from ..finite import number_problem
+    :func:`sigmoid_head.safe.finite.number_problem`), refused in one line otherwise."""
+    from ..safe.finite import number_problem
 
     integer = integer or kind is int
     what = what or ("an integer" if integer else "a number")
@@ -79,9 +79,9 @@ def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
 
 def field_parser(f: dataclasses.Field, base: type) -> Callable[[str], object] | None:
     """The argparse type a field declares in its metadata: its own ``parse`` function, or a
-    number check from its :func:`sigmoid_head.finite.bounds` range; None when it declares
+    number check from its :func:`sigmoid_head.safe.finite.bounds` range; None when it declares
     neither."""
-    from ..finite import PARSE_KEY, field_bounds
+    from ..safe.finite import PARSE_KEY, field_bounds
 
     if f.metadata.get(PARSE_KEY):
         return _checked(f.metadata[PARSE_KEY])
@@ -212,13 +212,13 @@ class _Quiet(argparse.ArgumentParser):
 
 def read_config(path: str) -> dict[str, Any]:
     """The option values of a ``--config`` file, read by
-    :func:`sigmoid_head.config_safety.read_options` (regular files only, bounded, YAML 1.2
+    :func:`sigmoid_head.safe.config.read_options` (regular files only, bounded, YAML 1.2
     JSON-schema typing, duplicate keys refused); an empty YAML file gives none.
 
     Raises:
         ValueError: one line naming the file.
     """
-    from ..config_safety import read_options
+    from ..safe.config import read_options
 
     return read_options(path)
 
@@ -288,7 +288,7 @@ def _takes_null(action: argparse.Action) -> bool:
 
 
 def _shown(value: Any) -> str:
-    from ..config_safety import shown
+    from ..safe.config import shown
 
     return shown(value)
 

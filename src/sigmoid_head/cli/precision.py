@@ -2,7 +2,7 @@
 
 A command that asks for bfloat16/float16 on the CPU (``--dtype``, or train's
 ``--mixed-precision bf16/fp16``) has it probed in a child process first
-(:mod:`sigmoid_head.cpu_precision`, cached once per machine). When the child dies but
+(:mod:`sigmoid_head.lm.cpu_precision`, cached once per machine). When the child dies but
 runs with ``ONEDNN_MAX_CPU_ISA`` set, the command runs itself again with that variable
 (one line on stderr says so): oneDNN reads it only before its first matrix product, so
 it cannot be set from inside. Otherwise the command stops with a one-line error.
@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from ..cpu_precision import (
+from ..lm.cpu_precision import (
     HALF_DTYPES,
     ISA_VARIABLE,
     ISA_WITHOUT_AMX,

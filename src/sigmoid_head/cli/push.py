@@ -1,6 +1,6 @@
 """``sigmoid-head push``: upload a trained head and its generated model card to the Hub.
 
-The options are generated from :class:`sigmoid_head.push_config.PushConfig`."""
+The options are generated from :class:`sigmoid_head.head.push_config.PushConfig`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..push_config import PushConfig
+    from ..head.push_config import PushConfig
     from .options import add_settings
 
     # positional, as ever: the what and the where of every upload (not a --config key)
@@ -27,9 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..head_io import HeadConfig
-    from ..hub import hub_offline, push_folder
-    from ..model_card import base_license, base_parameter_count, check_license, model_card
+    from ..head.folder import HeadConfig
+    from ..head.hub import hub_offline, push_folder
+    from ..head.model_card import base_license, base_parameter_count, check_license, model_card
 
     config = HeadConfig.load(Path(args.head))
     license = check_license(args.license) if args.license else \

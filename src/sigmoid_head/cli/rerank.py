@@ -16,9 +16,9 @@ from . import UsageError, common
 DESCRIPTION = ("Draw several candidates per source (greedy or beam, and samples), score them "
                f"all and pick one by a score (--select; default: {RERANK_SELECT}, or "
                f"{RERANK_SELECT_NO_HEAD} without a head). " + help_text("rerank"))
-OUTPUT = ("prompt_template", "chat", "with_tokens", "quiet")
-"""The CorpusConfig fields that are options of rerank as they are (``-o`` is ``to_json``;
-``--batch-size`` counts sources here)."""
+OWN = ("batch_size", "to_json")
+"""The CorpusConfig fields rerank spells its own way (``-o`` is ``to_json``, required;
+``--batch-size`` counts sources here); every other field it offers is an option as it is."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="BATCH_SIZE", help="Sources per batch: each generate call runs "
         "batch-size x samples sequences, and the samples' seeds depend on the "
         f"batches. (default: {size.default})")
-    common.add_config_groups(p, "rerank", only=OUTPUT)
+    common.add_config_groups(p, "rerank", skip=OWN)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=False)
     _, args.device = join_processes(args.device)
     model = common.ModelOptions(args.head, args.model, args.dtype, args.device).load()
-    result = rerank_corpus(model, inputs, config, corpus, head_dir=args.head)
+    result = rerank_corpus(model, inputs, config, corpus)
     if result.n:
         print(f"{result.n} sources reranked, {config.samples} sample"
               f"{'' if config.samples == 1 else 's'}"
@@ -74,4 +74,6 @@ def run(args: argparse.Namespace) -> int:
               f"{result.means.get('picked_score', float('nan')):.4f}; written to {corpus.to_json}")
         if result.mix:
             print(result.mix)
+        for line in result.notices:
+            print(line)
     return 0

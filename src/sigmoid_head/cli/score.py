@@ -35,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
     inputs = common.Inputs(args, need_candidates=True)
     _, args.device = join_processes(args.device)
     source = common.ModelOptions(args.head, args.model, args.dtype, args.device)
-    common.print_result(score_corpus(source.load(), inputs, config, head_dir=args.head))
+    common.print_result(score_corpus(source.load(), inputs, config))
     return 0

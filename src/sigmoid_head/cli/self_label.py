@@ -25,11 +25,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..backbone import load_backbone
     from ..data.records import read_records
-    from ..io_utils import write_atomic
-    from ..json_safety import dumps
-    from ..output_safety import refuse_overlaps
+    from ..lm.backbone import load_backbone
+    from ..safe.files import write_atomic
+    from ..safe.json_io import dumps
+    from ..safe.outputs import refuse_overlaps
     from ..training.self_generated import bad_share, decode_sources, group_references, label_outputs
 
     refuse_overlaps({"--output": args.output}, {"--train-file": args.train_file},

@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..head_io import CONFIG_NAME, WEIGHTS_NAME
-    from ..output_safety import refuse_overlaps
+    from ..head.folder import CONFIG_NAME, WEIGHTS_NAME
+    from ..safe.outputs import refuse_overlaps
     from ..training.loop import train
 
     names = flat_names()

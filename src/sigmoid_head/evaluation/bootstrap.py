@@ -72,6 +72,7 @@ class Clusters:
 
     def __init__(self, groups: ArrayLike) -> None:
         codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+        self.codes = codes  # (N,) source index of each item
         self.n_items = int(codes.size)
         self.order = np.argsort(codes, kind="stable")  # (N,) item indices, source by source
         self.sizes = np.bincount(codes)  # (G,) items per source
@@ -87,6 +88,11 @@ class Clusters:
         total = int(lengths.sum())
         offsets = np.repeat(self.starts[drawn] - np.cumsum(lengths) + lengths, lengths)
         return self.order[offsets + np.arange(total)]
+
+    def multiplicity(self, drawn: IntArray) -> IntArray:
+        """How often each item is in the expansion of the drawn sources ((K,) -> (N,)):
+        its source's number of draws."""
+        return np.bincount(drawn, minlength=self.n_groups)[self.codes]
 
 
 def _resamples(
@@ -137,30 +143,40 @@ def _on_resamples(
 
 
 def clustered_ci(stat: Callable[[IntArray], dict[str, float]], groups: ArrayLike,
-                 n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-                 ) -> dict[str, tuple[float, float, float]]:
+                 n_boot: int = 1000, alpha: float = 0.05, seed: int = 0, *,
+                 by_weight: bool = False) -> dict[str, tuple[float, float, float]]:
     """Percentile intervals of named statistics, resampling whole sources.
 
+    A statistic that does not depend on the order of the items (a sum, a rate, a rank
+    statistic) can take each item's multiplicity instead of the drawn indices
+    (``by_weight``): an item drawn k times counts k times. Sorting or gathering the drawn
+    items is then left out of every resample; the draws are the same as without it, so the
+    intervals are too (up to the float rounding of sums taken in another order).
+
     Args:
-        stat: item indices (M,) -> named values computed on those items (repeats allowed).
+        stat: item indices (M,) -> named values computed on those items (repeats allowed);
+            with ``by_weight``, (N,) integer multiplicity of every item -> the same values.
         groups: (N,) source id of every item; items of one source are drawn together.
         n_boot: resamples (``numpy.random.default_rng(seed)``, deterministic).
         alpha: 1 - the interval's level.
         seed: random seed.
+        by_weight: pass multiplicities to ``stat`` instead of indices.
 
     Returns:
         Name -> (value on all items, low, high); NaN resamples are dropped.
     """
     _check_boot(n_boot, alpha)
     clusters = Clusters(groups)
-    point = stat(np.sort(clusters.order))
+    on = clusters.multiplicity if by_weight else clusters.expand
+    point = stat(np.ones(clusters.n_items, dtype=np.int64) if by_weight
+                 else np.sort(clusters.order))
     if clusters.n_groups == 0:
         return {k: (v, math.nan, math.nan) for k, v in point.items()}
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {k: [] for k in point}
     for _ in range(n_boot):
         drawn = rng.integers(0, clusters.n_groups, size=clusters.n_groups)
-        for k, v in stat(clusters.expand(drawn)).items():
+        for k, v in stat(on(drawn)).items():
             draws[k].append(v)
     out = {}
     for k, v in point.items():

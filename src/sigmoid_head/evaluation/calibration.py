@@ -25,13 +25,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import methods as registry
-from ..head_files import CALIBRATION_NAME, read_extra, write_extra
+from ..head.extras import HeadExtra
+from ..head.files import CALIBRATION_NAME
+from ..registry import methods as registry
 from .metrics import bce, ece
 
 KINDS = ("platt", "isotonic")
@@ -87,8 +88,10 @@ def feature(rows: Sequence[Mapping[str, Any]], method: str) -> np.ndarray:
 
 
 @dataclass
-class Calibrator:
+class Calibrator(HeadExtra):
     """Per method: Platt ``(a, b)`` and the isotonic points, all of the log product score."""
+
+    FILE: ClassVar[str] = CALIBRATION_NAME
 
     platt: dict[str, tuple[float, float]] = field(default_factory=dict)
     isotonic: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
@@ -101,7 +104,7 @@ class Calibrator:
     def fit(cls, rows: Sequence[Mapping[str, Any]], labels: ArrayLike,
             methods: Sequence[str] | None = None) -> Calibrator:
         """Fit both calibrations for every method present in ``rows`` (default: every
-        registered method, :mod:`sigmoid_head.methods`)."""
+        registered method, :mod:`sigmoid_head.registry.methods`)."""
         methods = registry.names() if methods is None else methods
         y = np.asarray(labels, dtype=np.float64)
         if y.shape != (len(rows),) or not np.isin(y, (0.0, 1.0)).all():
@@ -151,21 +154,13 @@ class Calibrator:
                       for name, fn in (("ece", ece), ("bce", bce))}
         return out
 
-    def save(self, directory: str | Path) -> Path:
-        """Write ``calibration.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
-        data = {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
+    def to_dict(self) -> dict[str, Any]:
+        """The saved JSON object: the format, its version, the feature and the fields."""
+        return {"format": "sigmoid-head calibration", "version": 1, "feature": "logprob",
                 **asdict(self)}
-        return write_extra(directory, CALIBRATION_NAME, data)
 
     @classmethod
-    def load(cls, directory: str | Path) -> Calibrator | None:
-        """The calibrator saved in a head directory, or None when there is none."""
-        data = read_extra(directory, CALIBRATION_NAME)
-        return None if data is None else cls.from_dict(data, Path(directory) / CALIBRATION_NAME)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | Path = CALIBRATION_NAME) -> Calibrator:
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> Calibrator:
         """A calibrator from the JSON object :meth:`save` wrote (``source`` names it in errors).
 
         Every number is checked, so a calibration that would give NaN or wrong probabilities
@@ -177,6 +172,7 @@ class Calibrator:
         Raises:
             ValueError: ``"<source>: <field>: <problem>"``.
         """
+        source = source or cls.FILE
         def bad(field: str, problem: str) -> ValueError:
             return ValueError(f"{source}: {field}: {problem}")
 

@@ -5,7 +5,7 @@
 Both parts are log-confidences in nats per token (higher = more confident), so a weight in
 [0, 1] mixes them without any statistics of the data set; ``combined = exp(combined_log)``.
 The baselines are read from the score record that ``score`` and ``generate`` write (each
-registered method's ``combination_parts``, :mod:`sigmoid_head.methods`, and the entropy):
+registered method's ``combination_parts``, :mod:`sigmoid_head.registry.methods`, and the entropy):
 
 * ``softmax_min``: log of the lowest softmax token probability (the weakest token);
 * ``softmax_mean_log``: the softmax's length-normalised log-probability;
@@ -43,13 +43,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import methods as registry
-from ..head_files import COMBINATION_NAME, read_extra, write_extra
+from ..head.extras import HeadExtra
+from ..head.files import COMBINATION_NAME
+from ..registry import methods as registry
 from .metrics import pearson, roc_auc
 
 _TINY = 1e-300  # log of a probability that underflowed to 0
@@ -78,7 +79,7 @@ def _log_reader(key: str, is_log: bool) -> Callable[[Mapping], float]:
 
 
 @dataclass(frozen=True)
-class Combination:
+class Combination(HeadExtra):
     """``weight`` on the head's ``sigmoid_mean_log``, ``1 - weight`` on ``baseline``, in
     log space.
 
@@ -87,6 +88,8 @@ class Combination:
         baseline: a key of :func:`baseline_parts`.
         chosen_on: where the two were chosen (for the record and the summary line).
     """
+
+    FILE: ClassVar[str] = COMBINATION_NAME
 
     weight: float
     baseline: str
@@ -121,22 +124,10 @@ class Combination:
                 r["combined_log"] = v
                 r["combined"] = math.exp(v)
 
-    def save(self, directory: str | Path) -> Path:
-        """Write ``combination.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
-        return write_extra(directory, COMBINATION_NAME, asdict(self))
-
     @classmethod
-    def load(cls, directory: str | Path | None) -> Combination | None:
-        """The combination saved in a head directory, or None when there is none."""
-        if directory is None:
-            return None
-        data = read_extra(directory, COMBINATION_NAME)
-        return None if data is None else cls.from_dict(data, Path(directory) / COMBINATION_NAME)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | Path = COMBINATION_NAME) -> Combination:
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> Combination:
         """A combination from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
+        source = source or cls.FILE
         try:
             return cls(float(data["weight"]), str(data["baseline"]), str(data.get("chosen_on", "")))
         except (ValueError, KeyError, TypeError) as e:
@@ -209,7 +200,7 @@ def read_mix_record(scores: str | Path, rows: int) -> tuple[dict[str, Any] | Non
     """The recorded mix of the score file ``scores`` (of ``rows`` rows) and the line saying
     it: ``combined = <mix> (<where chosen>)``, or why there is none (an older score file, a
     record of another file)."""
-    from ..json_safety import read_json
+    from ..safe.json_io import read_json
 
     path = mix_record_path(scores)
     if not path.is_file():

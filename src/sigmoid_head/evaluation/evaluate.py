@@ -1,9 +1,9 @@
 """Evaluate QE score files against gold quality: load, orient, correlate, report.
 
 Every method's scores are oriented so that higher = better quality before any metric
-is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.columns` where
+is computed: uncertainties (the sequence columns of :mod:`sigmoid_head.registry.columns` where
 higher = worse: the mean token entropy) are negated and shown as ``-<name>``. By default
-the sequence scores of the registered methods (:mod:`sigmoid_head.methods`) are evaluated
+the sequence scores of the registered methods (:mod:`sigmoid_head.registry.methods`) are evaluated
 as numbers in [0, 1], so BCE/ECE apply to them too: the products, the minima and
 ``<method>_geo_mean``, the length-normalised score as the geometric mean of the token
 probabilities (``exp(<method>_mean_log)``, derived here: :func:`derive_columns`);
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import columns as column_registry
-from .. import methods as registry
 from ..data.records import read_jsonl
+from ..registry import columns as column_registry
+from ..registry import methods as registry
 from .combination import read_mix_record
 from .readers import read_external_scores, read_gold, read_score_columns
 
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> object:
 
 DEFAULT_AGGREGATIONS = ("product", "mean_log", "min")
 """The aggregations of every registered method evaluated when none are named, each as a
-number in [0, 1] (:meth:`~sigmoid_head.methods.Aggregation.probability_key`: the
+number in [0, 1] (:meth:`~sigmoid_head.registry.methods.Aggregation.probability_key`: the
 length-normalised score as ``<method>_geo_mean``)."""
 COMBINED = "combined"
 """The combined score (the head mixed with a softmax-side score; the recommended one),
@@ -51,7 +51,7 @@ def default_methods() -> list[str]:
     """Methods evaluated when none are named (those present), plus every extra column:
     ``combined``, each registered method's product, then each one's length-normalised
     score (``<method>_geo_mean``), then each one's minimum, the columns the column
-    registry marks ``evaluate`` (:func:`sigmoid_head.columns.evaluated_keys`:
+    registry marks ``evaluate`` (:func:`sigmoid_head.registry.columns.evaluated_keys`:
     ``entropy_mean``, ``mc_<method>``, ``self_judge``, a plugin's baseline, ...), then the
     calibrated probabilities."""
     from .calibration import KINDS
@@ -63,7 +63,7 @@ def default_methods() -> list[str]:
 
 
 def derive_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Columns of older files under today's names (:func:`sigmoid_head.methods.upgrade_columns`),
+    """Columns of older files under today's names (:func:`sigmoid_head.registry.methods.upgrade_columns`),
     and each registered method's length-normalised score on both scales, in place:
     ``<method>_geo_mean = exp(<method>_mean_log)``, or, for a file holding only the
     former, ``<method>_mean_log`` its log. A column the file holds is kept as it is (never
@@ -140,6 +140,7 @@ def evaluate_scores(
     ci: bool = True,
     n_boot: int = 1000,
     groups: str | Sequence[Any] | None = None,
+    width: int = 100,
 ) -> tuple[list[dict[str, Any]], str]:
     """Correlate QE scores with gold quality; optionally write the report files.
 
@@ -157,6 +158,7 @@ def evaluate_scores(
         groups: each item's source id (e.g. the verse a candidate translates), or the name
             of a score-file field holding it: the bootstrap then resamples sources, keeping
             a source's candidates together. None: items are resampled.
+        width: the terminal table's width: a wider one is shown in parts (0: one table).
 
     Returns:
         The metric rows and the terminal table (with, under it, the line naming the mix
@@ -196,8 +198,24 @@ def evaluate_scores(
                             n_boot=n_boot, groups=None if groups is None else np.asarray(groups))
     under = [] if COMBINED not in oriented or isinstance(scores, dict) else \
         [read_mix_record(scores, g.size)[1]]
+    under += small_sample_note(g.size, None if groups is None else len(set(groups)), ci)
     if out_dir is not None:
         write_report(rows, oriented, g, out_dir, metrics=list(metrics) if metrics else None,
                      lines=under)
-    return rows, format_table(rows, list(metrics) if metrics else None) + "".join(
-        f"{line}\n" for line in under)
+    return rows, format_table(rows, list(metrics) if metrics else None,
+                              max_width=width) + "".join(f"{line}\n" for line in under)
+
+
+SMALL_SAMPLE = 30
+"""Fewer resampled units (items, or sources with ``groups``) than this: the intervals are
+flagged as rough."""
+
+
+def small_sample_note(n_items: int, n_sources: int | None, ci: bool) -> list[str]:
+    """The line flagging intervals from fewer than :data:`SMALL_SAMPLE` resampled units
+    (empty when there are enough, or no intervals)."""
+    n, unit = (n_items, "items") if n_sources is None else (n_sources, "sources")
+    if not ci or n >= SMALL_SAMPLE:
+        return []
+    return [f"note: only {n} {unit} (fewer than {SMALL_SAMPLE}): the bootstrap intervals are "
+            "rough and may span the whole range"]

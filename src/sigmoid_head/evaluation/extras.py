@@ -1,7 +1,8 @@
 """A head folder's extras as objects (numpy only, no torch).
 
-:mod:`sigmoid_head.head_files` names, writes and reads the extras that ``sigmoid-head
-calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object);
+:mod:`sigmoid_head.head.files` names, writes and reads the extras that ``sigmoid-head
+calibrate`` fits as JSON objects (``SigmoidHeadModel.extras``: file name -> object); each
+extra's class is a :class:`~sigmoid_head.head.extras.HeadExtra` (one save, one load);
 :data:`EXTRA_CLASSES` says which class parses each file, and :func:`head_extras` turns a
 loaded head's extras into those objects for ``score``, ``generate`` and ``rerank``.
 """
@@ -11,18 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..head_files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+from ..head.extras import HeadExtra
+from ..head.files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
 from .calibration import Calibrator
 from .combination import DEFAULTS, Combination
 from .spans import SpanConfig
 
-EXTRA_CLASSES: dict[str, Any] = {
-    CALIBRATION_NAME: Calibrator,
-    SPANS_NAME: SpanConfig,
-    COMBINATION_NAME: Combination,
-}
-"""Extras file name -> the class whose ``from_dict`` parses it (and whose ``save`` writes it
-through :func:`sigmoid_head.head_files.write_extra`)."""
+EXTRA_CLASSES: dict[str, type[HeadExtra]] = {c.FILE: c for c in (Calibrator, SpanConfig, Combination)}
+"""Extras file name -> the :class:`~sigmoid_head.head.extras.HeadExtra` that parses and
+saves it: one class per file of :data:`~sigmoid_head.head.files.EXTRA_FILES`."""
 
 
 def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
@@ -47,3 +45,32 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
 
     cal, spans, comb = (parse(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
     return cal, spans, DEFAULTS[command] if comb is None else comb
+
+
+def head_notices(combination: Combination | None, spans: SpanConfig | None) -> list[str]:
+    """One line per saved setting that leaves the head out, for every command and the page.
+
+    A fitted ``combination.json`` may give the head weight 0 (``combined`` is then the
+    softmax-side score alone), and a fitted ``error_spans.json`` may read another method's
+    word scores (``errors`` are then that method's spans, not the head's). Nothing else says
+    so, so the user would believe the head contributes where it does not.
+
+    Args:
+        combination: the mix that makes ``combined`` (None: no ``combined``).
+        spans: the error-span setting (None: no ``errors``).
+
+    Returns:
+        The notices (empty when the head takes part in both, or neither is saved).
+    """
+    from ..registry import methods as registry
+
+    out = []
+    if combination is not None and combination.weight == 0:
+        out.append(f"notice: the saved mix gives the head weight 0: combined is "
+                   f"{combination.baseline} alone, the head takes no part in it")
+    if spans is not None:
+        method = registry.METHODS.get(spans.method)
+        if method is None or method.reads != "head":
+            out.append(f"notice: the saved error-span setting reads {spans.method} word "
+                       f"scores: errors are {spans.method}'s spans, not the head's")
+    return out

@@ -21,6 +21,7 @@ Every figure has a 95% interval from resampling sources (:func:`.bootstrap.clust
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,12 +31,12 @@ from .bootstrap import clustered_ci
 from .gold_formats import GoldItem, whitespace_words
 from .span_metrics import (
     SEVERITY_WEIGHTS,
+    WeightedWords,
     merge_touching,
     span_counts,
     span_scores,
-    word_metrics,
 )
-from .spans import SpanConfig, find_errors, word_offsets
+from .spans import SpanConfig, char_set, find_errors, word_offsets
 
 WORD_COLUMNS = ("mcc", "f1_bad", "roc_auc", "ap")
 SPAN_COLUMNS = ("char_p", "char_r", "char_f1", "mpp_p", "mpp_r", "mpp_f1")
@@ -52,10 +53,19 @@ def gold_word_scores(rec: dict, method: str) -> np.ndarray:
     """(W,) score of every whitespace word of the candidate: the lowest score of the
     scored words overlapping it (1.0 where none does)."""
     boxes = _word_boxes(rec)
+    words = rec["words"]
+    if len(boxes) != len(words):
+        raise ValueError(f"{len(words)} scored words but {len(boxes)} offsets")
+    placed = [(b[0], b[1], k) for k, b in enumerate(boxes) if b is not None]
+    starts, ends = [b[0] for b in placed], [b[1] for b in placed]
+    ordered = bool(np.all(np.diff(starts) >= 0) and np.all(np.diff(ends) >= 0))
     out = []
     for start, end in whitespace_words(rec["candidate"]):
-        hit = [float(w[method]) for w, b in zip(rec["words"], boxes, strict=True)
-               if b is not None and b[0] < end and start < b[1]]
+        if ordered:  # the overlapping boxes are one run: those ending after start, starting before end
+            run = placed[bisect.bisect_right(ends, start):bisect.bisect_left(starts, end)]
+            hit = [float(words[k][method]) for b0, b1, k in run if b0 < end and start < b1]
+        else:
+            hit = [float(words[k][method]) for b0, b1, k in placed if b0 < end and start < b1]
         out.append(min(hit) if hit else 1.0)
     return np.asarray(out, dtype=np.float64)
 
@@ -119,11 +129,11 @@ def evaluate_method(rows: Sequence[dict], items: Sequence[GoldItem], preds: list
     for k, (s, b) in enumerate(zip(scores, bad, strict=True)):
         if s.shape != b.shape:
             raise ValueError(f"item {k + 1}: {b.size} gold word tags but {s.size} words")
+    words = WeightedWords(scores, bad, threshold)  # ranked once, O(W) per resample
 
     def stat(idx: np.ndarray) -> dict[str, float]:
-        s = np.concatenate([scores[i] for i in idx]) if idx.size else np.zeros(0)
-        b = np.concatenate([bad[i] for i in idx]) if idx.size else np.zeros(0)
-        return {**word_metrics(s, b, threshold), **span_scores(counts[idx])}
+        drawn = np.bincount(idx, minlength=len(items))  # the words of item i count drawn[i] times
+        return {**words.metrics(drawn), **span_scores(counts[idx])}
 
     return clustered_ci(stat, groups, n_boot)
 
@@ -134,14 +144,15 @@ def recall_by(items: Sequence[GoldItem], preds: Sequence[Sequence[dict]], key: s
     the share of gold spans touched by a predicted span, with clustered intervals."""
     values = sorted({str(s[key]) for it in items for s in it.spans if s.get(key)})
     groups = np.asarray([it.group for it in items])
+    pred_chars = [char_set(p, it.text) for it, p in zip(items, preds, strict=True)]
     out = {}
     for v in values:
         rows = []
-        for it, p in zip(items, preds, strict=True):
+        for it, p, pc in zip(items, preds, pred_chars, strict=True):
             mine = [s for s in it.spans if str(s.get(key)) == v]
-            c = span_counts([p], [mine], [it.text])[0]
+            gc = char_set(mine, it.text)  # the characters span_prf counts
             hit = sum(any(q["start"] < s["end"] and s["start"] < q["end"] for q in p) for s in mine)
-            rows.append([c[0], c[2], hit, len(mine)])
+            rows.append([len(pc & gc), len(gc), hit, len(mine)])
         arr = np.asarray(rows, dtype=np.float64)
 
         def stat(idx: np.ndarray, arr: np.ndarray = arr) -> dict[str, float]:

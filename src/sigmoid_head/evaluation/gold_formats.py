@@ -23,6 +23,8 @@ Every reader checks that each span lies inside its text. Numpy-free, no torch.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,16 +42,18 @@ from .gold_item import (  # noqa: F401 - re-exported: the readers' shared shape 
 FORMATS = ("wmt-tags", "esa", "mqm", "ragtruth", "google-mqm", "mushroom")
 """Names accepted by ``--gold-format``."""
 def whitespace_words(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every whitespace-separated word of ``text``."""
-    out, start = [], None
-    for i, ch in enumerate(text + " "):
-        if ch.isspace():
-            if start is not None:
-                out.append((start, i))
-            start = None
-        elif start is None:
-            start = i
-    return out
+    """(start, end) of every whitespace-separated word of ``text`` (``str.isspace``
+    whitespace: the regular expression's ``\\s`` on a str is the same class)."""
+    return list(_whitespace_words(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _whitespace_words(text: str) -> tuple[tuple[int, int], ...]:
+    # the metrics ask for the words of one text many times (once per method and table)
+    return tuple(m.span() for m in _WORD.finditer(text))
+
+
+_WORD = re.compile(r"\S+")
 
 
 def _tag(t: str, where: str) -> int:

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import methods as registry
-from ..io_utils import write_atomic
-from ..text_safety import html_text
+from ..registry import columns
+from ..registry import methods as registry
+from ..safe.files import write_atomic
+from ..safe.text import html_text
 from .calibration import KINDS
 
 PASS_KEYS = ("entropy", "n_dominant")
@@ -108,7 +109,21 @@ def _sequence_table(row: dict, methods: Sequence[str]) -> str:
     if row.get("combined") is not None:  # the recommended score: one number, its own row
         body.append(f'<tr class="combined"><th>combined</th><td colspan="{max(1, len(cols))}">'
                     f'{float(row["combined"]):.3g}</td></tr>')
+    for key, direction in sequence_columns():  # every other registered sequence column
+        v = row.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            body.append(f'<tr class="column"><th>{html.escape(key)}</th><td colspan="'
+                        f'{max(1, len(cols))}">{float(v):.3g} <small>({direction})</small>'
+                        "</td></tr>")
     return f'<table class="seq"><tr><th>sequence</th>{head}</tr>{"".join(body)}</table>'
+
+
+def sequence_columns() -> list[tuple[str, str]]:
+    """(key, direction) of every registered sequence or pass column that is one key (not a
+    method's ``<m>`` family, not ``combined``, shown first): the baselines, a plugin's
+    columns, the pass statistics; in registry order."""
+    return [(k, c.direction) for c in columns.columns() if c.level in (columns.SEQUENCE, columns.PASS)
+            and "<m>" not in c.name for k in c.expand() if k != "combined"]
 
 
 def _key(method: str, col: registry.Aggregation | str) -> str:
@@ -130,7 +145,8 @@ def _item(i: int, row: dict, texts: Sequence[str], methods: Sequence[str]) -> st
 
 
 def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
-                title: str = "Token scores", spans_from: str | None = None) -> str:
+                title: str = "Token scores", spans_from: str | None = None,
+                notices: Sequence[str] = ()) -> str:
     """The page for score records with per-token scores.
 
     Args:
@@ -140,6 +156,8 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
         title: page title.
         spans_from: how the error spans were found (e.g. "sigmoid word score < 0.01"),
             named in the legend.
+        notices: lines shown above the legend (saved settings that leave the head out:
+            :func:`~sigmoid_head.evaluation.extras.head_notices`).
 
     Returns:
         The HTML document.
@@ -152,18 +170,20 @@ def render_page(rows: Sequence[dict], texts: Sequence[Sequence[str]],
                      for p in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0))
     source = f" ({html.escape(spans_from)})" if spans_from else ""
     items = "".join(_item(i, r, t, methods) for i, (r, t) in enumerate(zip(rows, texts, strict=True)))
+    notes = "".join(f"<p class='notice'>{html.escape(n)}</p>" for n in notices)
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p class='legend'>token probability: {legend} "
+            f"<h1>{html.escape(title)}</h1>{notes}<p class='legend'>token probability: {legend} "
             "· hover a token for its numbers · <span class='errmark'>underlined</span>"
             f" = inside an error span{source}</p>{items}</body></html>\n")
 
 
 def write_page(path: str | Path, rows: Sequence[dict], tokenizer: Any,
-               title: str = "Token scores", spans_from: str | None = None) -> Path:
+               title: str = "Token scores", spans_from: str | None = None,
+               notices: Sequence[str] = ()) -> Path:
     """Write :func:`render_page` for ``rows``, token texts decoded with ``tokenizer``."""
     texts = [token_texts(tokenizer, [t["token"] for t in r["tokens"]]) for r in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(out, render_page(rows, texts, title, spans_from),  # whole or not at all
+    return write_atomic(out, render_page(rows, texts, title, spans_from, notices),  # whole or not at all
                         stream=True)  # --html /dev/stdout: written straight

@@ -67,7 +67,7 @@ def save_png(fig: Figure, out_path: str | Path) -> Path:
     """Write ``fig`` as a PNG at 120 dpi (parent folders created)."""
     import io
 
-    from ..io_utils import write_atomic
+    from ..safe.files import write_atomic
 
     path = Path(out_path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..io_utils import write_atomic
+from ..safe.files import write_atomic
 from .metrics import METRICS, calibration_bins, ece, is_binary, pearson
 from .plots import (
     checked_scores,
@@ -109,6 +109,7 @@ def format_table(
     fmt: str = "terminal",
     bold_best: bool = True,
     digits: int = 3,
+    max_width: int = 0,
 ) -> str:
     """Render metric rows as a table: one row per method, one column per metric.
 
@@ -124,6 +125,9 @@ def format_table(
             ``"csv"`` (full precision, separate ``<metric>_ci_low/_ci_high`` columns).
         bold_best: mark best / second-best values in Markdown.
         digits: decimals shown in terminal and Markdown.
+        max_width: terminal only: a table wider than this many characters is shown as
+            several, each with the method column and as many metric columns as fit (0: one
+            table, however wide).
 
     Returns:
         The table as a string.
@@ -147,14 +151,35 @@ def format_table(
         ]
         return "\n".join(lines + ["| " + " | ".join(b) + " |" for b in body]) + "\n"
     widths = [max(len(x[j]) for x in [header, *body]) for j in range(len(header))]
+    parts = _column_parts(widths, max_width)
+    return "\n".join(_aligned([header, *body], widths, part) for part in parts)
+
+
+def _column_parts(widths: list[int], max_width: int) -> list[list[int]]:
+    """Column indices of each part: 0 (the method) and the metric columns that fit in
+    ``max_width`` (two spaces between columns; at least one metric per part)."""
+    if not max_width or sum(widths) + 2 * (len(widths) - 1) <= max_width:
+        return [list(range(len(widths)))]
+    parts: list[list[int]] = [[0]]
+    used = widths[0]
+    for j in range(1, len(widths)):
+        if len(parts[-1]) > 1 and used + 2 + widths[j] > max_width:
+            parts.append([0])
+            used = widths[0]
+        parts[-1].append(j)
+        used += 2 + widths[j]
+    return parts
+
+
+def _aligned(lines: list[list[str]], widths: list[int], cols: list[int]) -> str:
+    """The columns ``cols`` of the lines (header first), aligned, with a rule under the header."""
 
     def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if j == 0 else c.rjust(w)
-            for j, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
+        return "  ".join(cells[j].ljust(widths[j]) if j == 0 else cells[j].rjust(widths[j])
+                         for j in cols)
 
-    return "\n".join([line(header), "  ".join("-" * w for w in widths), *map(line, body)]) + "\n"
+    rule = "  ".join("-" * widths[j] for j in cols)
+    return "\n".join([line(lines[0]), rule, *map(line, lines[1:])]) + "\n"
 
 
 # ----------------------------------------------------------------------------- figures

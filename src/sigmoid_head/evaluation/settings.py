@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..finite import bounds, check_fields
+from ..safe.finite import bounds, check_fields
 from .gold_formats import FORMATS
 
 GOLD_FORMATS = FORMATS
@@ -45,6 +45,9 @@ class EvaluateReport:
     """Comma-separated metrics, e.g. pearson,spearman,bce (default: all)."""
     out_dir: str | None = None
     """Write results.md, results.csv and plots here (default: none, the table only)."""
+    width: int = field(default=100, metadata=bounds(low=0, integer=True))
+    """Terminal table width: a wider table is shown in parts of at most this many characters,
+    the method column in each (0: one table, however wide; results.md is always one)."""
 
 
 @dataclass

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .bootstrap import register_batched
 from .metrics import roc_auc
 from .spans import span_prf
 
@@ -81,6 +82,38 @@ def average_precision(score: ArrayLike, gold: ArrayLike) -> float:
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
+def _ap_counts(pos: np.ndarray, total: np.ndarray, npos: float) -> float:
+    """:func:`average_precision` from the positives and items per distinct score, highest
+    score first ((V,) each; a score with no item is no run)."""
+    if npos == 0:
+        return math.nan
+    keep = total > 0
+    tp = np.cumsum(pos)[keep]
+    precision, recall = tp / np.cumsum(total)[keep], tp / npos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def _ap_rows(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return np.array([average_precision(a, b) for a, b in zip(p, g, strict=True)])
+
+
+def _ap_indexed(p: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``average_precision`` of every row ``p[idx[b]], g[idx[b]]`` ((B, M) indices), the N
+    scores ranked once: per row only its counts per distinct score (integers, so equal to
+    the sorting path to the last bit)."""
+    codes = np.unique(-p, return_inverse=True)[1].ravel()  # (N,) highest score first
+    v = int(codes.max()) + 1 if codes.size else 1
+    out = np.empty(idx.shape[0])
+    for b, row in enumerate(idx):
+        pos = np.bincount(codes[row], weights=g[row], minlength=v)
+        total = np.bincount(codes[row], minlength=v).astype(np.float64)
+        out[b] = _ap_counts(pos, total, float(g[row].sum()))
+    return out
+
+
+register_batched(average_precision, _ap_rows, _ap_indexed)
+
+
 def word_metrics(ok_score: ArrayLike, gold_bad: ArrayLike, threshold: float) -> dict[str, float]:
     """MCC, F1-BAD, ROC-AUC and AP of word scores against gold BAD tags.
 
@@ -95,6 +128,61 @@ def word_metrics(ok_score: ArrayLike, gold_bad: ArrayLike, threshold: float) -> 
     return {"mcc": mcc(pred, g), "f1_bad": f1_bad(pred, g),
             "roc_auc": math.nan if one_class else roc_auc(-s, g),
             "ap": average_precision(-s, g)}
+
+
+class WeightedWords:
+    """The words of N items, prepared once for :func:`word_metrics` on many resamples.
+
+    A resample of items is given as each item's multiplicity (:func:`~.bootstrap.
+    clustered_ci` with ``by_weight``); every word counts as often as its item. The words
+    are ranked once, so each resample is a few weighted counts, O(W), instead of a
+    concatenation and a sort of the drawn words. The counts are integers, so MCC, F1-BAD,
+    ROC-AUC and AP equal :func:`word_metrics` on the concatenated drawn words.
+
+    Args:
+        ok_scores: per item, its (W_i,) word scores, higher = more likely OK.
+        gold_bad: per item, its (W_i,) gold tags, 1 = BAD.
+        threshold: a word scored below it is predicted BAD.
+    """
+
+    def __init__(self, ok_scores: Sequence[ArrayLike], gold_bad: Sequence[ArrayLike],
+                 threshold: float) -> None:
+        sizes = [np.asarray(b).size for b in gold_bad]
+        s = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in ok_scores] or [[]])
+        g = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in gold_bad] or [[]])
+        self.item = np.repeat(np.arange(len(sizes)), sizes)  # (W,) item of each word
+        self.pred = s < threshold  # (W,) predicted BAD
+        self.bad = g != 0  # (W,) gold BAD, as mcc and f1_bad read it
+        # (W,) dense rank of the badness -s, ascending: equal scores share a value
+        self.codes = np.unique(-s, return_inverse=True)[1].ravel()
+        self.n_values = int(self.codes.max()) + 1 if self.codes.size else 1
+
+    def metrics(self, item_weight: ArrayLike) -> dict[str, float]:
+        """:func:`word_metrics` of the words, each counted ``item_weight[its item]`` times.
+
+        Args:
+            item_weight: (N,) non-negative integer multiplicity of each item.
+        """
+        w = np.asarray(item_weight, dtype=np.float64)[self.item]  # (W,)
+        p, g = self.pred, self.bad
+        tp, fp = float(w[p & g].sum()), float(w[p & ~g].sum())
+        fn, tn = float(w[~p & g].sum()), float(w[~p & ~g].sum())
+        den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        f1_den = tp + fp + tp + fn
+        pos = np.bincount(self.codes, weights=w * g, minlength=self.n_values)  # (V,)
+        neg = np.bincount(self.codes, weights=w * ~g, minlength=self.n_values)
+        npos, nneg = pos.sum(), neg.sum()
+        auc = math.nan
+        if npos and nneg:  # the Mann-Whitney count: negatives below plus half the tied
+            auc = float((pos * (np.cumsum(neg) - neg + 0.5 * neg)).sum() / (npos * nneg))
+        return {"mcc": (tp * tn - fp * fn) / den if den else 0.0,
+                "f1_bad": 2 * tp / f1_den if f1_den else 0.0,
+                "roc_auc": auc, "ap": self._ap(pos, neg, npos)}
+
+    @staticmethod
+    def _ap(pos: np.ndarray, neg: np.ndarray, npos: float) -> float:
+        """:func:`average_precision` from per-value weighted counts ((V,), ascending badness)."""
+        return _ap_counts(pos[::-1], (pos + neg)[::-1], npos)  # highest badness first
 
 
 # ----------------------------------------------------------------------------- span level
@@ -178,3 +266,15 @@ def span_scores(counts: np.ndarray) -> dict[str, float]:
 
 
 # ----------------------------------------------------------------------------- intervals
+
+
+def weighted_span_scores(counts: np.ndarray, item_weight: ArrayLike) -> dict[str, float]:
+    """:func:`span_scores` of the rows, each counted ``item_weight`` times (a resample given
+    as multiplicities; equal to summing the drawn rows, up to float rounding).
+
+    Args:
+        counts: (N, 7) :func:`span_counts` rows.
+        item_weight: (N,) non-negative multiplicity of each row.
+    """
+    c = np.asarray(counts, dtype=np.float64).reshape(-1, 7)
+    return span_scores(np.asarray(item_weight, dtype=np.float64) @ c)

@@ -28,19 +28,22 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import methods as registry
-from ..head_files import SPANS_NAME, read_extra, write_extra
+from ..head.extras import HeadExtra
+from ..head.files import SPANS_NAME
+from ..registry import methods as registry
 
 
 @dataclass
-class SpanConfig:
+class SpanConfig(HeadExtra):
     """How error spans are read off word scores."""
+
+    FILE: ClassVar[str] = SPANS_NAME
 
     method: str = "sigmoid"
     """Which method's word scores are used (a registered method: sigmoid, softmax, boostedprob, ...)."""
@@ -75,20 +78,10 @@ class SpanConfig:
         return (f"{self.method} word score < {self.threshold:.3g}, spans of >= "
                 f"{self.min_words} word{'s' if self.min_words > 1 else ''}")
 
-    def save(self, directory: str | Path) -> Path:
-        """Write ``error_spans.json`` into ``directory`` (atomically, through
-        :func:`~sigmoid_head.head_files.write_extra`); returns its path."""
-        return write_extra(directory, SPANS_NAME, asdict(self))
-
     @classmethod
-    def load(cls, directory: str | Path) -> SpanConfig | None:
-        """The config saved in a head directory, or None when there is none."""
-        data = read_extra(directory, SPANS_NAME)
-        return None if data is None else cls.from_dict(data, Path(directory) / SPANS_NAME)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | Path = SPANS_NAME) -> SpanConfig:
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> SpanConfig:
         """A config from the JSON object :meth:`save` wrote (``source`` names it in errors)."""
+        source = source or cls.FILE
         if not isinstance(data, Mapping):
             raise ValueError(f"{source}: not a saved error-span rule (expected a JSON object)")
         try:
@@ -182,7 +175,9 @@ def add_errors(rows: list[dict], config: SpanConfig) -> None:
 Span = tuple[int, int]
 
 
-def _chars(spans: Sequence[Span] | Sequence[dict], text: str | None) -> set[int]:
+def char_set(spans: Sequence[Span] | Sequence[dict], text: str | None) -> set[int]:
+    """The characters the spans cover ((start, end) pairs or dicts), whitespace left out
+    when ``text`` is given: what :func:`span_prf` counts."""
     out: set[int] = set()
     for s in spans:
         start, end = (s["start"], s["end"]) if isinstance(s, dict) else s
@@ -210,7 +205,7 @@ def span_prf(
     tp = n_pred = n_gold = 0
     for i, (p, g) in enumerate(zip(predicted, gold, strict=True)):
         text = None if texts is None else texts[i]
-        pc, gc = _chars(p, text), _chars(g, text)
+        pc, gc = char_set(p, text), char_set(g, text)
         tp, n_pred, n_gold = tp + len(pc & gc), n_pred + len(pc), n_gold + len(gc)
     return _prf(tp, n_pred, n_gold)
 

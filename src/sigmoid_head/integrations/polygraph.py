@@ -2,8 +2,8 @@
 
 Needs the ``polygraph`` extra (``lm-polygraph>=0.7.0``). Two pieces, the way polygraph
 composes uncertainty methods (the calculator in :mod:`.polygraph_calculator`, re-exported
-here; the estimators here), both reading the registries (:mod:`sigmoid_head.methods`,
-:mod:`sigmoid_head.columns`):
+here; the estimators here), both reading the registries (:mod:`sigmoid_head.registry.methods`,
+:mod:`sigmoid_head.registry.columns`):
 
 * :class:`SigmoidHeadCalculator`, a ``StatCalculator`` that generates with the frozen LM
   and scores every generated token in the same pass (:func:`sigmoid_head.scoring.generate.
@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 from lm_polygraph.estimators.estimator import Estimator
 
-from .. import columns
-from .. import methods as registry
+from ..registry import columns
+from ..registry import methods as registry
 from ..scoring.rauq import RauqConfig
 from .polygraph_calculator import (  # noqa: F401  (the plugin's public names, as before)
     ENTROPY_STAT,
@@ -87,7 +87,7 @@ class SigmoidHeadSequence(Estimator):
     token probabilities of one method.
 
     Args:
-        method: a registered method (:mod:`sigmoid_head.methods`): ``sigmoid`` (the head),
+        method: a registered method (:mod:`sigmoid_head.registry.methods`): ``sigmoid`` (the head),
             ``softmax``, ``boostedprob`` or ``rauq`` (RAUQ's per-token confidences; the
             calculator needs ``rauq`` set), ...
         aggregation: ``product``, ``mean_log`` (the mean token log-probability, the log

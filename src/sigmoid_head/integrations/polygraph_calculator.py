@@ -5,7 +5,7 @@ a ``StatCalculator``, generates with the frozen LM and scores every generated to
 same pass (:func:`sigmoid_head.scoring.generate.generate_outputs`: the head reads the LM
 head's input at each step, the softmax values come from the step's raw logits). Besides
 its own statistics (one per registered method, :func:`stat_name`, and one per sequence
-baseline of :mod:`sigmoid_head.columns` marked ``polygraph``, :func:`baseline_stat`) it
+baseline of :mod:`sigmoid_head.registry.columns` marked ``polygraph``, :func:`baseline_stat`) it
 yields polygraph's greedy ones from that same pass (``greedy_tokens``, ``greedy_texts``,
 ``greedy_log_likelihoods``, ``entropy``, ``input_tokens``), so polygraph's own
 ``MaximumSequenceProbability``, ``Perplexity``, ``MeanTokenEntropy``,
@@ -33,14 +33,14 @@ import numpy as np
 import torch
 from lm_polygraph.stat_calculators.stat_calculator import StatCalculator
 
-from .. import columns
-from .. import methods as registry
-from ..backbone import Backbone
-from ..cpu_precision import check_cpu_dtype
-from ..dominant import DominantConfig
-from ..head_io import fingerprint
-from ..model import SigmoidHeadModel
-from ..plugin_contract import row_values
+from ..head.folder import fingerprint
+from ..head.model import SigmoidHeadModel
+from ..lm.backbone import Backbone
+from ..lm.cpu_precision import check_cpu_dtype
+from ..lm.dominant import DominantConfig
+from ..registry import columns
+from ..registry import methods as registry
+from ..registry.contract import row_values
 from ..scoring.decoding import DecodingConfig, Generated, eos_ids
 from ..scoring.generate import generate_outputs, score_generated
 from ..scoring.rauq import RauqConfig

@@ -6,5 +6,5 @@ capture (:mod:`.generate`, Eval Self), token -> word -> sequence aggregation
 attention weights (:mod:`.rauq`), and whole corpora as ``score`` / ``generate`` do them
 (:mod:`.corpus` with the settings of :mod:`.corpus_config`, written by
 :mod:`.corpus_output`). The methods and aggregations are those registered in
-:mod:`sigmoid_head.methods`, the output columns those of :mod:`sigmoid_head.columns`.
+:mod:`sigmoid_head.registry.methods`, the output columns those of :mod:`sigmoid_head.registry.columns`.
 """

@@ -1,7 +1,7 @@
 """Aggregate token scores into word and sequence scores.
 
 Sequence level (the paper multiplies token scores): every method of the registry gets
-the aggregations it declares (:data:`sigmoid_head.methods.AGGREGATIONS`), computed in log
+the aggregations it declares (:data:`sigmoid_head.registry.methods.AGGREGATIONS`), computed in log
 space so that long outputs keep a meaningful value even when the product underflows to 0:
 
 * ``<name>``: product of token probabilities, ``exp(sum log p)``;
@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import columns
 from ..data.tokenize import special_ids
-from ..methods import sequence_scores
-from ..plugin_contract import pass_value
+from ..registry import columns
+from ..registry.contract import pass_value
+from ..registry.methods import sequence_scores
 from .offsets import add_offsets
 from .token_scores import TokenScores
 

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import methods as registry
 from ..data.batching import pad_id, pad_with_mask
 from ..data.prompts import ScoreInputError
+from ..registry import methods as registry
 from .decoding import DecodingConfig
 from .generate import generate_outputs
 from .token_scores import unpack_model
@@ -239,7 +239,7 @@ def comet_kiwi(
 
 
 # ------------------------------------------------------------------ the registry's hooks
-# (sigmoid_head.columns: each gets a BaselineInputs, returns one value or dict per row)
+# (sigmoid_head.registry.columns: each gets a BaselineInputs, returns one value or dict per row)
 
 
 def self_judge_column(b: Any) -> list[float]:

@@ -14,12 +14,11 @@ a setting is documented once, under its field.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..io_utils import is_stream
-from ..output_safety import content_settings
+from ..safe.files import is_stream
+from ..safe.outputs import content_settings
 from . import distributed
 from .corpus_config import CorpusConfig
 from .corpus_output import CorpusInputs, record_mix, run_streamed, write_page
@@ -56,12 +55,20 @@ class Explanations:
 
         return None if self.combination is None else mix_line(self.combination, self.command)
 
+    def notices(self) -> list[str]:
+        """One line per saved setting that leaves the head out (a mix giving it weight 0,
+        error spans read off another method): :func:`~sigmoid_head.evaluation.extras.
+        head_notices`."""
+        from ..evaluation.extras import head_notices
+
+        return head_notices(self.combination, self.spans)
+
     @classmethod
-    def load(cls, model: Any, command: str, head_dir: str | Path | None = None) -> Explanations:
+    def load(cls, model: Any, command: str) -> Explanations:
         """The extras the loaded head carries (``SigmoidHeadModel.extras``, read once by
         ``from_pretrained``, local or Hub head alike; a bare backbone has none).
-        ``command`` ("score", "generate" or "rerank") picks the default combination; ``head_dir``
-        only names the head in errors.
+        ``command`` ("score", "generate" or "rerank") picks the default combination; the
+        head's ``source`` (where it was loaded from) names it in errors.
 
         Raises:
             ValueError: a malformed extra file, named.
@@ -69,7 +76,7 @@ class Explanations:
         from ..evaluation.extras import head_extras
 
         cal, spans, comb = head_extras(getattr(model, "extras", None), command,
-                                       str(head_dir or ""))
+                                       str(getattr(model, "source", None) or ""))
         return cls(comb, cal, spans, command)
 
     def apply(self, rows: list[dict], keep_tokens: bool) -> None:
@@ -103,6 +110,8 @@ class CorpusResult:
     mix: str | None = None
     """Which mix made ``combined``: baseline, weight, where chosen (:func:`~sigmoid_head.
     evaluation.combination.mix_line`)."""
+    notices: list[str] = field(default_factory=list)
+    """Saved settings that leave the head out, one line each (:meth:`Explanations.notices`)."""
 
 
 def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explanations,
@@ -126,13 +135,15 @@ def _run(model: Any, inputs: CorpusInputs, config: CorpusConfig, explain: Explan
     record_mix(config.to_json, explain.combination, explain.command, means.n, "combined" in row)
     if config.html:
         spans_from = explain.spans.describe() if explain.spans is not None else None
-        write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from)
-    return CorpusResult(means.n, row, None if config.to_json else kept, explain.mix())
+        write_page(config.html, kept, config.to_json, unpack_model(model)[0].tokenizer, spans_from,
+                   explain.notices())
+    return CorpusResult(means.n, row, None if config.to_json else kept, explain.mix(),
+                        explain.notices())
 
 
-def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> dict:
+def _settings(model: Any, config: CorpusConfig, **more: Any) -> dict:
     """What must match for an interrupted run to be resumed: the results' settings and
-    which model and head score."""
+    which model and head score (the head by its fingerprint and where it was loaded from)."""
     from .token_scores import unpack_model
 
     backbone, head = unpack_model(model)
@@ -141,20 +152,19 @@ def _settings(model: Any, config: CorpusConfig, head_dir: Any, **more: Any) -> d
         **{k: v for k, v in config.to_dict().items() if k not in NOT_RESULT_SETTINGS},
         "model": backbone.name_or_path, "dtype": str(backbone.dtype),
         "head_fingerprint": None if head is None else getattr(head_config, "fingerprint", ""),
-        "head": None if head_dir is None else str(head_dir), **more})
+        "head": getattr(model, "source", None), **more})
 
 
-def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None, *,
-                 head_dir: str | Path | None = None) -> CorpusResult:
+def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None) -> CorpusResult:
     """Eval Other on a corpus: score every ``{source, candidate}`` / ``{messages, candidate}``
     input as ``sigmoid-head score`` does.
 
     Args:
-        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        model: a SigmoidHeadModel (its calibration, error spans and fitted combination come
+            with ``model.extras``, where it came from with ``model.source``), or a Backbone
+            for the baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
         config: the settings (default: :class:`CorpusConfig`'s).
-        head_dir: where the head came from, recorded in the run's settings (its calibration,
-            error spans and fitted combination come with ``model.extras``).
 
     Returns:
         The count, the means, and the rows unless written to ``config.to_json``.
@@ -162,7 +172,7 @@ def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None =
     from .force_decode import score_records
 
     config = config or CorpusConfig()
-    explain, rauq = Explanations.load(model, "score", head_dir), config.rauq_config()
+    explain, rauq = Explanations.load(model, "score"), config.rauq_config()
     with_tokens = config.keep_tokens() or explain.spans is not None
 
     def batch(part: list[dict]) -> list[dict]:
@@ -180,11 +190,11 @@ def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None =
 
     return _run(model, inputs, config, explain, batch, batch_size=config.batch_size,
                 window=distributed.DEFAULT_WINDOW_BATCHES * config.batch_size,
-                settings=_settings(model, config, head_dir))
+                settings=_settings(model, config))
 
 
 def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None = None,
-                    decoding: Any = None, *, head_dir: str | Path | None = None,
+                    decoding: Any = None, *,
                     generate_batch: Callable[[list[dict], bool], list[dict]] | None = None
                     ) -> CorpusResult:
     """Eval Self on a corpus: generate for every ``{source}`` / ``{messages}`` input and
@@ -194,24 +204,24 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
     over all inputs, so the inputs then make one batch and one window.
 
     Args:
-        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        model: a SigmoidHeadModel (its calibration, error spans and fitted combination come
+            with ``model.extras``, where it came from with ``model.source``), or a Backbone
+            for the baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
         config: the settings (default: :class:`CorpusConfig`'s).
         decoding: a :class:`~.decoding.DecodingConfig` (default: greedy).
-        head_dir: where the head came from, recorded in the run's settings (its calibration,
-            error spans and fitted combination come with ``model.extras``).
         generate_batch: generates and scores one batch itself, ``(inputs, with_tokens) ->
             rows`` (the CLI's ``--stream`` prints tokens as they come); default
             :func:`~.generate.generate_and_score`.
     """
-    from ..finite import check_new_tokens
+    from ..safe.finite import check_new_tokens
     from .decoding import DecodingConfig
     from .generate import generate_and_score
     from .token_scores import unpack_model
 
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
     check_new_tokens(decoding.max_new_tokens, unpack_model(model)[0].model.config)  # before output
-    explain, rauq = Explanations.load(model, "generate", head_dir), config.rauq_config()
+    explain, rauq = Explanations.load(model, "generate"), config.rauq_config()
     with_tokens = config.keep_tokens() or explain.spans is not None
 
     def batch(part: list[dict]) -> list[dict]:
@@ -228,7 +238,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
     size = len(inputs) if one_stream else config.batch_size
     return _run(model, inputs, config, explain, batch, batch_size=size,
                 window=len(inputs) if one_stream else GENERATE_WINDOW_BATCHES * size,
-                settings=_settings(model, config, head_dir, decoding=asdict(decoding)))
+                settings=_settings(model, config, decoding=asdict(decoding)))
 
 
 def source_text(rec: dict) -> str:
@@ -242,11 +252,11 @@ def source_text(rec: dict) -> str:
 def add_baselines(model: Any, inputs: list[dict], rows: list[dict], config: CorpusConfig,
                   decoding: Any = None, per_input: int = 1, command: str | None = None) -> None:
     """Add the columns of every active sequence baseline of the column registry
-    (:func:`sigmoid_head.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
+    (:func:`sigmoid_head.registry.columns.baselines`: self-judge, CometKiwi, Monte Carlo entropy, a
     plugin's, ...) to the rows in place, in registry order; ``command``: only the baselines
     that command computes."""
-    from ..columns import COLUMNS, BaselineInputs, active, baselines
-    from ..plugin_contract import row_values
+    from ..registry.columns import COLUMNS, BaselineInputs, active, baselines
+    from ..registry.contract import row_values
 
     sources = [source_text(inputs[i // per_input]) for i in range(len(rows))]
     cands = [r["candidate"] for r in rows]

@@ -4,9 +4,9 @@
 TrainConfig` does: :class:`BatchingConfig` (how many sequences per pass), :class:`PromptConfig`
 (how an input is rendered), :class:`OutputConfig` (what is written where), and the baselines:
 one settings dataclass per opt-in baseline, the ``settings`` of its registry entry
-(:mod:`sigmoid_head.methods` for RAUQ, :mod:`sigmoid_head.columns` for self-judge,
+(:mod:`sigmoid_head.registry.methods` for RAUQ, :mod:`sigmoid_head.registry.columns` for self-judge,
 CometKiwi, Monte Carlo entropy and any plugin's baseline). The docstring under each field
-is its option's help; ranges are declared on the fields (:func:`sigmoid_head.finite.bounds`).
+is its option's help; ranges are declared on the fields (:func:`sigmoid_head.safe.finite.bounds`).
 
 Every setting also has a flat name (the field name), so ``CorpusConfig(batch_size=8,
 rauq=True)``, ``config.batch_size`` and ``config.quiet = True`` keep working; a group is
@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .. import columns as column_registry
-from .. import methods as registry
-from ..finite import bounds, check_fields
+from ..registry import columns as column_registry
+from ..registry import methods as registry
+from ..safe.finite import bounds, check_fields
 
 
 @dataclass
@@ -63,7 +63,7 @@ class OutputConfig:
     """Add per-token and per-word scores."""
     to_json: str | None = None
     """Write one JSON record per output to this .jsonl file (resumed when rerun after an interruption)."""
-    html: str | None = None
+    html: str | None = field(default=None, metadata={"commands": ("score", "generate")})
     """Also write one self-contained page of the outputs' tokens coloured by each method's score, numbers
     on hover, error spans marked (keeps the per-token scores in the rows, as with_tokens does, and draws
     the page from them)."""
@@ -76,6 +76,20 @@ GROUPS: dict[str, type] = {"batching": BatchingConfig, "prompt": PromptConfig,
 """CorpusConfig's fixed groups, in the order of the flat dict and of the CLI's option groups."""
 GROUP_TITLES = {"batching": "batching", "prompt": "prompt", "output": "output"}
 """The ``--help`` title of each group's options."""
+
+
+def offers(f: Any, command: str) -> bool:
+    """Whether ``command`` offers a CorpusConfig group field: every command unless the
+    field's ``commands`` metadata names some (a new field reaches score, generate and
+    rerank alike)."""
+    return command in f.metadata.get("commands", (command,))
+
+
+def refused_settings(config: Any, command: str) -> list[str]:
+    """The group settings of ``config`` that ``command`` does not offer but that are set
+    (differ from their default), by name."""
+    return [f.name for cls in GROUPS.values() for f in fields(cls)
+            if not offers(f, command) and getattr(config, f.name) != f.default]
 
 
 def baseline_settings() -> dict[str, type]:
@@ -99,10 +113,10 @@ def flat_names() -> dict[str, tuple[str, str]]:
 
 
 def _check(settings: Any) -> None:
-    """A baseline's settings: the ranges (:func:`sigmoid_head.finite.check_fields`) and the
-    templates (:data:`sigmoid_head.baseline_settings.TEMPLATE_KEY`) their fields declare."""
-    from ..baseline_settings import TEMPLATE_KEY
+    """A baseline's settings: the ranges (:func:`sigmoid_head.safe.finite.check_fields`) and the
+    templates (:data:`sigmoid_head.registry.baseline_settings.TEMPLATE_KEY`) their fields declare."""
     from ..data.templates import check_template
+    from ..registry.baseline_settings import TEMPLATE_KEY
 
     check_fields(settings)
     for f in fields(settings):

@@ -3,7 +3,7 @@
 :func:`run_streamed` reads the inputs as a stream and scores them window by window with
 :func:`sigmoid_head.scoring.distributed.run_sharded` (in one process, or in every process
 started by ``accelerate launch`` / ``torchrun``: :func:`join_processes`). Process 0 appends
-each window's rows, in input order, to :class:`sigmoid_head.resumable_jsonl.ResumableJsonlWriter`
+each window's rows, in input order, to :class:`sigmoid_head.safe.resumable_jsonl.ResumableJsonlWriter`
 as soon as they are done: a crash keeps every row scored so far in ``<out>.partial``,
 rerunning the same call (with any number of processes) continues after the last complete
 row, and ``<out>`` itself appears only when every row is there. The summary is of every
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..resumable_jsonl import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
+from ..safe.resumable_jsonl import ResumableJsonlWriter, inputs_key, iter_complete_jsonl
 from .distributed import RunningMeans, from_first_process, process_group, run_sharded
 
 
@@ -107,18 +107,19 @@ def run_streamed(inputs: CorpusInputs, score_batch: Callable[[list[dict]], list[
 
 
 def write_page(path: str, rows: Sequence[dict], to_json: str | None, tokenizer: Any,
-               spans_from: str | None) -> None:
+               spans_from: str | None, notices: Sequence[str] = ()) -> None:
     """The HTML page of every output row (process 0): read back from ``to_json`` when given
-    (so a resumed run's page has the rows of the earlier run too), else ``rows``."""
+    (so a resumed run's page has the rows of the earlier run too), else ``rows``; the
+    ``notices`` (saved settings that leave the head out) at its top."""
     from ..evaluation.html import write_page as render
-    from ..io_utils import is_stream
-    from ..resumable_jsonl import read_complete_jsonl
+    from ..safe.files import is_stream
+    from ..safe.resumable_jsonl import read_complete_jsonl
 
     if process_group()[1] != 0:
         return
     if to_json and not is_stream(to_json):  # a stream (/dev/stdout) cannot be read back
         rows = read_complete_jsonl(to_json)
-    out = render(path, rows, tokenizer, spans_from=spans_from)
+    out = render(path, rows, tokenizer, spans_from=spans_from, notices=notices)
     print(f"page of {len(rows)} outputs written to {out}")
 
 
@@ -129,8 +130,8 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
     (:func:`~sigmoid_head.evaluation.combination.mix_record`), or remove the record of an
     earlier run into the same file when this one has no ``combined``."""
     from ..evaluation.combination import file_digest, mix_record, mix_record_path
-    from ..io_utils import is_stream, write_atomic
-    from ..json_safety import dumps
+    from ..safe.files import is_stream, write_atomic
+    from ..safe.json_io import dumps
 
     if not to_json or is_stream(to_json) or process_group()[1] != 0:
         return
@@ -144,7 +145,7 @@ def record_mix(to_json: str | None, combination: Any, command: str, n: int,
 
 def __getattr__(name: str) -> object:
     if name == "PASS_COLUMNS":  # the registry's, read when asked
-        from ..columns import summary_keys
+        from ..registry.columns import summary_keys
 
         return tuple(summary_keys())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -154,8 +155,8 @@ def summary(rows: Sequence[dict], n: int | None = None) -> str:
     """Mean sequence scores per registered method (product, mean_log, min), the combined
     score and the single columns the column registry shows in the summary, as a small text table (``n``: the number of outputs, when
     ``rows`` holds their means only)."""
-    from ..columns import summary_keys
-    from ..methods import AGGREGATIONS, methods
+    from ..registry.columns import summary_keys
+    from ..registry.methods import AGGREGATIONS, methods
 
     shown = ("product", "mean_log", "min")
     lines = [f"{'method':<14}" + "".join(f"{('mean' if a == 'product' else a):>12}" for a in shown)]

@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from ..backbone import Backbone
 from ..data.prompts import ScoreInputError, prompt_ids, render_settings
-from ..finite import bounds, check_settings
+from ..lm.backbone import Backbone
+from ..safe.finite import bounds, check_settings
 from .aggregate import sequence_record
 from .guidance import argmax_only, head_guidance
 from .token_scores import TokenScores, unpack_model

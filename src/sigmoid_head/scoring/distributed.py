@@ -11,7 +11,7 @@
   are the same as a one-process run's;
 - each process's rows are gathered on process 0 (``torch.distributed.gather_object``),
   which hands them, in input order, to ``sink`` (the CLI's sink appends them to
-  :class:`sigmoid_head.resumable_jsonl.ResumableJsonlWriter`);
+  :class:`sigmoid_head.safe.resumable_jsonl.ResumableJsonlWriter`);
 - ``skip_rows`` rows already written by an interrupted run are not handed on again. The
   windows are counted from the first input, so the window holding the first missing row
   is scored whole, and a resumed output equals an uninterrupted one;

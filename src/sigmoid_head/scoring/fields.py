@@ -2,9 +2,9 @@
 
 ``sigmoid-head score --describe`` (and ``generate --describe``) prints this table, so no
 user has to guess whether a number is a confidence or an uncertainty. The fields are the
-entries of the column registry (:mod:`sigmoid_head.columns`), so a column registered there
+entries of the column registry (:mod:`sigmoid_head.registry.columns`), so a column registered there
 (by the package or a plugin) is described here too. ``<m>`` stands for each registered
-scoring method (:mod:`sigmoid_head.methods`: ``sigmoid`` (the head), ``softmax``,
+scoring method (:mod:`sigmoid_head.registry.methods`: ``sigmoid`` (the head), ``softmax``,
 ``boostedprob``, ``rauq``, ...) and ``sigmoid:<name>`` for a further head. Pure Python, no
 torch.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import columns as cols
+from ..registry import columns as cols
 
 
 class Field(NamedTuple):
@@ -42,15 +42,33 @@ def __getattr__(name: str) -> object:
 
 
 def describe() -> str:
-    """The fields as a Markdown table (field, direction, range, meaning)."""
-    return table(row_fields())
+    """The fields as a Markdown table (field, direction, range, meaning), then what ``<m>``
+    and ``<mc>`` stand for: the methods registered now (a plugin's included)."""
+    return table(row_fields()) + "\n" + method_names()
+
+
+def method_names() -> str:
+    """The lines naming the methods behind ``<m>`` (and ``<mc>``) in :func:`describe`."""
+    from ..registry import methods as registry
+
+    every = ", ".join(f"`{m.name}`" for m in registry.methods())
+    mc = ", ".join(f"`{m.name}`" for m in registry.methods() if m.monte_carlo)
+    out = f"`<m>` stands for each scoring method: {every} (and `sigmoid:<name>` for a further head).\n"
+    return out + (f"`<mc>` stands for those Monte Carlo entropy applies to: {mc}.\n" if mc else "")
 
 
 def table(rows: tuple[Field, ...]) -> str:
     """Fields as a Markdown table."""
     lines = ["| field | direction | range | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in rows]
+    lines += [table_row(f) for f in rows]
     return "\n".join(lines) + "\n"
+
+
+def table_row(f: Field) -> str:
+    """One field as a Markdown table row; a ``|`` inside a cell (``[0, ln |V|]``) is escaped,
+    so the table stays one of four columns when pasted."""
+    cells = (f"`{f.name}`", f.direction, f.range, f.meaning)
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def method_pattern() -> str:

@@ -29,8 +29,8 @@ from ..data.prompts import (
     render_settings,
     training_defaults,
 )
-from ..dominant import DominantConfig
-from ..head import SigmoidHead
+from ..head.layer import SigmoidHead
+from ..lm.dominant import DominantConfig
 from .aggregate import sequence_record
 from .rauq import RauqConfig, capture_self_attention, rauq_positions
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model

@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from ..backbone import Backbone, on_head_input
 from ..data.batching import IGNORE_INDEX, pad_id, pad_with_mask
-from ..dominant import DominantConfig
+from ..lm.backbone import Backbone, on_head_input
+from ..lm.dominant import DominantConfig
 from .decoding import DecodingConfig, Generated, cut_at_eos, eos_ids, generation_prompts, output_row
 from .force_decode import length_batches, score_examples
 from .rauq import RauqConfig, capture_self_attention, rauq_log_confidence
@@ -220,7 +220,7 @@ def generate_outputs(
     """
     from tqdm.auto import tqdm
 
-    from ..finite import check_new_tokens
+    from ..safe.finite import check_new_tokens
 
     cfg = decoding or DecodingConfig()
     backbone, head = unpack_model(model)

@@ -11,7 +11,7 @@ step's most probable token under the head among those still allowed, so that a s
 never runs out of tokens. It is a transformers logits processor: it runs before
 temperature, top-k and top-p, and works with greedy decoding, sampling and beam search,
 for causal and encoder-decoder models alike. ``h`` comes from a forward pre-hook on the
-LM's output layer (:func:`sigmoid_head.backbone.on_head_input`), the same capture that
+LM's output layer (:func:`sigmoid_head.lm.backbone.on_head_input`), the same capture that
 generation-time scoring uses, so no second forward pass is run.
 
 Greedy decoding needs only the argmax of ``s'``, and since ``log sigmoid <= 0`` no token
@@ -41,8 +41,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..backbone import Backbone, on_head_input
-from ..head import SigmoidHead
+from ..head.layer import SigmoidHead
+from ..lm.backbone import Backbone, on_head_input
 
 CANDIDATES = (32, 512)
 """How many of the best tokens a greedy step scores with the head, tried in turn, before it

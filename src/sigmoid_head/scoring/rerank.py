@@ -25,12 +25,11 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .. import methods as registry
 from ..evaluation.combination import RERANK_SELECT, RERANK_SELECT_NO_HEAD
-from ..finite import bounds
+from ..registry import methods as registry
+from ..safe.finite import bounds
 from . import fields
 from .corpus import CorpusConfig, CorpusResult, Explanations, _run, _settings, add_baselines
 
@@ -52,7 +51,7 @@ KEEP = ("source", "messages", "target")
 def row_fields() -> tuple[fields.Field, ...]:
     """The fields of a rerank row, in order: the input, the column registry's rerank-row
     entries, and ``truncated``."""
-    from .. import columns as cols
+    from ..registry import columns as cols
 
     first = fields.Field("source / messages", fields.NEITHER, "text",
                          "the input (and its target, when it has one)")
@@ -96,7 +95,7 @@ class RerankConfig:
             raise ValueError("no candidates: give samples >= 1, or keep the greedy candidate")
         if self.temperature <= 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be > 0 and top_p in (0, 1]")
-        from ..finite import check_settings
+        from ..safe.finite import check_settings
 
         check_settings(self)  # finite, representable, in range (seed, temperature, samples)
         self.select = check_select(self.select, selectable())
@@ -142,7 +141,7 @@ def selectable(head: bool = True, calibrated: Iterable[str] | None = None) -> li
     computes (``entropy_mean``, a baseline registered for rerank; with a head the combined
     score), and with a head the calibrated probabilities of the ``calibrated`` methods
     (None: of any method, as a head folder's calibration may hold)."""
-    from .. import columns as cols
+    from ..registry import columns as cols
 
     names = [k for m in registry.methods() if m.reads != "attention" and (head or m.reads != "head")
              for k in m.keys(distinct_only=False)]
@@ -254,23 +253,22 @@ def reranked_row(record: dict, cands: list[dict], key: str, truncated: bool = Fa
 
 
 def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
-                  corpus: CorpusConfig | None = None, *,
-                  head_dir: str | Path | None = None) -> CorpusResult:
+                  corpus: CorpusConfig | None = None) -> CorpusResult:
     """Best-of-N reranking of a corpus, as ``sigmoid-head rerank`` does it: for every
     ``{source}`` / ``{messages}`` input, draw the candidates of ``config``, score them, pick
     one.
 
     Args:
-        model: a SigmoidHeadModel, or a Backbone for the baselines only.
+        model: a SigmoidHeadModel (its calibration, error spans and fitted combination come
+            with ``model.extras``, where it came from with ``model.source``; without a fitted
+            combination, ``combined`` is ``generate``'s default), or a Backbone for the
+            baselines only.
         inputs: the records (a list, or anything sized and iterable more than once).
         config: the candidates and the selection score (default: :class:`RerankConfig`'s).
         corpus: batching, prompts and output (``batch_size``, ``prompt_template``, ``chat``,
             ``with_tokens``: per-token scores in every candidate, ``to_json``: streamed and
             resumable, ``quiet``); the extra baselines, ``html`` and ``max_tokens`` are not
             offered here.
-        head_dir: where the head came from, recorded in the run's settings (its calibration,
-            error spans and fitted combination come with ``model.extras``; without a fitted
-            one, ``combined`` is ``generate``'s default).
 
     Returns:
         The count, the means of the rows' numbers (``picked_score``), and the rows (one per
@@ -283,9 +281,10 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     from .token_scores import unpack_model
 
     config, corpus = config or RerankConfig(), corpus or CorpusConfig()
-    from .. import columns as cols
+    from ..registry import columns as cols
+    from .corpus_config import refused_settings
 
-    offered = {"html": corpus.html, "max_tokens": corpus.max_tokens}
+    offered = dict.fromkeys(refused_settings(corpus, "rerank"), True)
     for name, settings in corpus.baselines.items():  # the opt-in baselines rerank does not run
         column = cols.COLUMNS.get(name)
         if (column is None or "rerank" not in column.commands) and cols.active(settings):
@@ -293,10 +292,10 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     refused = [k for k, v in offered.items() if v]
     if refused:
         raise ValueError(f"rerank does not offer {', '.join(refused)}")
-    from ..finite import check_new_tokens
+    from ..safe.finite import check_new_tokens
 
     check_new_tokens(config.max_new_tokens, unpack_model(model)[0].model.config)  # before output
-    explain = Explanations.load(model, "rerank", head_dir)
+    explain = Explanations.load(model, "rerank")
     head = unpack_model(model)[1] is not None
     calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []
     select = config.select if head or config.select != RERANK_SELECT else RERANK_SELECT_NO_HEAD
@@ -318,14 +317,15 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     # the candidates were explained above; the rows themselves have nothing to add
     result = _run(model, inputs, corpus, Explanations(), batch, batch_size=corpus.batch_size,
                   window=RERANK_WINDOW_BATCHES * corpus.batch_size,
-                  settings=_settings(model, corpus, head_dir, rerank=asdict(config),
+                  settings=_settings(model, corpus, rerank=asdict(config),
                                      batch_size=corpus.batch_size))
     result.mix = explain.mix() if head else None
+    result.notices = explain.notices() if head else []
     return result
 
 
 def describe() -> str:
     """The fields of a rerank row, then those of a candidate's scores, as Markdown tables."""
     rows = ["One row per source:", "", "| field | direction | range | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{f.name}` | {f.direction} | {f.range} | {f.meaning} |" for f in row_fields()]
+    rows += [fields.table_row(f) for f in row_fields()]
     return "\n".join(rows) + "\n\nEvery candidate's scores:\n\n" + fields.describe()

@@ -3,7 +3,7 @@
 :func:`stream_generate` runs Hugging Face ``generate`` (greedy or sampling; causal or
 encoder-decoder) in a worker thread with two light attachments:
 
-* a forward hook on the LM's output layer (:func:`sigmoid_head.backbone.on_head_call`)
+* a forward hook on the LM's output layer (:func:`sigmoid_head.lm.backbone.on_head_call`)
   keeps the output layer's input ``h`` (R, d) and raw output (R, V) at the last position
   of every forward call, i.e. exactly the hidden state and the raw logits (before
   temperature, top-p or any other processor) of the token being chosen;
@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import methods as registry
-from ..backbone import Backbone, on_head_call
 from ..data.batching import pad_id
 from ..data.prompts import ScoreInputError
-from ..dominant import DominantConfig
-from ..head import SigmoidHead
+from ..head.layer import SigmoidHead
+from ..lm.backbone import Backbone, on_head_call
+from ..lm.dominant import DominantConfig
+from ..registry import methods as registry
 from .decoding import DecodingConfig, Generated, eos_ids, generation_prompts, output_row
 from .token_scores import TokenScores, position_scores, unpack_model
 

@@ -1,6 +1,6 @@
 """Token-level scores at N positions, from one frozen forward pass, and their per-sequence form.
 
-Per scored token, one value per method of the registry (:mod:`sigmoid_head.methods`):
+Per scored token, one value per method of the registry (:mod:`sigmoid_head.registry.methods`):
 
 * ``sigmoid``: the Sigmoid Head's probability of the token (one gathered row of W_qe,
   never a full-vocabulary sigmoid); one such column per head scored;
@@ -30,10 +30,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .. import methods as registry
-from ..backbone import Backbone
-from ..dominant import DominantConfig, DominantSets, boosted_prob, find_dominant, slice_rows
-from ..head import SigmoidHead
+from ..head.layer import SigmoidHead
+from ..lm.backbone import Backbone
+from ..lm.dominant import DominantConfig, DominantSets, boosted_prob, find_dominant, slice_rows
+from ..registry import methods as registry
 
 LOGIT_CHUNK = 2048
 """Positions whose (chunk, V) LM logits are held in memory at once."""
@@ -59,7 +59,7 @@ class TokenScores:
     Attributes:
         ids: token ids.
         values: per-token values by key: each registered method's under its
-            :attr:`~sigmoid_head.methods.Method.value_key` (``sigmoid_log``, ``softmax_log``,
+            :attr:`~sigmoid_head.registry.methods.Method.value_key` (``sigmoid_log``, ``softmax_log``,
             ``boostedprob``, ``rauq_log``, ...), ``entropy`` (softmax entropy in nats, an
             uncertainty) and ``n_dominant`` (dominant-set size), and ``sigmoid_log:<name>``
             for each further head scored in the same pass; a key is absent when not computed.
@@ -232,8 +232,8 @@ def position_scores(
 
 def method_values(method: registry.Method, rows: PassRows, n: int) -> torch.Tensor:
     """(n,) the per-token values of ``method`` on ``rows``, checked by the plugin contract
-    (:func:`sigmoid_head.plugin_contract.token_values`: shape, numbers, finite, in range)."""
-    from ..plugin_contract import token_values
+    (:func:`sigmoid_head.registry.contract.token_values`: shape, numbers, finite, in range)."""
+    from ..registry.contract import token_values
 
     return token_values(method.name, method.token_unit, method.values_function()(rows), n)
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ..backbone import Backbone, Positions
 from ..data.batching import Collator
 from ..data.datasets_io import examples_at
-from ..dominant import DominantConfig, log_softmax_and_dominant
+from ..lm.backbone import Backbone, Positions
+from ..lm.dominant import DominantConfig, log_softmax_and_dominant
 
 
 @dataclass

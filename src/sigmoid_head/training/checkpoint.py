@@ -24,9 +24,9 @@ from pathlib import Path
 
 import torch
 
-from .. import io_utils
-from ..head import SigmoidHead
-from ..json_safety import dumps
+from ..head.layer import SigmoidHead
+from ..safe import files as io_utils
+from ..safe.json_io import dumps
 from .config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def data_digests(config: TrainConfig) -> dict[str, dict]:
     """Setting -> ``{"sha256", "bytes"}`` of each local data file the run reads (hub ids and
     folders skipped), so that a changed file under the same name is not resumed. Each
     file is hashed once per process (cached by its size, time and inode)."""
-    from ..head_io import file_sha256
+    from ..head.folder import file_sha256
 
     out = {}
     for name in DATA_FIELDS:
@@ -153,7 +153,7 @@ def recover_checkpoint(directory: Path, quiet: bool = False) -> bool:
 def load_checkpoint(directory: Path, config: TrainConfig, head: SigmoidHead,
                     optimizer: torch.optim.Optimizer, scheduler: object) -> TrainState:
     """Restore a checkpoint written by :func:`save_checkpoint` for the same settings."""
-    from ..json_safety import read_json
+    from ..safe.json_io import read_json
 
     try:
         meta = read_json(directory / STATE_NAME, "unreadable checkpoint")  # too deep included

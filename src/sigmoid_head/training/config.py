@@ -1,8 +1,8 @@
 """Training settings, split by concern, each field documented once.
 
 :class:`TrainConfig` groups five dataclasses: :class:`DataConfig` (what is trained on and
-how it is rendered), the sampling settings (:class:`~sigmoid_head.negatives.SamplerConfig`
-and :class:`~sigmoid_head.dominant.DominantConfig`, documented where they are used),
+how it is rendered), the sampling settings (:class:`~sigmoid_head.training.negatives.SamplerConfig`
+and :class:`~sigmoid_head.lm.dominant.DominantConfig`, documented where they are used),
 :class:`OptimConfig` (optimizer, schedule, batches) and :class:`LoopConfig` (model, loop,
 evaluation, checkpoints, devices, I/O). The docstring under each field is the only
 description of a setting: the ``sigmoid-head train`` options and their help are generated
@@ -21,11 +21,11 @@ import math
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
-from ..config_types import check_types, field_types
 from ..data.templates import check_template
-from ..dominant import DominantConfig
-from ..finite import SEED_MAX, check_number
-from ..negatives import SamplerConfig
+from ..lm.dominant import DominantConfig
+from ..safe.config_types import check_types, field_types
+from ..safe.finite import SEED_MAX, check_number
+from .negatives import SamplerConfig
 
 OPTIMIZERS = ("adamw", "sparse_adam")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
@@ -241,7 +241,7 @@ _FLAT = flat_names()
 
 def _check_number(name: str, value: Any) -> None:
     """Every numeric setting must be a finite number float32 can hold (inf/nan/1e39
-    silently ruin a run): :func:`sigmoid_head.finite.check_number`."""
+    silently ruin a run): :func:`sigmoid_head.safe.finite.check_number`."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
     if isinstance(value, float):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..data import datasets_io
 from ..data.tokenize import load_examples
-from ..model import SigmoidHeadModel
+from ..head.model import SigmoidHeadModel
 from .config import TrainConfig
 
 

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..backbone import Backbone, Positions
 from ..data.batching import Collator
 from ..data.datasets_io import examples_at
-from ..dominant import DominantConfig
+from ..lm.backbone import Backbone, Positions
+from ..lm.dominant import DominantConfig
 from .cache import CachedExample, assemble, backbone_positions, trim_dominant
 
 _RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
@@ -42,7 +42,7 @@ _RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.i
 
 def _read_meta(path: Path) -> object:
     """A cache's meta.json (None when unreadable, nested too deep included: rebuilt)."""
-    from ..json_safety import read_json
+    from ..safe.json_io import read_json
 
     try:
         return read_json(path)

@@ -31,17 +31,17 @@ from typing import Any
 
 import torch
 
-from .. import io_utils
-from ..backbone import DTYPES
-from ..cpu_precision import check_cpu_dtype
 from ..data import datasets_io
 from ..data.batching import Collator, pad_id
-from ..model import SigmoidHeadModel, apply_untrained_prior, resolve_untrained_prior
-from ..negatives import NegativeSampler, count_target_tokens
+from ..head.model import SigmoidHeadModel, apply_untrained_prior, resolve_untrained_prior
+from ..lm.backbone import DTYPES
+from ..lm.cpu_precision import check_cpu_dtype
+from ..safe import files as io_utils
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data_loading import load_data
+from .negatives import NegativeSampler, count_target_tokens
 from .optim import cosine_with_warmup, make_optimizer
 from .self_term import SelfData, load_self_data, self_step, self_validation
 from .step import StepContext, _seeded, evaluate, loss_positions, micro_loss, trained_positions
@@ -156,7 +156,7 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         validation data exists, else the last one).
     """
     from ..data.records import read_records_with_lines
-    from ..io_utils import DirectoryLock
+    from ..safe.files import DirectoryLock
 
     # read (and so check) the data before the model is loaded; the datasets engines read
     # theirs as a stream into Arrow files instead (never every record in memory)

@@ -3,7 +3,7 @@ outputs are decoded and how their words are tagged against the references
 (:mod:`sigmoid_head.training.self_generated` does the work).
 
 The docstring under each field is the option's help (:mod:`sigmoid_head.cli.options`);
-ranges are declared with :func:`sigmoid_head.finite.bounds`. Needs no torch.
+ranges are declared with :func:`sigmoid_head.safe.finite.bounds`. Needs no torch.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..data.self_labels import RULES
-from ..finite import bounds, check_fields
+from ..safe.finite import bounds, check_fields
 
 _POSITIVE = bounds(low=1, integer=True)
 

@@ -105,7 +105,7 @@ def load_self_data(config, model, collate: Collator) -> SelfData | None:
     paper's data is."""
     if not config.self_generated:
         return None
-    from ..backbone import DTYPES
+    from ..lm.backbone import DTYPES
     from .self_generated import load_self_examples
 
     kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,

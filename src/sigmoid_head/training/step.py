@@ -10,15 +10,15 @@ from dataclasses import dataclass
 
 import torch
 
-from ..backbone import Positions
 from ..data.batching import IGNORE_INDEX, Collator
 from ..data.datasets_io import examples_at
 from ..data.self_labels import IGNORE_LABEL
-from ..dominant import DominantConfig, log_softmax_and_dominant
-from ..head import dominant_ranking_loss, sigmoid_bce
-from ..model import SigmoidHeadModel
-from ..negatives import NegativeSampler
+from ..head.layer import dominant_ranking_loss, sigmoid_bce
+from ..head.model import SigmoidHeadModel
+from ..lm.backbone import Positions
+from ..lm.dominant import DominantConfig, log_softmax_and_dominant
 from .cache import PositionCache
+from .negatives import NegativeSampler
 
 
 @dataclass

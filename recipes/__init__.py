@@ -1,0 +1,1 @@
+"""The studies behind the documented results, importable as a package (``python -m recipes.bible.tables``)."""

@@ -1,0 +1,260 @@
+"""The learning curve's tables (issue 49, item 2), from committed data only.
+
+Each point's head columns (``results/curve/<point>/<set>/``, written by ``curve.py``) are
+joined by ``id`` with the committed run's rows (the softmax side: the same frozen model on
+the same texts) and the set's gold, and evaluated with :func:`evaluate_sets.evaluate_set` on
+the point's texts (thresholds on dev, test once, 1,000 resamples over sources). Written to
+``results/curve/curve.json`` and the page's ``human-qe-curve`` blocks by ``tables.py``:
+
+* the curve: per point, the head against the softmax: WMT ro-en test word MCC (with the
+  paired delta and its two-sided p, Holm within the set's family) and AP, segment Pearson
+  of the mean log-probability with the human score on WMT (minus HTER) and on the MQM
+  subset, and Mu-SHROOM IoU;
+* the vocabulary diagnostic: on the WMT test words, the rule "flag every MT word absent from
+  the head's training targets" (whitespace tokens, exact match) against the head's word MCC,
+  and the head's and the softmax's ROC-AUC on the words seen and unseen in that data.
+
+Mu-SHROOM's gold is not committed: without ``--shroom-data`` its figures are taken from the
+committed ``curve.json`` unchanged (and so not checked).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .curve import CURVE, POINTS, train_rows
+from .evaluate_sets import evaluate_set, flat_words, items_of
+
+CURVE_JSON = CURVE / "curve.json"
+CURVE_BLOCK = "human-qe-curve"
+
+
+def _read(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any] | None:
+    """``evaluate_set`` of one point on one set's curve texts (None: not scored or no gold)."""
+    from .tables import RESULTS, gold_rows, joined, with_head
+
+    folder = CURVE / point / name
+    if not (folder / "settings.json").exists():
+        return None
+    splits = []
+    for split in ("dev", "test"):
+        gold = gold_rows(name, split, shroom_data)
+        if gold is None:
+            return None
+        head = _read(folder / f"{split}.scores.jsonl.gz")
+        keep = {h["id"] for h in head}
+        gold = [g for g in gold if g["id"] in keep]
+        base = [r for r in _read(RESULTS / name / f"{split}.scores.jsonl.gz") if r["id"] in keep]
+        splits += [gold, with_head(joined(gold, base), head)]
+    return evaluate_set(name, *splits, n_boot=1000)
+
+
+def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
+    """The "unseen in training" rule and ROC-AUC on seen / unseen WMT test words."""
+    from sigmoid_head.evaluation.metrics import roc_auc
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .tables import RESULTS, gold_rows, joined, with_head
+
+    folder = CURVE / point / "mlqe-roen-word"
+    if not (folder / "settings.json").exists():
+        return None
+    seen = {w for r in train_rows(point) for w in (r.get("target") or r.get("text", "")).split()}
+    gold = gold_rows("mlqe-roen-word", "test", shroom_data)
+    head = _read(folder / "test.scores.jsonl.gz")
+    rows = with_head(joined(gold, _read(RESULTS / "mlqe-roen-word" / "test.scores.jsonl.gz")), head)
+    items = items_of("wmt", gold)
+    bad = np.concatenate(flat_words(rows, items, "sigmoid")[1]).astype(bool)
+    known = np.asarray([w in seen for g in gold for w in g["candidate"].split()])
+    if known.size != bad.size:
+        raise ValueError("the WMT candidates' words and tags differ in number")
+    out: dict[str, Any] = {
+        "n_words": int(bad.size),
+        "n_unseen": int((~known).sum()),
+        "rule_mcc": float(mcc(~known, bad)),
+    }
+    for m in ("sigmoid", "softmax"):
+        s = np.concatenate(flat_words(rows, items, m)[0])
+        for part, mask in (("seen", known), ("unseen", ~known)):  # low score = BAD
+            ok = mask & np.isfinite(s)
+            both = 0 < bad[ok].sum() < ok.sum()
+            out[f"{m}_auc_{part}"] = (
+                float(roc_auc(-s[ok], bad[ok].astype(int))) if both else math.nan
+            )
+    return out
+
+
+def build_curve(shroom_data: Path | None) -> dict[str, Any]:
+    """Every point's figures (the committed ``curve.json``'s where the gold is not here)."""
+    old = json.loads(CURVE_JSON.read_text()) if CURVE_JSON.exists() else {}
+    out: dict[str, Any] = {}
+    for point in POINTS:
+        fig: dict[str, Any] = {}
+        for name in ("mlqe-roen-word", "mqm-ted-zhen", "mushroom-en"):
+            res = point_set(point, name, shroom_data)
+            if res is None:
+                kept = old.get(point, {}).get(name)
+                if kept is not None and name == "mushroom-en" and shroom_data is None:
+                    fig[name] = kept
+                continue
+            fig[name] = _figures(res)
+        if fig:
+            vocab = vocabulary(point, shroom_data)
+            if vocab:
+                fig["vocabulary"] = vocab
+            fig["n_train"] = len(train_rows(point))
+            out[point] = fig
+    return out
+
+
+def _figures(res: dict[str, Any]) -> dict[str, Any]:
+    """The curve's figures of one set (value, low, high), head and softmax."""
+    seg = res["segment"]
+    out: dict[str, Any] = {
+        "n_dev": res["n_dev"],
+        "n_test": res["n_test"],
+        "pearson": {m: seg[f"{m}_mean_log"]["pearson"] for m in ("sigmoid", "softmax")},
+    }
+    if res["kind"] in ("wmt", "mqm"):
+        w = res["word"]["methods"]
+        out.update({k: {m: w[m][k] for m in ("sigmoid", "softmax")} for k in ("mcc", "ap")})
+        out["flagged"] = {m: _flag_rate(res, m) for m in ("sigmoid", "softmax")}
+    if res["kind"] == "shroom":
+        out["iou"] = {m: res["shroom"]["methods"][m]["iou"] for m in ("sigmoid", "softmax")}
+        out["flagged"] = {m: res["shroom"]["flagged"][m] for m in ("sigmoid", "softmax")}
+    t = res["paired"]["softmax" if res["kind"] != "mqm" else "softmax_mean_log"]
+    out["paired"] = {
+        k: t[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_holm", "family_size")
+    }
+    return out
+
+
+def _flag_rate(res: dict[str, Any], m: str) -> float | None:
+    """Share of test words flagged at the dev-chosen threshold."""
+    return res["word"]["flagged"][m]
+
+
+def _f(x: Any) -> str:
+    v = x[0] if isinstance(x, list | tuple) else x
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _flags(d: dict[str, Any]) -> str:
+    f = d.get("flagged") or {}
+    if f.get("sigmoid") is None or f.get("softmax") is None:
+        return ""
+    return f" ({f['sigmoid']:.0%} / {f['softmax']:.0%})"
+
+
+def curve_lines(curve: dict[str, Any]) -> list[str]:
+    """The curve and vocabulary tables (markdown)."""
+    lines = [
+        "#### Learning curve: the head against the softmax, per training size",
+        "",
+        "| point | train pairs | WMT word MCC head / softmax (words flagged) | delta [95% CI], Holm p | "
+        "WMT AP head / softmax | WMT Pearson head / softmax | MQM Pearson head / softmax "
+        "| Mu-SHROOM IoU head / softmax |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for point, fig in curve.items():
+        w, q, s = (fig.get(k, {}) for k in ("mlqe-roen-word", "mqm-ted-zhen", "mushroom-en"))
+        pair = w.get("paired")
+        delta = (
+            f"{pair['delta']:+.3f} [{pair['ci_low']:+.3f}, {pair['ci_high']:+.3f}], "
+            f"{pair['p_holm']:.3g}"
+            if pair
+            else "–"
+        )
+        cells = [
+            f"{_f(d.get(k, {}).get('sigmoid'))} / {_f(d.get(k, {}).get('softmax'))}"
+            + (_flags(d) if k in ("mcc", "iou") else "")
+            for d, k in ((w, "mcc"), (w, "ap"), (w, "pearson"), (q, "pearson"), (s, "iou"))
+        ]
+        lines.append(
+            f"| {point} | {fig['n_train']:,} | {cells[0]} | {delta} | "
+            + " | ".join(cells[1:])
+            + " |"
+        )
+    lines += [
+        "",
+        "#### Vocabulary diagnostic: WMT ro-en test words seen and unseen in the head's training data",
+        "",
+        "| point | MT words unseen in training | rule MCC | head MCC | head AUC seen / "
+        "unseen | softmax AUC seen / unseen |",
+        "|---|---|---|---|---|---|",
+    ]
+    for point, fig in curve.items():
+        v = fig.get("vocabulary")
+        if v:
+            mcc_head = fig["mlqe-roen-word"]["mcc"]["sigmoid"]
+            lines.append(
+                f"| {point} | {v['n_unseen']:,} of {v['n_words']:,} | {_f(v['rule_mcc'])} "
+                f"| {_f(mcc_head)} | {_f(v['sigmoid_auc_seen'])} / {_f(v['sigmoid_auc_unseen'])} "
+                f"| {_f(v['softmax_auc_seen'])} / {_f(v['softmax_auc_unseen'])} |"
+            )
+    return [*lines, ""]
+
+
+FIGURE = CURVE.parents[3] / "docs" / "results" / "human_qe_curve.svg"
+PANELS = (
+    ("mlqe-roen-word", "mcc", "WMT ro-en word MCC"),
+    ("mlqe-roen-word", "ap", "WMT ro-en word AP"),
+    ("mqm-ted-zhen", "pearson", "MQM zh-en segment Pearson (subset)"),
+    ("mushroom-en", "iou", "Mu-SHROOM IoU"),
+)
+
+
+def plot(curve: dict[str, Any], out: Path = FIGURE) -> None:
+    """The curve's figure (head against softmax per panel, training pairs on a log axis)
+    from ``curve.json``; seeds of one size are drawn as separate dots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "human-qe-curve"
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(3.2 * len(PANELS), 3.0))
+    points = [(p, f) for p, f in curve.items() if POINTS[p]["data"] == "mlqe-en-pool"]
+    for ax, (name, key, title) in zip(axes, PANELS, strict=True):
+        have = [(f["n_train"], f[name][key]) for _, f in points if name in f]
+        for who, style in (("sigmoid", "o-"), ("softmax", "s--")):
+            xs = [n for n, _ in have]
+            ys = [v[who][0] for _, v in have]
+            lows = [v[who][0] - v[who][1] for _, v in have]
+            highs = [v[who][2] - v[who][0] for _, v in have]
+            label = "head" if who == "sigmoid" else "softmax"
+            ax.errorbar(xs, ys, yerr=[lows, highs], fmt=style, capsize=3, label=label)
+        ax.set_xscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("training pairs (MLQE-PE post-edits)", fontsize=8)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Draw the learning curve's figure from curve.json.")
+    ap.add_argument("--plot", action="store_true", required=True)
+    ap.add_argument("--out", type=Path, default=FIGURE)
+    args = ap.parse_args(argv)
+    plot(json.loads(CURVE_JSON.read_text()), args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``sigmoid-head demo``: the demo itself (``run``) and its settings (``config``)."""

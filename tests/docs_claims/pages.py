@@ -1,0 +1,448 @@
+"""The claims of every claim, by page (the lists of the sibling modules spread in)."""
+
+from __future__ import annotations
+
+from .results import RESULTS_CLAIMS
+from .results_more import MORE_RESULTS_CLAIMS
+from .self_study import SELF_CLAIMS
+from .settings import SETTING_CLAIMS
+from .sources import (
+    DEMO_FULL,
+    HQ,
+    LLM_SUITE,
+    NUMBER,
+    RES,
+    Claim,
+    W,
+    _default_prior,
+    _softmax_min_test,
+    at_least,
+    at_most_apart,
+    bound,
+    cell,
+    combo,
+    data,
+    demo,
+    dominant_defaults,
+    eval_self_gap,
+    holm_max,
+    hq_cell,
+    human_qe,
+    human_qe_pair,
+    in_performance,
+    ratio,
+    rauq_alphas,
+    requires_python,
+    row,
+    t,
+    threshold_ps,
+    vocab_cell,
+    words,
+)
+
+CLAIMS: list[Claim] = [
+    Claim(
+        HQ,
+        "Word MCC on WMT 2021 ro-en: head 0.209 vs softmax 0.256 (-0.047, two-sided Holm p < 0.001)",
+        lambda: [
+            human_qe("mlqe-roen-word", "word", "methods", "sigmoid", "mcc")[0],
+            human_qe("mlqe-roen-word", "word", "methods", "softmax", "mcc")[0],
+            *human_qe_pair("mlqe-roen-word", "softmax"),
+        ],
+    ),
+    Claim(
+        HQ,
+        "segment Pearson of the mean log-probability: head 0.054 vs softmax 0.157 (-0.103, two-sided Holm p < 0.001; analytic Holm p 5.7e-7)",
+        lambda: [
+            human_qe("mqm-ted-zhen", "segment", "sigmoid_mean_log", "pearson")[0],
+            human_qe("mqm-ted-zhen", "segment", "softmax_mean_log", "pearson")[0],
+            *human_qe_pair("mqm-ted-zhen", "softmax_mean_log"),
+            human_qe("mqm-ted-zhen", "paired", "softmax_mean_log")["p_holm_normal"],
+        ],
+    ),
+    Claim(
+        HQ,
+        "At the word level its MCC is also below the softmax's (0.065 against 0.084)",
+        lambda: [
+            human_qe("mqm-ted-zhen", "word", "methods", m, "mcc")[0] for m in ("sigmoid", "softmax")
+        ],
+    ),
+    Claim(
+        HQ,
+        "Mu-SHROOM English IoU: head 0.350 vs softmax 0.342 (+0.008, two-sided Holm p = 0.288)",
+        lambda: [
+            human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+            human_qe("mushroom-en", "shroom", "methods", "softmax", "iou")[0],
+            *human_qe_pair("mushroom-en", "softmax"),
+        ],
+    ),
+    Claim(
+        HQ,
+        "the prior head's word MCC is 0.206 on average (SD 0.003 across seeds) against 0.099 (SD 0.002)",
+        lambda: [
+            *hq_cell("mlqe-roen-word: seeds", "prior001", 3, 4),
+            *hq_cell("mlqe-roen-word: seeds", "paper", 3, 4),
+        ],
+    ),
+    Claim(
+        HQ,
+        "seed-0 heads differ by +0.113 (Holm",
+        lambda: hq_cell("mlqe-roen-word: the prior001 head against", "paper", 1),
+    ),
+    Claim(
+        HQ,
+        "three seeds each, mean segment Pearson -0.028 (prior) against -0.011 (paper), mean IoU 0.350 against 0.342, and the seed-0 prior head against each paper seed has an analytic Holm p of 0.8 or more",
+        lambda: [
+            *hq_cell("mqm-ted-zhen: seeds", "prior001", 3),
+            *hq_cell("mqm-ted-zhen: seeds", "paper", 3),
+            *hq_cell("mushroom-en: seeds", "prior001", 3),
+            *hq_cell("mushroom-en: seeds", "paper", 3),
+            at_least(
+                min(
+                    float(hq_cell(f"{s}: the prior001 head against", v, 5)[0])
+                    for s in ("mqm-ted-zhen", "mushroom-en")
+                    for v in ("paper", "paper_s1", "paper_s2")
+                ),
+                "0.8",
+            ),
+        ],
+    ),
+    Claim(
+        HQ,
+        "(0.071 below the prior head in word MCC",
+        lambda: [abs(float(hq_cell("mlqe-roen-word: the prior001 head against", "smooth1", 1)[0]))],
+    ),
+    Claim(
+        HQ,
+        "SD 0.003 against a half-width of 0.018 (WMT word MCC), 0.017 against 0.134 (MQM Pearson, first 500 segments), 0.002 against 0.031 (Mu-SHROOM IoU)",
+        lambda: [
+            *hq_cell("mlqe-roen-word: seeds", "prior001", 4, 6),
+            *hq_cell("mqm-ted-zhen: seeds", "prior001", 4, 6),
+            *hq_cell("mushroom-en: seeds", "prior001", 4, 6),
+        ],
+    ),
+    Claim(
+        HQ,
+        "(seed 0 against seed 1: +0.006, bootstrap p 0.046, analytic Holm p 0.13",
+        lambda: hq_cell("mlqe-roen-word: the prior001 head against", "prior001_s1", 1, 3, 5),
+    ),
+    Claim(
+        HQ,
+        "the head is below the softmax in each talk (talk.2: 0.021 against 0.136, talk.6: 0.113 against 0.207, talk.9: 0.033 against 0.175",
+        lambda: [
+            NUMBER.findall(row(HQ, t("human-qe-talks:mqm-ted-zhen"), talk)[c])[0]
+            for talk in ("talk.2", "talk.6", "talk.9")
+            for c in (2, 3)
+        ],
+    ),
+    Claim(
+        HQ,
+        'the head\'s IoU, 0.350, is that of the no-model "mark all" reference, 0.349, within a thousandth',
+        lambda: [
+            human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+            at_most_apart(
+                human_qe("mushroom-en", "shroom", "methods", "sigmoid", "iou")[0],
+                human_qe("mushroom-en", "shroom", "reference", "mark all", "iou")[0],
+                0.001,
+            ),
+        ],
+    ),
+    Claim(
+        HQ,
+        "BoostedProb reaches IoU 0.354 by flagging 97% of the test words, above the head's 0.349 (55%) and the softmax's 0.340 (43%)",
+        lambda: [
+            human_qe("mushroom-en", "shroom", "uncapped", m, "iou")
+            for m in ("boostedprob", "sigmoid", "softmax")
+        ],
+    ),
+    Claim(
+        HQ,
+        "it runs from 0.014 to 0.846",
+        lambda: [min(threshold_ps()), max(threshold_ps())],
+    ),
+    Claim(
+        HQ,
+        "gives word MCC 0.212 against the head's 0.209. Among the words seen in training the head ranks BAD words about as well as the softmax (ROC-AUC 0.577 against 0.587); among the unseen words the softmax does much better (0.574 against 0.758)",
+        lambda: [
+            *vocab_cell(2, 3),
+            vocab_cell(4)[0],
+            vocab_cell(5)[0],
+            vocab_cell(4)[1],
+            vocab_cell(5)[1],
+        ],
+    ),
+    # README.md
+    Claim(
+        "README.md",
+        "(token_freq+avoid: +0.037 ROC-AUC)",
+        lambda: combo("llm_suite_test", "token_freq+avoid", 3, slice(0, 1)),
+    ),
+    Claim(
+        "README.md",
+        "8 of 18 MT heads (token_freq+avoid: +0.012)",
+        lambda: combo("mt_suite_test", "token_freq+avoid", 3, slice(0, 1)),
+    ),
+    Claim(
+        "README.md",
+        "gives the head a weight of 0.10 and stays within 0.02 of the softmax geo-mean",
+        lambda: [*W("generate"), *bound(eval_self_gap(), "0.02")],
+    ),
+    Claim(
+        "README.md",
+        "MT token_freq+avoid +0.016, SmolLM2 token_freq_smooth1+avoid +0.031",
+        lambda: [
+            *words("mt", "sigmoid:token_freq+avoid", 5),
+            *words("llm", "sigmoid:token_freq_smooth1+avoid", 5),
+        ],
+    ),
+    Claim(
+        "README.md",
+        "on human WMT ro-en word tags the softmax's is better (word MCC 0.256 against the head's 0.209)",
+        lambda: [
+            human_qe("mlqe-roen-word", "word", "methods", "softmax", "mcc")[0],
+            human_qe("mlqe-roen-word", "word", "methods", "sigmoid", "mcc")[0],
+        ],
+    ),
+    Claim(
+        "README.md",
+        "`score` uses w = 0.70 with the softmax's weakest token, `rerank` w = 0.75 with the same, `generate` w = 0.10",
+        lambda: [*W("score"), *W("rerank"), *W("generate")],
+        "setting",
+    ),
+    Claim("README.md", "Python >= 3.10.", requires_python, "setting"),
+    # docs/demo.md
+    Claim(
+        "docs/demo.md",
+        "when `score`'s combined default was 0.75 x head + 0.25 x the softmax's weakest token; since then it is 0.70 / 0.30, which ties with 0.75",
+        lambda: ["0.75", "0.25", *W("score"), 1 - W("score")[0], "0.75"],
+        "setting",
+    ),  # the former default, as its commit set it
+    Claim("docs/demo.md", "It has the highest ROC-AUC here, 0.946.", lambda: [demo("combined")]),
+    Claim(
+        "docs/demo.md",
+        "(BoostedProb's product; 0.921 on test) its gain is +0.024 [-0.001, +0.050], two-sided p = 0.058 (verses resampled, one comparison, uncorrected): not significant at the two-sided 0.05 level",
+        lambda: [
+            demo("boostedprob"),
+            *cell(RES, DEMO_FULL, "combined", 4),
+            *cell(RES, DEMO_FULL, "combined", 5, take=slice(0, 1)),
+            0.05,
+        ],
+    ),
+    Claim(
+        "docs/demo.md",
+        "+0.008 [-0.022, +0.035] over BoostedProb (two-sided p = 0.618, verses resampled, one comparison, uncorrected)",
+        lambda: [
+            *cell(RES, DEMO_FULL, "combined_dev", 4),
+            *cell(RES, DEMO_FULL, "combined_dev", 5, take=slice(0, 1)),
+        ],
+    ),
+    Claim(
+        "docs/demo.md",
+        "(0.793 product, 0.819 geo-mean)",
+        lambda: [demo("sigmoid"), demo("sigmoid_geo")],
+    ),
+    Claim(
+        "docs/demo.md",
+        "(0.946 against 0.819 and 0.882)",
+        lambda: [demo("combined"), demo("sigmoid_geo"), demo("softmax_min")],
+    ),
+    Claim(
+        "docs/demo.md",
+        "the head's BCE drops from 4.411 to 0.559 (Platt) or 0.589 (isotonic)",
+        lambda: [demo(m, "bce") for m in ("sigmoid", "sigmoid_platt", "sigmoid_isotonic")],
+    ),
+    Claim(
+        "docs/demo.md",
+        "(0.816 ROC-AUC against 0.805 for token_freq+avoid",
+        lambda: [
+            *cell(RES, LLM_SUITE, "sigmoid:token_freq_smooth1+avoid@mean", 1),
+            *cell(RES, LLM_SUITE, "sigmoid:token_freq+avoid@mean", 1),
+        ],
+    ),
+    Claim(
+        "docs/demo.md",
+        "(+0.031 word-level ROC-AUC",
+        lambda: words("llm", "sigmoid:token_freq_smooth1+avoid", 5),
+    ),
+    # docs/explain.md
+    Claim(
+        "docs/explain.md",
+        "| softmax | 0.334 | | | 5.391 | | |",
+        lambda: [demo("softmax", "ece"), demo("softmax", "bce")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "| boostedprob | 0.334 | | | 5.114 | | |",
+        lambda: [demo("boostedprob", "ece"), demo("boostedprob", "bce")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "| sigmoid | 0.330 | 0.127 | 0.140 | 4.411 | 0.559 | 0.589 |",
+        lambda: [
+            demo(m, k)
+            for k in ("ece", "bce")
+            for m in ("sigmoid", "sigmoid_platt", "sigmoid_isotonic")
+        ],
+    ),
+    Claim(
+        "docs/explain.md",
+        "cuts the head's ECE by 2.4x to 2.6x and its BCE by 7.5x to 7.9x",
+        lambda: [
+            ratio(demo("sigmoid", k), demo(m, k))
+            for k in ("ece", "bce")
+            for m in sorted(("sigmoid_platt", "sigmoid_isotonic"), key=lambda m, k=k: -demo(m, k))
+        ],
+    ),
+    Claim(
+        "docs/explain.md",
+        "(sigmoid: 0.753 against 0.793)",
+        lambda: [demo("sigmoid_isotonic"), demo("sigmoid")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "(`sigmoid_geo_mean`) ECE 0.051 and BCE 0.481",
+        lambda: [demo("sigmoid_geo", "ece"), demo("sigmoid_geo", "bce")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "BoostedProb's geometric mean has ECE 0.141 and BCE 0.421",
+        lambda: [demo("boostedprob_geo", "ece"), demo("boostedprob_geo", "bce")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "(ROC-AUC 0.793 against 0.884)",
+        lambda: [demo("sigmoid"), demo("softmax")],
+    ),
+    Claim(
+        "docs/explain.md",
+        "fitted by `sigmoid-head calibrate --gold-spans`, else 0.5.",
+        lambda: [0.5],
+        "setting",
+    ),
+    Claim("docs/explain.md", "At the default cut of 0.5", lambda: [0.5], "setting"),
+    Claim("docs/explain.md", "The cut of 0.05 was set before the run", lambda: [0.05], "setting"),
+    Claim(
+        "docs/explain.md",
+        "| plain | 17.29 | 1.000 | | scored | 18.12 | 1.048 | | streamed | 17.37 | 1.005 |",
+        lambda: [17.29, 1.0, 18.12, 18.12 / 17.29, 17.37, 17.37 / 17.29],
+        "measured",
+    ),
+    Claim("docs/explain.md", "Median time to the first streamed token: 0.82 s.", None, "measured"),
+    Claim("docs/explain.md", "(load average 5.8 to 6.2,", None, "measured"),
+    # docs/scores.md
+    Claim("docs/scores.md", "| `score` (Eval Other) | 0.70 |", lambda: W("score"), "setting"),
+    Claim("docs/scores.md", "| `generate` (Eval Self) | 0.10 |", lambda: W("generate"), "setting"),
+    Claim("docs/scores.md", "| `rerank` (best of N) | 0.75 |", lambda: W("rerank"), "setting"),
+    Claim(
+        "docs/scores.md",
+        "(MT: mean entropy, 0.772 Pearson with chrF; SmolLM2: softmax geo-mean, 0.625; each head Holm p <= 0.016)",
+        lambda: [
+            *cell(RES, t("mt_eval_self_test"), "entropy@mean", 1),
+            *cell(RES, t("llm_eval_self_test"), "softmax@mean", 1),
+            max(
+                holm_max(RES, "mt_eval_self_test", "sigmoid:"),
+                holm_max(RES, "llm_eval_self_test", "sigmoid:"),
+            ),
+        ],
+    ),
+    Claim(
+        "docs/scores.md",
+        "`generate`'s mix (0.10 on the head) stays within 0.02 of the softmax geo-mean alone",
+        lambda: [*W("generate"), *bound(eval_self_gap(), "0.02")],
+    ),
+    Claim(
+        "docs/scores.md",
+        "on SmolLM2 it is not (0.485)",
+        lambda: cell(RES, t("llm_eval_self_test"), "entropy@mean", 1),
+    ),
+    Claim(
+        "docs/scores.md",
+        "(token_freq+avoid 0.856 against 0.818, +0.037 [+0.029, +0.047], Holm p < 0.001)",
+        lambda: [
+            *combo("llm_suite_test", "token_freq+avoid", 2, slice(0, 1)),
+            *_softmax_min_test(),
+            *combo("llm_suite_test", "token_freq+avoid", 3),
+            *combo("llm_suite_test", "token_freq+avoid", 4, slice(1, 2)),
+        ],
+    ),
+    Claim(
+        "docs/scores.md",
+        "(token_freq+avoid 0.740 against 0.728, +0.012 [+0.006, +0.019], Holm p = 0.028; the rank-16 head, `--head-rank 16`, +0.020)",
+        lambda: [
+            *combo("mt_suite_test", "token_freq+avoid", 2, slice(0, 1)),
+            *cell(RES, t("mt_suite_test"), "softmax@min", 1),
+            *combo("mt_suite_test", "token_freq+avoid", 3),
+            *combo("mt_suite_test", "token_freq+avoid", 4, slice(1, 2)),
+            *combo("mt_suite_test", "token_freq+avoid+low_rank16", 3, slice(0, 1)),
+        ],
+    ),
+    Claim(
+        "docs/scores.md",
+        "(token_freq+avoid 0.784 against 0.769, +0.016 [+0.011, +0.020]; the rank-16 head +0.033)",
+        lambda: [
+            *words("mt", "sigmoid:token_freq+avoid", 3),
+            *words("mt", "softmax", 3),
+            *words("mt", "sigmoid:token_freq+avoid", 5, 3),
+            *words("mt", "sigmoid:token_freq+avoid+low_rank16", 5),
+        ],
+    ),
+    Claim(
+        "docs/scores.md",
+        "(softmax_t2+token_freq+avoid +0.022, token_freq_smooth1+avoid +0.031; token_freq+avoid in AP only, +0.034)",
+        lambda: [
+            *words("llm", "sigmoid:softmax_t2+token_freq+avoid", 5),
+            *words("llm", "sigmoid:token_freq_smooth1+avoid", 5),
+            *words("llm", "sigmoid:token_freq+avoid", 6),
+        ],
+    ),
+    Claim("docs/scores.md", "(p below 0.01)", lambda: [2 / data("llm_words_test")["n_boot"]]),
+    Claim(
+        "docs/scores.md",
+        "is below the softmax on MT (-0.009)",
+        lambda: words("mt", "sigmoid:softmax_t2+token_freq+avoid", 5),
+    ),
+    # docs/training.md, docs/usage.md
+    Claim(
+        "docs/training.md",
+        '"difference_jump" (p_jump 0.3, epsilon 0.005, last cut)',
+        dominant_defaults,
+        "setting",
+    ),
+    Claim(
+        "docs/training.md", "8.5 bytes per example", lambda: in_performance("8.5 bytes"), "measured"
+    ),
+    Claim(
+        "docs/usage.md",
+        "(default 0.2, or 0.5 for an instruction-tuned model, as LM-Polygraph's)",
+        rauq_alphas,
+        "setting",
+    ),
+    Claim(
+        "docs/usage.md",
+        "computation measured 0.1-0.2% of the pass",
+        lambda: in_performance("0.1-0.2%"),
+        "measured",
+    ),
+    Claim(
+        "docs/usage.md",
+        "softmax minimum in log space, w = 0.75, or the head folder's",
+        lambda: W("rerank"),
+        "setting",
+    ),
+    *RESULTS_CLAIMS,
+    *MORE_RESULTS_CLAIMS,
+    *SELF_CLAIMS,
+    *SETTING_CLAIMS,
+    Claim(
+        "docs/training.md",
+        "get a constant head probability of 0.01 on a full head",
+        lambda: [_default_prior()],
+        "setting",
+    ),
+    Claim(
+        "docs/usage.md",
+        "0.01 on a full head; 0 is the paper's setting",
+        lambda: [_default_prior()],
+        "setting",
+    ),
+]

@@ -1,0 +1,61 @@
+"""Quiet, readable output (issue 51): a warning is one line with no source line under it,
+and ``--quiet`` leaves no progress bar, transformers' "Loading weights" included."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_cli import FIXTURE, _pairs, run
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+_WARNS = (
+    "import sys, warnings\n"
+    "import sigmoid_head.cli as c\n"
+    "def run(args):\n"
+    "    warnings.warn('pearson: an input is constant; the correlation is NaN')\n"
+    "    return 0\n"
+    "c.command_module('push').run = run\n"
+    "sys.argv = ['sigmoid-head', 'push', 'h', 'r']\n"
+    "sys.exit(c.main())\n"
+)
+
+
+def test_a_warning_is_one_line_without_its_source() -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    res = subprocess.run(
+        [sys.executable, "-c", _WARNS], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "warning: pearson: an input is constant; the correlation is NaN (UserWarning, <string>:4)"
+    ]
+
+
+def test_quiet_leaves_no_progress_bar(tmp_path: Path) -> None:
+    src, cand = _pairs(tmp_path)
+    common = [
+        "score",
+        "-s",
+        str(src),
+        "-t",
+        str(cand),
+        "--head",
+        str(FIXTURE / "head"),
+        "--model",
+        str(FIXTURE / "base"),
+        "--device",
+        "cpu",
+        "--to-json",
+    ]
+    loud = run(*common, str(tmp_path / "a.jsonl"))
+    assert loud.returncode == 0, loud.stderr
+    assert "Loading weights" in loud.stderr  # the bar this test is about is there without it
+    quiet = run(*common, str(tmp_path / "b.jsonl"), "--quiet")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Loading weights" not in quiet.stderr and "it/s]" not in quiet.stderr
+    assert "%|" not in quiet.stderr + quiet.stdout  # no tqdm bar of any kind

@@ -1,0 +1,136 @@
+"""The bootstrap by multiplicities (clustered_ci with by_weight, WeightedWords) gives what
+the bootstrap by drawn indices gave: the same draws, the same values (issue 51)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sigmoid_head.evaluation.bootstrap import Clusters, clustered_ci
+from sigmoid_head.evaluation.span_metrics import (
+    WeightedWords,
+    span_scores,
+    weighted_span_scores,
+    word_metrics,
+)
+
+
+def _items(rng: np.random.Generator, n_items: int) -> tuple[list, list, np.ndarray]:
+    """Per item: word scores (rounded, so that ties occur), gold BAD tags; the sources."""
+    sizes = rng.integers(0, 12, size=n_items)  # an item may have no word
+    scores = [np.round(rng.random(k), int(rng.integers(1, 4))) for k in sizes]
+    bad = [(rng.random(k) < rng.uniform(0.05, 0.6)).astype(float) for k in sizes]
+    groups = rng.integers(0, max(1, n_items // 3), size=n_items)
+    return scores, bad, groups
+
+
+def _old(scores: list, bad: list, threshold: float):
+    """The statistic as it was: concatenate the drawn items' words, then word_metrics."""
+
+    def stat(idx: np.ndarray) -> dict[str, float]:
+        s = np.concatenate([scores[i] for i in idx]) if idx.size else np.zeros(0)
+        b = np.concatenate([bad[i] for i in idx]) if idx.size else np.zeros(0)
+        return word_metrics(s, b, threshold)
+
+    return stat
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_weighted_words_equal_the_concatenated_resample(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores, bad, groups = _items(rng, int(rng.integers(1, 60)))
+    words = WeightedWords(scores, bad, threshold=0.5)
+    clusters = Clusters(groups)
+    for _ in range(20):
+        drawn = rng.integers(0, clusters.n_groups, size=clusters.n_groups)
+        old = _old(scores, bad, 0.5)(clusters.expand(drawn))
+        new = words.metrics(clusters.multiplicity(drawn))
+        assert old.keys() == new.keys()
+        for k in old:  # integer counts: equal to the last bit
+            assert np.isnan(new[k]) if np.isnan(old[k]) else new[k] == old[k], k
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_intervals_are_the_old_ones(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    scores, bad, groups = _items(rng, 80)
+    words = WeightedWords(scores, bad, threshold=0.4)
+    old = clustered_ci(_old(scores, bad, 0.4), groups, n_boot=200, seed=seed)
+    new = clustered_ci(words.metrics, groups, n_boot=200, seed=seed, by_weight=True)
+    assert old.keys() == new.keys()
+    for k in old:
+        np.testing.assert_array_equal(np.asarray(new[k]), np.asarray(old[k]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_span_counts_by_weight_equal_the_summed_rows(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    counts = rng.integers(0, 9, size=(50, 7)).astype(float)
+    counts[:, 3] = counts[:, 3] * rng.random(50)  # MPP credits are fractions
+    counts[:, 5] = counts[:, 5] * rng.random(50)
+    groups = rng.integers(0, 15, size=50)
+    old = clustered_ci(lambda idx: span_scores(counts[idx]), groups, n_boot=100, seed=seed)
+    new = clustered_ci(
+        lambda w: weighted_span_scores(counts, w), groups, n_boot=100, seed=seed, by_weight=True
+    )
+    for k in old:  # sums taken in another order: equal up to float rounding
+        np.testing.assert_allclose(np.asarray(new[k]), np.asarray(old[k]), rtol=1e-12, atol=0)
+
+
+def test_an_empty_resample_and_one_class_are_undefined_as_before() -> None:
+    words = WeightedWords(
+        [np.array([0.2, 0.9]), np.array([0.1])],
+        [np.array([1.0, 1.0]), np.array([0.0])],
+        threshold=0.5,
+    )
+    one_class = words.metrics(np.array([2, 0]))
+    assert np.isnan(one_class["roc_auc"]) and one_class["ap"] == 1.0
+    none = words.metrics(np.array([0, 0]))
+    assert none["mcc"] == 0.0 and none["f1_bad"] == 0.0
+    assert np.isnan(none["roc_auc"]) and np.isnan(none["ap"])
+    assert none.keys() == word_metrics(np.zeros(0), np.zeros(0), 0.5).keys()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_weighted_kendall_is_kendall_of_the_drawn_items(seed: int) -> None:
+    from sigmoid_head.evaluation.metrics import kendall
+    from sigmoid_head.evaluation.weighted_kendall import WeightedKendall
+
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(2, 300))
+    x = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # ties in x, in y, in both
+    y = np.round(x * rng.uniform(-1, 1) + rng.normal(size=n), int(rng.integers(0, 2)))
+    tau = WeightedKendall(x, y)
+    assert tau(np.ones(n, dtype=int)) == kendall(x, y)
+    for _ in range(30):
+        idx = rng.integers(0, n, size=n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a constant resample: NaN, as before
+            old = kendall(x[idx], y[idx])
+        new = tau(np.bincount(idx, minlength=n))
+        assert (np.isnan(new) and np.isnan(old)) or new == old
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_average_precision_on_resamples_is_the_sorting_path(seed: int) -> None:
+    from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+    from sigmoid_head.evaluation.span_metrics import average_precision
+
+    rng = np.random.default_rng(400 + seed)
+    n = 120
+    a, b = np.round(rng.random(n), 2), np.round(rng.random(n), 1)  # ties
+    gold = (rng.random(n) < 0.3).astype(float)
+    groups = rng.integers(0, 30, size=n)
+
+    def unregistered(p: np.ndarray, g: np.ndarray) -> float:  # called once per resample
+        return average_precision(p, g)
+
+    for kw in ({}, {"groups": groups}):
+        fast = paired_bootstrap(average_precision, a, b, gold, n=200, seed=seed, **kw)
+        slow = paired_bootstrap(unregistered, a, b, gold, n=200, seed=seed, **kw)
+        assert fast == slow
+        assert bootstrap_ci(average_precision, a, gold, n=200, seed=seed, **kw) == bootstrap_ci(
+            unregistered, a, gold, n=200, seed=seed, **kw
+        )
