@@ -59,3 +59,22 @@ def test_quiet_leaves_no_progress_bar(tmp_path: Path) -> None:
     assert quiet.returncode == 0, quiet.stderr
     assert "Loading weights" not in quiet.stderr and "it/s]" not in quiet.stderr
     assert "%|" not in quiet.stderr + quiet.stdout  # no tqdm bar of any kind
+
+
+def test_quiet_switches_are_undone_after_the_command(monkeypatch) -> None:
+    """--quiet run from Python must not leave the caller's process without progress bars
+    (the environment variable leaked into later subprocesses of the same process)."""
+    import transformers.utils.logging as tlog
+
+    from sigmoid_head.cli import quiet_libraries
+
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    tlog.enable_progress_bar()
+    restore = quiet_libraries()
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1" and not tlog.is_progress_bar_enabled()
+    restore()
+    assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ and tlog.is_progress_bar_enabled()
+    tlog.disable_progress_bar()  # a caller's own choice is kept
+    quiet_libraries()()
+    assert not tlog.is_progress_bar_enabled()
+    tlog.enable_progress_bar()

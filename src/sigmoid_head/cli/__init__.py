@@ -26,6 +26,7 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from importlib import import_module
 from types import ModuleType
 
@@ -152,6 +153,9 @@ STREAM_OUTPUTS = ("to_json", "output", "html")
 """Output options that may name the standard output (``--to-json /dev/stdout``)."""
 
 
+_RESTORE: list[Callable[[], None]] = []
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code (2 for a user error, 130 when interrupted)."""
     from_command_line = argv is None
@@ -162,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return _report(_chosen(argv) or "", KeyboardInterrupt(str(err) or "interrupted"), 130)
     finally:
         output_safety.run_inputs({})  # the run's --config is no input of a later call
+        while _RESTORE:  # --quiet's switches of the libraries' bars, undone
+            _RESTORE.pop()()
 
 
 def _main(argv: list[str], from_command_line: bool) -> int:
@@ -186,7 +192,7 @@ def _main(argv: list[str], from_command_line: bool) -> int:
     if from_command_line:  # no source line echoed under a warning (a caller's own format stays)
         warnings.formatwarning = one_line_warning
     if getattr(args, "quiet", False):
-        quiet_libraries()
+        _RESTORE.append(quiet_libraries())
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     if getattr(args, "threads", None) not in (None, count):  # an abbreviation (--thread 2)
@@ -227,18 +233,47 @@ def one_line_warning(message: Warning | str, category: type[Warning], filename: 
     return f"warning: {text} ({category.__name__}, {os.path.basename(filename)}:{lineno})\n"
 
 
-def quiet_libraries() -> None:
+_BARS = "HF_HUB_DISABLE_PROGRESS_BARS"
+_BAR_SWITCHES = (("huggingface_hub.utils", "progress_bars"), ("transformers.utils.logging", "progress_bar"),
+                 ("datasets.utils.logging", "progress_bar"))
+
+
+def quiet_libraries() -> Callable[[], None]:
     """``--quiet``: the libraries' progress bars off too (transformers' "Loading weights",
     the Hub's and datasets' downloads): through the environment for a library not yet
-    imported, through its switch for one that is."""
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    hub = sys.modules.get("huggingface_hub.utils")
-    if hub is not None:
-        hub.disable_progress_bars()
-    for name in ("transformers.utils.logging", "datasets.utils.logging"):
+    imported, through its switch for one that is. Returns what puts them back as they
+    were, so that a command run from Python leaves the caller's process as it found it."""
+    before_env = os.environ.get(_BARS)
+    before_on = {name: _bars_on(name, kind) for name, kind in _BAR_SWITCHES}
+    os.environ[_BARS] = "1"
+    for name, kind in _BAR_SWITCHES:
         module = sys.modules.get(name)
         if module is not None:
-            module.disable_progress_bar()
+            getattr(module, f"disable_{kind}")()
+
+    def restore() -> None:
+        if before_env is None:
+            os.environ.pop(_BARS, None)
+        else:
+            os.environ[_BARS] = before_env
+        for name, kind in _BAR_SWITCHES:
+            module = sys.modules.get(name)
+            if module is not None and before_on[name] is not False:
+                getattr(module, f"enable_{kind}")()
+
+    return restore
+
+
+def _bars_on(name: str, kind: str) -> bool | None:
+    """Whether an imported library's bars are on (None: not imported yet)."""
+    module = sys.modules.get(name)
+    if module is None:
+        return None
+    check = getattr(module, f"are_{kind}_disabled", None) or getattr(module, f"is_{kind}_enabled", None)
+    if check is None:
+        return None
+    on = check()
+    return not on if check.__name__.startswith("are_") else bool(on)
 
 
 EXTRAS = {"matplotlib": "plots", "scipy": "eval", "sklearn": "eval", "sacrebleu": "eval",

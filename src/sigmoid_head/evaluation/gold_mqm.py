@@ -131,7 +131,7 @@ def merge_spans(spans: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _rows(path: str | Path) -> Iterable[tuple[int, dict[str, str]]]:
+def tsv_rows(path: str | Path) -> Iterable[tuple[int, dict[str, str]]]:
     lines = [ln for ln in read_lines(path) if ln != ""]
     header = lines[0].split("\t") if lines else []
     if tuple(header[: len(COLUMNS)]) != COLUMNS:
@@ -159,7 +159,7 @@ def read_google_mqm(path: str | Path, strict: bool = False) -> list[MqmItem]:
             or an unknown severity, naming the line.
     """
     segs: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for k, r in _rows(path):
+    for k, r in tsv_rows(path):
         try:
             text, marks = strip_marks(r["target"], strict)
             source = strip_marks(r["source"], strict)[0]

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..data.records import DataError
 from ..data.self_labels import BAD, OK, words
-from ..evaluation.gold_mqm import MARK
+from ..evaluation.gold_mqm import strip_marks, tsv_rows
 from .self_generated import labelled_example
 
 LABEL_FORMATS = ("wmt-tags", "esa", "mqm", "google-mqm")
@@ -85,7 +85,7 @@ def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int
         line = lines[k] if lines else k + 1
         if not isinstance(item.source, str) or not item.source.strip():
             raise DataError(f"{path}:{line}: no source text (the prompt of labelled training)")
-        src = MARK.sub(lambda m: m.group(1), item.source)  # raters' marks are not the source
+        src = strip_marks(item.source)[0]  # raters' marks are not the source
         out.append(
             (
                 line,
@@ -104,11 +104,9 @@ def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int
 def _google_lines(path: Path) -> list[int]:
     """The line of every segment's first row in a Google MQM TSV, in the order of
     :func:`~sigmoid_head.evaluation.gold_mqm.read_google_mqm`."""
-    from ..evaluation.gold_mqm import _rows
-
-    first: dict[tuple[str, str], int] = {}
-    for k, row in _rows(path):
-        first.setdefault((row["system"], row["seg_id"]), k)
+    first: dict[tuple[str, str, str], int] = {}
+    for k, row in tsv_rows(path):  # keyed as the reader keys a segment
+        first.setdefault((row["system"], row["doc"], row["seg_id"]), k)
     return list(first.values())
 
 
