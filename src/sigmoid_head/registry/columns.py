@@ -381,3 +381,6 @@ def _builtin() -> None:
 _BUILTINS_DONE = False
 _builtin()
 _BUILTINS_DONE = True
+
+
+registry.KEY_SOURCES.append(taken_keys)  # the method registry checks a new name against these

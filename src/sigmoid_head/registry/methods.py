@@ -214,11 +214,23 @@ def register(method: Method) -> Method:
     writes may be one another method or a column writes, see
     :mod:`sigmoid_head.registry.contract`)."""
     if method.name not in METHODS and _plugins.get("builtins_done"):
-        from .columns import taken_keys
         from .contract import check_keys
 
         check_keys(f"method {method.name!r}", method.written_keys(), taken_keys())
     return add_once(METHODS, method.name, method, "method")
+
+
+KEY_SOURCES: list[Callable[[], dict[str, str]]] = []
+"""What else writes keys into rows: the column registry adds its ``taken_keys`` when it is
+imported (the package imports it with this module), so that this registry need not import it."""
+
+
+def taken_keys() -> dict[str, str]:
+    """Every key a registered method (or, through :data:`KEY_SOURCES`, column) writes -> who."""
+    taken = {k: f"the method {m.name!r}" for m in METHODS.values() for k in m.written_keys()}
+    for source in KEY_SOURCES:
+        taken.update(source())
+    return taken
 
 
 def unregister(name: str) -> None:

@@ -18,6 +18,7 @@ Every setting also has a flat name (the field name; ``negatives`` for the sample
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
@@ -38,6 +39,9 @@ def _check(checks: list[tuple[bool, str]]) -> None:
         if not ok:
             raise ValueError(message)
 
+
+LABEL_FORMATS = ("wmt-tags", "esa", "mqm", "google-mqm")
+"""The gold formats labelled training reads (training/labelled.py)."""
 
 @dataclass
 class DataConfig:
@@ -91,10 +95,7 @@ class DataConfig:
                 (self.max_validation_examples >= 1, "max_validation_examples must be >= 1 "
                  "(set validation_fraction 0 for no validation)")])
 
-
     def _check_labelled(self) -> None:
-        from .labelled import LABEL_FORMATS
-
         if not self.train_file and not self.labelled_file:
             raise ValueError("set train_file (reference data) or labelled_file (human labels), or both")
         if self.validation_file and not self.train_file:
@@ -342,3 +343,15 @@ class TrainConfig:
     def resume_key(self) -> dict:
         """Settings that must match for a checkpoint to be resumed."""
         return {k: v for k, v in self.to_dict().items() if k not in _RESUME_FREE}
+
+
+def split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``train`` less a held-out share (``validation_fraction``, at most
+    ``max_validation_examples``, drawn with the run's seed) and that share."""
+    if config.validation_fraction <= 0 or len(train) < 2:
+        return train, []
+    order = list(range(len(train)))
+    random.Random(config.seed).shuffle(order)
+    n_val = min(config.max_validation_examples, max(1, int(len(train) * config.validation_fraction)))
+    held = set(order[:n_val])
+    return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]

@@ -5,7 +5,6 @@ in both, each part with its own held-out split."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -13,17 +12,7 @@ import numpy as np
 from ..data import datasets_io
 from ..data.tokenize import load_examples
 from ..head.model import SigmoidHeadModel
-from .config import TrainConfig
-
-
-def split_validation(config: TrainConfig, train: list[dict]) -> tuple[list[dict], list[dict]]:
-    if config.validation_fraction <= 0 or len(train) < 2:
-        return train, []
-    order = list(range(len(train)))
-    random.Random(config.seed).shuffle(order)
-    n_val = min(config.max_validation_examples, max(1, int(len(train) * config.validation_fraction)))
-    held = set(order[:n_val])
-    return [e for i, e in enumerate(train) if i not in held], [train[i] for i in order[:n_val]]
+from .config import TrainConfig, split_validation
 
 
 def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None

@@ -27,9 +27,9 @@ from typing import Any
 from ..data.records import DataError
 from ..data.self_labels import BAD, OK, words
 from ..evaluation.gold_mqm import strip_marks, tsv_rows
+from .config import LABEL_FORMATS
 from .self_generated import labelled_example
 
-LABEL_FORMATS = ("wmt-tags", "esa", "mqm", "google-mqm")
 """Gold formats a labelled file may have (those with a source text to prompt with)."""
 
 
@@ -150,7 +150,7 @@ def load_labelled(config: Any, model: Any) -> tuple[list[dict], list[dict]]:
     """The labelled train and validation examples of a run (``labelled_file``; its
     validation ``labelled_validation_file``, else ``validation_fraction`` held out with
     the run's seed, capped at ``max_validation_examples``)."""
-    from .data_loading import split_validation
+    from .config import split_validation
 
     kw = {
         "fmt": config.labelled_format,

@@ -26,7 +26,7 @@ from ..data.batching import Collator, make_batches
 from ..data.datasets_io import examples_at
 from ..data.self_labels import IGNORE_LABEL
 from .cache import PositionCache
-from .data_loading import split_validation
+from .config import split_validation
 
 
 @dataclass
