@@ -85,12 +85,15 @@ def threshold_lines() -> list[str]:
     from sigmoid_head.evaluation.span_metrics import mcc
 
     name, heads = "mlqe-roen-word", {"seed 0": None, "seed 1": "prior001_s1"}
-    dev, test = {}, {}
-    for label, variant in heads.items():
-        for split, out in (("dev", dev), ("test", test)):
-            gold, rows = _rows(name, split, variant)
-            items = items_of("wmt", gold)
-            s, b = flat_words(rows, items, "sigmoid")
+    dev, test, cut = {}, {}, []
+    for split, out in (("dev", dev), ("test", test)):
+        both = {label: _rows(name, split, variant) for label, variant in heads.items()}
+        n = min(len(gold) for gold, _ in both.values())  # a head scored on a prefix: that prefix
+        if n < max(len(gold) for gold, _ in both.values()):
+            cut.append(f"{split}: the first {n} texts")
+        for label, (gold, rows) in both.items():
+            items = items_of("wmt", gold[:n])
+            s, b = flat_words(rows[:n], items, "sigmoid")
             out[label] = (np.concatenate(s), np.concatenate(b), items)
     items = test["seed 0"][2]
     bad = test["seed 0"][1]
@@ -98,7 +101,8 @@ def threshold_lines() -> list[str]:
     chosen = {"dev-chosen (each head's own)": {h: pick_threshold(*dev[h][:2]) for h in heads}}
     for q in SHARES:
         chosen[f"flags {q:.0%} of dev words"] = {h: float(np.quantile(dev[h][0], q)) for h in heads}
-    lines = [
+    scope = [f"Both heads on the texts both were scored on ({'; '.join(cut)}).", ""] if cut else []
+    lines = scope + [
         "| thresholds | seed 0 MCC | seed 1 MCC | test words flagged (seed 0 / 1) | delta [95% CI] | p |",
         "|---|---|---|---|---|---|",
     ]
@@ -139,7 +143,9 @@ def extra(
         blocks[TALKS_BLOCK] = "\n".join(talk_lines())
     if "mlqe-roen-word" in sets and (RESULTS / "mlqe-roen-word" / "heads" / "prior001_s1").is_dir():
         blocks[THRESHOLDS_BLOCK] = "\n".join(threshold_lines())
-    if {"mlqe-roen-word", "curve"} & set(sets):  # the curve reads every set's committed rows
+    inputs = [RESULTS / s / "dev.scores.jsonl.gz" for s in ("mlqe-roen-word", "mqm-ted-zhen")]
+    # the curve reads every set's committed rows: built where they all are (not in a copy of one set)
+    if {"mlqe-roen-word", "curve"} & set(sets) and all(p.is_file() for p in inputs):
         curve = build_curve(shroom_data)
         files[CURVE_JSON] = json.dumps(curve, indent=1) + "\n"
         blocks[CURVE_BLOCK] = "\n".join(curve_lines(curve))
