@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="the import record the suite wrote")
     parser.add_argument("--list", action="store_true", help="print the files; run nothing")
     parser.add_argument("--extra", action="append", help="check only this extra (repeatable)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="pytest-xdist processes for each rerun (0: one process)")
     args = parser.parse_args(argv)
     record = json.loads(args.record.read_text()) if args.record and args.record.exists() else {}
     if args.record and not record:
@@ -194,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                *(["-n", str(args.workers)] if args.workers and len(files) > 1 else []),
                 *(str(TESTS / f) for f in files),
             ],
             cwd=ROOT,

@@ -621,6 +621,19 @@ def pytest_unconfigure(config) -> None:
     import os
 
     target = os.environ.get("SIGMOID_HEAD_RECORD_EXTRAS")
-    if target and _recorded:
-        Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(_recorded.items())},
+    if not target:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # under pytest-xdist (make test: -n 2)
+    if worker:  # each worker its own part; the controller, which ends last, merges them
+        if _recorded:
+            Path(f"{target}.{worker}").write_text(
+                json.dumps({k: sorted(v) for k, v in _recorded.items()}))
+        return
+    merged = {k: set(v) for k, v in _recorded.items()}
+    for part in sorted(Path(target).parent.glob(f"{Path(target).name}.gw*")):
+        for k, v in json.loads(part.read_text()).items():
+            merged.setdefault(k, set()).update(v)
+        part.unlink()
+    if merged:
+        Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(merged.items())},
                                            indent=1))

@@ -134,3 +134,46 @@ def test_average_precision_on_resamples_is_the_sorting_path(seed: int) -> None:
         assert bootstrap_ci(average_precision, a, gold, n=200, seed=seed, **kw) == bootstrap_ci(
             unregistered, a, gold, n=200, seed=seed, **kw
         )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_roc_auc_on_weighted_source_resamples_is_the_expanding_path(seed: int) -> None:
+    # sources weight their items (no expansion): the same draws, the same AUC to the last bit
+    from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+    from sigmoid_head.evaluation.metrics import roc_auc
+
+    rng = np.random.default_rng(500 + seed)
+    n = 150
+    a, b = np.round(rng.random(n), 2), np.round(rng.random(n), 1)  # ties
+    gold = (rng.random(n) < 0.3).astype(float)
+    groups = rng.integers(0, 25, size=n)
+
+    def unregistered(p: np.ndarray, g: np.ndarray) -> float:  # expanded, once per resample
+        return roc_auc(p, g) if 0 < g.sum() < g.size else float("nan")
+
+    fast = paired_bootstrap(roc_auc, a, b, gold, n=300, seed=seed, groups=groups)
+    slow = paired_bootstrap(unregistered, a, b, gold, n=300, seed=seed, groups=groups)
+    assert fast == slow and fast["unit"] == "source"
+    assert bootstrap_ci(roc_auc, a, gold, n=300, seed=seed, groups=groups) == bootstrap_ci(
+        unregistered, a, gold, n=300, seed=seed, groups=groups
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_word_mcc_on_weighted_source_resamples_is_the_expanding_path(seed: int) -> None:
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    rng = np.random.default_rng(600 + seed)
+    n = 400
+    gold = (rng.random(n) < 0.25).astype(float)
+    a = ((rng.random(n) < 0.3) | (gold * (rng.random(n) < 0.5) > 0)).astype(float)
+    b = (rng.random(n) < 0.3).astype(float)
+    groups = rng.integers(0, 40, size=n)
+
+    def unregistered(p: np.ndarray, g: np.ndarray) -> float:
+        return mcc(p, g)
+
+    fast = paired_bootstrap(mcc, a, b, gold, n=300, seed=seed, groups=groups)
+    assert fast == paired_bootstrap(unregistered, a, b, gold, n=300, seed=seed, groups=groups)
+    assert fast["delta"] > 0 and fast["p_value"] < 0.05  # a finds the BAD items, b guesses

@@ -39,12 +39,14 @@ ALTERNATIVES = ("two-sided", "better")
 
 _BATCHED: dict[Callable[..., float], Callable[[FloatArray, FloatArray], FloatArray]] = {}
 _INDEXED: dict[Callable[..., float], Callable[[FloatArray, FloatArray, IntArray], FloatArray]] = {}
+_WEIGHTED: dict[Callable[..., float], Callable[[FloatArray, FloatArray, FloatArray], FloatArray]] = {}
 
 
 def register_batched(
     metric_fn: Callable[..., float],
     rows_fn: Callable[[FloatArray, FloatArray], FloatArray],
     indexed_fn: Callable[[FloatArray, FloatArray, IntArray], FloatArray] | None = None,
+    weighted_fn: Callable[[FloatArray, FloatArray, FloatArray], FloatArray] | None = None,
 ) -> None:
     """Let the bootstrap compute ``metric_fn`` on many resamples at once.
 
@@ -57,10 +59,18 @@ def register_batched(
             that every row is drawn from one (N,) array saves work (ROC-AUC ranks the N
             values once instead of sorting every row). Used in place of ``rows_fn`` by the
             bootstrap; it must give the same values.
+        weighted_fn: optional ``weighted_fn(pred, gold, weight) -> values``: the same values
+            for (B, N) multiplicities (row ``b`` counts item ``i`` ``weight[b, i]`` times),
+            for a metric that does not depend on the order of the items (a rank statistic
+            from counts). Used for source-level resamples: a drawn source weights its
+            items, so nothing is expanded, gathered or grouped by length. Integer counts
+            keep such a metric equal to the expanded path to the last bit.
     """
     _BATCHED[metric_fn] = rows_fn
     if indexed_fn is not None:
         _INDEXED[metric_fn] = indexed_fn
+    if weighted_fn is not None:
+        _WEIGHTED[metric_fn] = weighted_fn
 
 
 class Clusters:
@@ -119,6 +129,34 @@ def _resamples(
             by_length.setdefault(rows.size, []).append(rows)
         for length in sorted(by_length):
             yield np.stack(by_length[length])
+
+
+def _weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]:
+    """Yield (chunk, N) multiplicities of the items: the source draws of :func:`_resamples`
+    (the same generator, the same chunks), each item counted as often as its source is drawn."""
+    rng = np.random.default_rng(seed)
+    g = clusters.n_groups
+    chunk = max(1, _MAX_CELLS // max(clusters.n_items, g))
+    for start in range(0, n_boot, chunk):
+        drawn = rng.integers(0, g, size=(min(chunk, n_boot - start), g))  # (B, G)
+        b = drawn.shape[0]
+        per_source = np.bincount((drawn + g * np.arange(b)[:, None]).ravel(), minlength=b * g)
+        yield per_source.reshape(b, g)[:, clusters.codes].astype(np.float64)
+
+
+def _values(
+    fn: Callable[..., float], preds: list[FloatArray], g: FloatArray, n_boot: int, seed: int,
+    clusters: Clusters | None,
+) -> Iterator[list[FloatArray]]:
+    """Per chunk of resamples, the metric of every prediction in ``preds`` on those resamples
+    (one (chunk,) array each; the same resamples for all, so they can be paired)."""
+    weighted = _WEIGHTED.get(fn) if clusters is not None else None
+    if weighted is not None and clusters is not None:
+        for w in _weights(n_boot, seed, clusters):
+            yield [weighted(p, g, w) for p in preds]
+        return
+    for i in _resamples(g.size, n_boot, seed, clusters):
+        yield [_on_resamples(fn, p, g, i) for p in preds]
 
 
 def _clusters(groups: ArrayLike | None, n: int) -> Clusters | None:
@@ -235,9 +273,7 @@ def bootstrap_ci(
         return point, math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        vals = np.concatenate(
-            [_on_resamples(metric_fn, p, g, i) for i in _resamples(p.size, n, seed, clusters)]
-        )
+        vals = np.concatenate([v for (v,) in _values(metric_fn, [p], g, n, seed, clusters)])
     if np.all(np.isnan(vals)):
         return point, math.nan, math.nan
     lo, hi = np.nanpercentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
@@ -313,13 +349,9 @@ def paired_bootstrap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = np.concatenate(
-            [
-                np.mean([_on_resamples(metric_fn, a, g, i) for a in runs], axis=0)
-                - _on_resamples(metric_fn, b, g, i)
-                for i in _resamples(g.size, n, seed, clusters)
-            ]
+            [np.mean(v[:-1], axis=0) - v[-1] for v in _values(metric_fn, [*runs, b], g, n, seed, clusters)]
         )
-    d = d[~np.isnan(d)]
+    d = np.sort(d[~np.isnan(d)])  # sorted: the figures do not depend on the order of the chunks
     unit = "item" if clusters is None else "source"
     if d.size == 0:
         out: dict[str, Any] = dict.fromkeys(

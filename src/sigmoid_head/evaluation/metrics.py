@@ -201,6 +201,23 @@ def _roc_auc_indexed(p: FloatArray, g: FloatArray, idx: IntArray) -> FloatArray:
     return np.where((npos == 0) | (nneg == 0), np.nan, auc)
 
 
+def _roc_auc_weighted(p: FloatArray, g: FloatArray, w: FloatArray) -> FloatArray:
+    """``_roc_auc_indexed`` for (B, N) integer multiplicities: the same per-value counts,
+    weighted instead of gathered (exact integers, so the same AUC to the last bit)."""
+    codes = np.unique(p, return_inverse=True)[1].ravel()  # (N,) dense rank of each value
+    n_values = int(codes.max()) + 1 if codes.size else 1
+    b = w.shape[0]
+    cells = (codes[None, :] + n_values * np.arange(b)[:, None]).ravel()  # (B * N,)
+    size = b * n_values
+    pos = np.bincount(cells, weights=(w * g[None, :]).ravel(), minlength=size).reshape(b, n_values)
+    neg = np.bincount(cells, weights=w.ravel(), minlength=size).reshape(b, n_values) - pos
+    below = np.cumsum(neg, axis=1) - neg  # negatives with a strictly lower value
+    npos, nneg = pos.sum(1), neg.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = (pos * (below + 0.5 * neg)).sum(1) / (npos * nneg)
+    return np.where((npos == 0) | (nneg == 0), np.nan, auc)
+
+
 def roc_auc(pred: ArrayLike, gold_binary: ArrayLike) -> float:
     """Area under the ROC curve; tied scores get half credit (equals ``roc_auc_score``).
 
@@ -248,7 +265,7 @@ def ece(pred_prob: ArrayLike, gold_binary: ArrayLike, n_bins: int = 10) -> float
 register_batched(pearson, _pearson_rows)
 register_batched(spearman, lambda p, g: _pearson_rows(_rank_rows(p), _rank_rows(g)))
 register_batched(bce, _bce_rows)
-register_batched(roc_auc, _roc_auc_rows, _roc_auc_indexed)
+register_batched(roc_auc, _roc_auc_rows, _roc_auc_indexed, _roc_auc_weighted)
 
 
 # ----------------------------------------------------------------------------- registry

@@ -55,6 +55,24 @@ def mcc(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
     return (tp * tn - fp * fn) / den if den else 0.0
 
 
+def _mcc_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`mcc` of (B, N) integer multiplicities of the items (each row's confusion
+    counts are exact integers, so equal to :func:`mcc` of the drawn items to the last bit)."""
+    pb, gb = p != 0, g != 0
+    tp, tn = (w * (pb & gb)).sum(1), (w * (~pb & ~gb)).sum(1)
+    fp, fn = (w * (pb & ~gb)).sum(1), (w * (~pb & gb)).sum(1)
+    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _mcc_rows(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return np.array([mcc(a, b) for a, b in zip(p, g, strict=True)])
+
+
+register_batched(mcc, _mcc_rows, weighted_fn=_mcc_weighted)
+
+
 def f1_bad(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
     """F1 of the BAD class (0 when there is no BAD word predicted or gold)."""
     p, g = np.asarray(pred_bad, dtype=bool), np.asarray(gold_bad, dtype=bool)
@@ -111,7 +129,21 @@ def _ap_indexed(p: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-register_batched(average_precision, _ap_rows, _ap_indexed)
+def _ap_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``_ap_indexed`` for (B, N) integer multiplicities: the same per-score counts,
+    weighted instead of gathered (exact integers, so the same value to the last bit)."""
+    codes = np.unique(-p, return_inverse=True)[1].ravel()  # (N,) highest score first
+    v = int(codes.max()) + 1 if codes.size else 1
+    b = w.shape[0]
+    cells = (codes[None, :] + v * np.arange(b)[:, None]).ravel()  # (B * N,)
+    wg = w * g[None, :]
+    pos = np.bincount(cells, weights=wg.ravel(), minlength=b * v).reshape(b, v)
+    total = np.bincount(cells, weights=w.ravel(), minlength=b * v).reshape(b, v)
+    npos = wg.sum(1)
+    return np.array([_ap_counts(pos[i], total[i], float(npos[i])) for i in range(b)])
+
+
+register_batched(average_precision, _ap_rows, _ap_indexed, _ap_weighted)
 
 
 def word_metrics(ok_score: ArrayLike, gold_bad: ArrayLike, threshold: float) -> dict[str, float]:
