@@ -66,13 +66,13 @@ test-notice:
 
 # The suite, then the same suite's test files that touched an optional extra run again with
 # that extra hidden (tests/check_extras.py): a test that needs an extra must skip without it.
-# The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each (two
-# processes of one thread were faster on 2 cores than one of two); TEST_WORKERS=0 runs it in
-# one process.
+# The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each, each test
+# file whole on one worker (its module fixtures built once); TEST_WORKERS=0 runs it in one
+# process. Wall times: docs/development.md.
 TEST_WORKERS ?= 2
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: test-notice setup browser
-	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(TEST_ENV) $(BIN)/python tests/check_extras.py --record .pytest-extras.json --workers $(TEST_WORKERS)
 
 lint: setup

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 "-q",
                 "-p",
                 "no:cacheprovider",
-                *(["-n", str(args.workers)] if args.workers and len(files) > 1 else []),
+                *(["-n", str(args.workers), "--dist", "loadfile"] if args.workers and len(files) > 1 else []),
                 *(str(TESTS / f) for f in files),
             ],
             cwd=ROOT,
