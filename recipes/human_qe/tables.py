@@ -365,6 +365,9 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     dest = RESULTS / name / "heads" / variant
     rows = {split: read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz") for split in ("dev", "test")}
     settings = _run_settings(run_dir)
+    if isinstance(settings.get("head"), str) and Path(settings["head"]).is_absolute():
+        # a path of the machine that ran it stays there: the head's folder name is kept
+        settings["head"] = f"heads/{Path(settings['head']).name}"
     with staged_folder(dest) as out:
         for split, split_rows in rows.items():
             write_jsonl_gz(out / f"{split}.scores.jsonl.gz", (head_columns(r) for r in split_rows))

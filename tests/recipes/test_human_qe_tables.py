@@ -137,3 +137,20 @@ def test_adopt_commits_a_run_rounded_and_refuses_rows_out_of_the_set_order(tmp_p
     tables.write_jsonl_gz(run / "dev.scores.jsonl.gz", rows[::-1])
     with pytest.raises(SystemExit, match="differ in their ids or order"):
         tables.main(["--adopt", str(run), "--set", name])
+
+
+def test_pack_keeps_no_path_of_the_machine_that_ran_the_head(tmp_path, monkeypatch):
+    tables = _load()
+    run = tmp_path / "run"
+    run.mkdir()
+    settings = {"model": "m", "head": str(tmp_path / "somewhere" / "my-head"), "limit": 5,
+                "n_boot": 10, "prompt": "p"}
+    (run / "results.json").write_text(json.dumps({"settings": settings}))
+    for split in ("dev", "test"):
+        rows = tables.read_jsonl_gz(tables.RESULTS / "mlqe-roen-word" / f"{split}.scores.jsonl.gz")[:5]
+        tables.write_jsonl_gz(run / f"{split}.scores.jsonl.gz", rows)
+    monkeypatch.setattr(tables, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(tables, "ROOT", tmp_path)
+    tables.pack(run, "mlqe-roen-word", "v1")
+    kept = json.loads((tmp_path / "results" / "mlqe-roen-word" / "heads" / "v1" / "settings.json").read_text())
+    assert kept["head"] == "heads/my-head" and str(tmp_path) not in json.dumps(kept)
