@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 
 from .curve import CURVE, POINTS, train_rows
+
+N_BOOT = 1000
+"""Resamples of every curve figure (a bootstrap p of 0 is printed as below one in N_BOOT)."""
 from .evaluate_sets import evaluate_set, flat_words, items_of
 
 CURVE_JSON = CURVE / "curve.json"
@@ -57,7 +60,7 @@ def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any]
         gold = [g for g in gold if g["id"] in keep]
         base = [r for r in _read(RESULTS / name / f"{split}.scores.jsonl.gz") if r["id"] in keep]
         splits += [gold, with_head(joined(gold, base), head)]
-    return evaluate_set(name, *splits, n_boot=1000)
+    return evaluate_set(name, *splits, n_boot=N_BOOT)
 
 
 def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
@@ -172,7 +175,7 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
         pair = w.get("paired")
         delta = (
             f"{pair['delta']:+.3f} [{pair['ci_low']:+.3f}, {pair['ci_high']:+.3f}], "
-            f"{pair['p_holm']:.3g}"
+            + (f"< {1 / N_BOOT:.3g}" if pair["p_holm"] == 0 else f"{pair['p_holm']:.3g}")
             if pair
             else "–"
         )
