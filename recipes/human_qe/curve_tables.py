@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from .curve import CURVE, POINTS, train_rows
+from .evaluate_sets import evaluate_set, flat_words, items_of
 
 N_BOOT = 1000
 """Resamples of every curve figure (a bootstrap p of 0 is printed as below one in N_BOOT)."""
-from .evaluate_sets import evaluate_set, flat_words, items_of
 
 CURVE_JSON = CURVE / "curve.json"
 CURVE_BLOCK = "human-qe-curve"
