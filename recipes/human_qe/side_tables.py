@@ -131,10 +131,13 @@ CURVE_BLOCK = "human-qe-curve:curve"
 def extra(
     sets: tuple[str, ...], shroom_data: Path | None
 ) -> tuple[dict[Path, str], dict[str, str]]:
-    """(file -> text, page block -> text) of the per-talk, threshold and curve tables."""
+    """(file -> text, page block -> text) of the per-talk, threshold, labelled-head and curve
+    tables."""
     import json
 
     from .curve_tables import CURVE_JSON, build_curve, curve_lines
+    from .labelled_tables import BLOCK as LABELLED_BLOCK
+    from .labelled_tables import HEADS, RUNS_DIR, labelled_lines
     from .tables import RESULTS
 
     files: dict[Path, str] = {}
@@ -143,6 +146,9 @@ def extra(
         blocks[TALKS_BLOCK] = "\n".join(talk_lines())
     if "mlqe-roen-word" in sets and (RESULTS / "mlqe-roen-word" / "heads" / "prior001_s1").is_dir():
         blocks[THRESHOLDS_BLOCK] = "\n".join(threshold_lines())
+    runs = [RESULTS / RUNS_DIR / head / "results.json" for head in HEADS]
+    if "mlqe-roen-word" in sets and all(p.is_file() for p in runs):
+        blocks[LABELLED_BLOCK] = "\n".join(labelled_lines(RESULTS))
     inputs = [RESULTS / s / "dev.scores.jsonl.gz" for s in ("mlqe-roen-word", "mqm-ted-zhen")]
     # the curve reads every set's committed rows: built where they all are (not in a copy of one set)
     if {"mlqe-roen-word", "curve"} & set(sets) and all(p.is_file() for p in inputs):

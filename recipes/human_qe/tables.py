@@ -60,7 +60,7 @@ VARIANTS_BLOCK = "human-qe-variants"
 PUBLISHED_BLOCK = "human-qe-published"
 PUBLISHED = HERE / "published.json"
 """The shared tasks' published figures, each with its source and the quoted row."""
-EXTRA_BLOCKS = ("human-qe-talks", "human-qe-thresholds", "human-qe-curve")
+EXTRA_BLOCKS = ("human-qe-talks", "human-qe-thresholds", "human-qe-curve", "human-qe-labelled")
 """Blocks made by side_tables.extra: MQM per talk, the seed-0/1 thresholds, the curve."""
 
 

@@ -154,3 +154,25 @@ def test_pack_keeps_no_path_of_the_machine_that_ran_the_head(tmp_path, monkeypat
     tables.pack(run, "mlqe-roen-word", "v1")
     kept = json.loads((tmp_path / "results" / "mlqe-roen-word" / "heads" / "v1" / "settings.json").read_text())
     assert kept["head"] == "heads/my-head" and str(tmp_path) not in json.dumps(kept)
+
+
+def test_the_labelled_block_reads_each_heads_run_and_names_the_best_softmax_side_method(tmp_path):
+    lt = importlib.import_module("recipes.human_qe.labelled_tables")
+
+    def run(head_mcc: float, p_holm: float) -> dict:
+        t = {"delta": head_mcc - 0.25, "ci_low": -0.3, "ci_high": 0.1, "p_holm": p_holm, "n_boot": 1000}
+        methods = {m: {"mcc": [v, 0, 1], "roc_auc": [a, 0, 1]} for m, v, a in
+                   (("sigmoid", head_mcc, 0.6), ("softmax", 0.20, 0.7), ("boostedprob", 0.25, 0.65),
+                    ("rauq", 0.1, 0.5))}
+        return {"n_test": 10, "n_dev": 8, "paired": {"softmax": t, "boostedprob": t},
+                "word": {"methods": methods, "counts": {"n_words": 1234, "n_bad_words": 56},
+                         "flagged": {"sigmoid": 0.3, "softmax": 0.1, "boostedprob": 0.2, "rauq": 0.05}}}
+
+    for head, mcc, p in (("prior001", 0.15, 0.0), ("labelled_roen", 0.22, 0.4)):
+        (tmp_path / lt.RUNS_DIR / head).mkdir(parents=True)
+        (tmp_path / lt.RUNS_DIR / head / "results.json").write_text(json.dumps(run(mcc, p)))
+    lines = lt.labelled_lines(tmp_path)
+    rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| prior001") or line.startswith("| labelled")}
+    assert "| 0.150 (30%) | boostedprob 0.250 (20%) | -0.100 [-0.300, +0.100], < 0.001 |" in rows["prior001"]
+    assert "| -0.030, 0.4 | – | 0.600 / 0.700 |" in rows["labelled_roen"]  # no rauq test in that run
+    assert "10 test sentences (1,234 MT words, 56 BAD)" in lines[-1]
