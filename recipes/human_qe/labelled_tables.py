@@ -72,3 +72,44 @@ def labelled_lines(results: Path) -> list[str]:
         "(the head against every softmax-side method).",
     ]
     return lines
+
+
+def keep(run_dir: Path, head: str, results: Path) -> Path:
+    """Copy one head's ``run.py`` output (``results.json``, ``report.md``) into
+    ``results/user-eten/<head>/``, the head's path cut to its folder name (no path of the
+    machine that ran it enters the repository)."""
+    import json
+
+    from sigmoid_head.safe.json_io import read_json
+
+    if head not in HEADS:
+        raise ValueError(f"--head {head!r}: one of {', '.join(HEADS)}")
+    res = read_json(run_dir / "results.json")
+    path = res.get("settings", {}).get("head")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{run_dir / 'results.json'}: a run without a head")
+    short = f"heads/{Path(path).name}"
+    res["settings"]["head"] = short
+    report = (run_dir / "report.md").read_text(encoding="utf-8").replace(f"head={path}", f"head={short}")
+    dest = results / RUNS_DIR / head
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    (dest / "report.md").write_text(report, encoding="utf-8")
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from .tables import RESULTS
+
+    ap = argparse.ArgumentParser(description="Keep one head's et-en run (results.json, report.md).")
+    ap.add_argument("--keep", type=Path, required=True, help="a run.py output folder")
+    ap.add_argument("--head", required=True, choices=sorted(HEADS))
+    args = ap.parse_args(argv)
+    print(f"kept {keep(args.keep, args.head, RESULTS)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -176,3 +176,17 @@ def test_the_labelled_block_reads_each_heads_run_and_names_the_best_softmax_side
     assert "| 0.150 (30%) | boostedprob 0.250 (20%) | -0.100 [-0.300, +0.100], < 0.001 |" in rows["prior001"]
     assert "| -0.030, 0.4 | – | 0.600 / 0.700 |" in rows["labelled_roen"]  # no rauq test in that run
     assert "10 test sentences (1,234 MT words, 56 BAD)" in lines[-1]
+
+
+def test_keep_cuts_the_heads_path_to_its_folder_name(tmp_path):
+    lt = importlib.import_module("recipes.human_qe.labelled_tables")
+    run = tmp_path / "run"
+    run.mkdir()
+    head = str(tmp_path / "x" / "roen-lab")
+    (run / "results.json").write_text(json.dumps({"settings": {"head": head, "limit": None}}))
+    (run / "report.md").write_text(f"Settings: model=m, head={head}, limit=None\n")
+    dest = lt.keep(run, "labelled_roen", tmp_path / "results")
+    assert json.loads((dest / "results.json").read_text())["settings"]["head"] == "heads/roen-lab"
+    assert (dest / "report.md").read_text() == "Settings: model=m, head=heads/roen-lab, limit=None\n"
+    with pytest.raises(ValueError, match="--head"):
+        lt.keep(run, "other", tmp_path / "results")
