@@ -1,4 +1,4 @@
-"""Two more generated tables of docs/human_labels.md (issue 49), from committed data only.
+"""More generated tables of docs/human_labels.md (issue 49), from committed data only.
 
 * ``talks``: MQM TED zh-en test, talk by talk: segment Pearson of the mean
   log-probability with the MQM score, the head against the softmax, 95% intervals over
@@ -7,6 +7,9 @@
   (``heads/prior001_s1``) in word MCC at several thresholds: each head's own dev-chosen
   one (the page's comparison), then both heads at the threshold that flags the same
   share of each head's dev words (10% to 60%); two-sided paired bootstrap over sources.
+
+Beside them :func:`extra` builds the labelled heads' et-en block (:mod:`.labelled_tables`)
+and the learning curve (:mod:`.curve_tables`).
 """
 
 from __future__ import annotations
