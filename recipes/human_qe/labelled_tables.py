@@ -70,6 +70,7 @@ def labelled_lines(results: Path) -> list[str]:
         f"{n['word']['counts']['n_bad_words']:,} BAD), thresholds chosen on {n['n_dev']} dev "
         "sentences; p: two-sided paired bootstrap over sources, Holm within each head's family "
         "(the head against every softmax-side method).",
+        "",
     ]
     return lines
 

@@ -175,7 +175,7 @@ def test_the_labelled_block_reads_each_heads_run_and_names_the_best_softmax_side
     rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| prior001") or line.startswith("| labelled")}
     assert "| 0.150 (30%) | boostedprob 0.250 (20%) | -0.100 [-0.300, +0.100], < 0.001 |" in rows["prior001"]
     assert "| -0.030, 0.4 | – | 0.600 / 0.700 |" in rows["labelled_roen"]  # no rauq test in that run
-    assert "10 test sentences (1,234 MT words, 56 BAD)" in lines[-1]
+    assert "10 test sentences (1,234 MT words, 56 BAD)" in lines[-2] and lines[-1] == ""
 
 
 def test_keep_cuts_the_heads_path_to_its_folder_name(tmp_path):
