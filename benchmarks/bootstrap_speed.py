@@ -26,11 +26,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "recipes" / "human_qe"))
+sys.path.insert(0, str(ROOT))  # the recipes are a package
 
-import evaluate_sets as es  # noqa: E402
-import tables  # noqa: E402
-
+from recipes.human_qe import committed, tables  # noqa: E402
+from recipes.human_qe import evaluate_sets as es  # noqa: E402
 from sigmoid_head.evaluation.bootstrap import Clusters  # noqa: E402
 from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores  # noqa: E402
 from sigmoid_head.evaluation.metrics import kendall  # noqa: E402
@@ -45,7 +44,7 @@ def _data() -> tuple[list, list, np.ndarray, np.ndarray, np.ndarray]:
     the sources."""
     gold = tables.gold_rows(NAME, "test", None)
     scored = tables.joined(
-        gold, tables.read_jsonl_gz(tables.RESULTS / NAME / "test.scores.jsonl.gz")
+        gold, tables.read_jsonl_gz(committed.RESULTS / NAME / "test.scores.jsonl.gz")
     )
     items = es.items_of(es.KIND[NAME], gold)
     scores = [gold_word_scores(r, "sigmoid") for r in scored]

@@ -147,7 +147,7 @@ def gold_split(name: str, split: str, shroom_data: Path | None) -> list[dict] | 
 
 
 def _head_row(row: dict) -> dict:
-    from .tables import head_columns, sig6
+    from .committed import head_columns, sig6
 
     return sig6(head_columns(row))
 
@@ -156,7 +156,7 @@ def score_point(point: str, head: Path | None, shroom_data: Path | None) -> None
     """Score the point's head on every set's curve texts and keep the head's columns."""
     from sigmoid_head.cli.common import ModelOptions
 
-    from .tables import RESULTS, read_jsonl_gz
+    from .committed import RESULTS, read_jsonl_gz
 
     model = None
     for name in SETS:

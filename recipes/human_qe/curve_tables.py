@@ -45,7 +45,7 @@ def _read(path: Path) -> list[dict]:
 
 def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any] | None:
     """``evaluate_set`` of one point on one set's curve texts (None: not scored or no gold)."""
-    from .tables import RESULTS, gold_rows, joined, with_head
+    from .committed import RESULTS, gold_rows, joined, with_head
 
     folder = CURVE / point / name
     if not (folder / "settings.json").exists():
@@ -68,7 +68,7 @@ def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
     from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    from .tables import RESULTS, gold_rows, joined, with_head
+    from .committed import RESULTS, gold_rows, joined, with_head
 
     folder = CURVE / point / "mlqe-roen-word"
     if not (folder / "settings.json").exists():

@@ -83,8 +83,8 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
+    from .committed import gold_rows
     from .feature_combination import split_rows
-    from .tables import gold_rows
 
     (drows, _), (trows, titems) = split_rows(NAME, "dev"), split_rows(NAME, "test")
     yd, yt = labels(gold_rows(NAME, "dev", None)), labels(gold_rows(NAME, "test", None))
@@ -133,7 +133,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
 def block(res: dict[str, Any]) -> str:
     """The page's table of :func:`results`."""
-    from .tables import fmt_p
+    from .committed import fmt_p
 
     c = res["counts"]
     lines = [

@@ -154,8 +154,8 @@ def fit_segment(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, 
 
 def split_rows(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
     """The committed scored rows and gold items of one split of a set."""
+    from .committed import RESULTS, gold_rows, joined, read_jsonl_gz
     from .evaluate_sets import KIND, items_of
-    from .tables import RESULTS, gold_rows, joined, read_jsonl_gz
 
     gold = gold_rows(name, split, None)
     if gold is None:
@@ -197,7 +197,7 @@ def segment_level(name: str) -> dict[str, Any]:
 
     kind = KIND[name]
     (drows, ditems), (trows, titems) = split_rows(name, "dev"), split_rows(name, "test")
-    from .tables import gold_rows
+    from .committed import gold_rows
 
     hd, ht = (
         human_scores(kind, gold_rows(name, "dev", None)),
@@ -273,7 +273,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
 def block(res: dict[str, Any]) -> str:
     """The page's table of :func:`results`."""
-    from .tables import fmt_p
+    from .committed import fmt_p
 
     lines = [
         "| set | level | softmax alone | without the head | with the head | delta (with - without) "

@@ -102,7 +102,7 @@ def keep(run_dir: Path, head: str, results: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .tables import RESULTS
+    from .committed import RESULTS
 
     ap = argparse.ArgumentParser(description="Keep one head's et-en run (results.json, report.md).")
     ap.add_argument("--keep", type=Path, required=True, help="a run.py output folder")

@@ -25,7 +25,7 @@ SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 
 
 def _rows(name: str, split: str, variant: str | None = None) -> tuple[list[dict], list[dict]]:
-    from .tables import RESULTS, gold_rows, joined, read_jsonl_gz, with_head
+    from .committed import RESULTS, gold_rows, joined, read_jsonl_gz, with_head
 
     gold = gold_rows(name, split, None)
     rows = joined(gold, read_jsonl_gz(RESULTS / name / f"{split}.scores.jsonl.gz"))
@@ -138,10 +138,10 @@ def extra(
     tables."""
     import json
 
+    from .committed import RESULTS
     from .curve_tables import CURVE_JSON, build_curve, curve_lines
     from .labelled_tables import BLOCK as LABELLED_BLOCK
     from .labelled_tables import HEADS, RUNS_DIR, labelled_lines
-    from .tables import RESULTS
 
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}

@@ -24,8 +24,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from .committed import RESULTS, committed_row, gold_rows, read_jsonl_gz
 from .run import write_jsonl_gz
-from .tables import RESULTS, committed_row, gold_rows, read_jsonl_gz
 
 HERE = Path(__file__).resolve().parent
 

@@ -44,7 +44,17 @@ from pathlib import Path
 
 import numpy as np
 
+from . import committed
 from .analyses import BLOCK as ANALYSIS_BLOCK
+from .committed import (
+    committed_row,
+    fmt_p,
+    gold_rows,
+    head_columns,
+    joined,
+    read_jsonl_gz,
+    with_head,
+)
 from .evaluate_sets import KIND, PRIMARY, evaluate_set
 from .run import cell, jsonable, report, write_jsonl_gz
 
@@ -52,10 +62,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "human_labels.md"
-HEAD_KEY = re.compile(r"^sigmoid(_|$)")
-"""The head's own sequence columns in a score row (``sigmoid``, ``sigmoid_mean_log``, ...)."""
 VARIANTS_BLOCK = "human-qe-variants"
 PUBLISHED_BLOCK = "human-qe-published"
 PUBLISHED = HERE / "published.json"
@@ -64,58 +71,13 @@ EXTRA_BLOCKS = ("human-qe-talks", "human-qe-thresholds", "human-qe-curve", "huma
 """Blocks made by side_tables.extra: MQM per talk, the seed-0/1 thresholds, the curve."""
 
 
-def read_jsonl_gz(path: Path) -> list[dict]:
-    """The JSON objects of a ``.jsonl.gz`` file (a missing, truncated or malformed file is a
-    ValueError naming it and the line)."""
-    from sigmoid_head.data.records import read_jsonl
-
-    if not Path(path).is_file():
-        raise ValueError(f"{path} is missing")
-    return read_jsonl(path, objects=True)
-
-
-def gold_rows(name: str, split: str, shroom_data: Path | None) -> list[dict] | None:
-    """The set's gold records of one split (None: not available here)."""
-    base = (shroom_data if KIND[name] == "shroom" else HERE / "data")
-    if base is None:
-        return None
-    path = base / name / f"{split}.jsonl.gz"
-    return read_jsonl_gz(path) if path.exists() else None
-
-
-def joined(gold: list[dict], scored: list[dict]) -> list[dict]:
-    """Scored rows aligned with the gold by ``id``; the candidate text restored where the
-    committed rows drop it (Mu-SHROOM). Rows whose candidate is not the gold's are refused."""
-    if [g["id"] for g in gold] != [s.get("id") for s in scored]:
-        raise SystemExit("committed scores and gold differ in their ids or order")
-    for g, s in zip(gold, scored, strict=True):
-        if "candidate" in s and s["candidate"] != g["candidate"]:
-            raise SystemExit(f"{g['id']}: the scored candidate differs from the gold's")
-    return [{**s, "candidate": s.get("candidate", g["candidate"])} for g, s in zip(gold, scored, strict=True)]
-
-
-def with_head(base: list[dict], head: list[dict]) -> list[dict]:
-    """``base`` rows with the head columns (sequence keys and per-word ``sigmoid``) of
-    another head's packed rows."""
-    out = []
-    for b, h in zip(base, head, strict=True):
-        if b["id"] != h["id"]:
-            raise SystemExit(f"{h['id']}: packed head rows are not in the set's order")
-        row = {k: v for k, v in b.items() if not HEAD_KEY.match(k)}
-        row.update({k: v for k, v in h.items() if HEAD_KEY.match(k)})
-        if "words" in b:
-            row["words"] = [{**w, "sigmoid": hw} for w, hw in zip(b["words"], h["words"], strict=True)]
-        out.append(row)
-    return out
-
-
 def variant_limit(name: str, variant: str) -> int | None:
     """The ``--limit`` (first N texts per split; None: all) a packed head variant ran with."""
     from sigmoid_head.safe.json_io import read_json
 
-    settings = read_json(RESULTS / name / "heads" / variant / "settings.json")
+    settings = read_json(committed.RESULTS / name / "heads" / variant / "settings.json")
     if not isinstance(settings, dict) or "limit" not in settings:
-        raise ValueError(f"{RESULTS / name / 'heads' / variant / 'settings.json'}: no limit")
+        raise ValueError(f"{committed.RESULTS / name / 'heads' / variant / 'settings.json'}: no limit")
     return settings["limit"]
 
 
@@ -132,7 +94,7 @@ def rebuild(name: str, shroom_data: Path | None, variant: str | None = None,
     is the same rows, so a variant scored on the first 500 texts is compared with the
     committed head on those 500 only.
     """
-    folder = RESULTS / name
+    folder = committed.RESULTS / name
     settings = _run_settings(folder)
     if limit == "run":
         limit = variant_limit(name, variant) if variant else settings["limit"]
@@ -176,12 +138,12 @@ def head_against_head(name: str, base: str, per_variant: dict[str, dict],
         return []
     limit = per_variant[base]["settings"]["limit"]
     gold = _prefix(gold, limit)
-    base_rows = joined(gold, _prefix(read_jsonl_gz(RESULTS / name / "test.scores.jsonl.gz"), limit))
+    base_rows = joined(gold, _prefix(read_jsonl_gz(committed.RESULTS / name / "test.scores.jsonl.gz"), limit))
     items = items_of(kind, gold)
 
     def rows_of(v: str) -> list[dict]:
         return base_rows if v == base else with_head(
-            base_rows, read_jsonl_gz(RESULTS / name / "heads" / v / "test.scores.jsonl.gz"))
+            base_rows, read_jsonl_gz(committed.RESULTS / name / "heads" / v / "test.scores.jsonl.gz"))
 
     if kind == "wmt":
         truth = np.concatenate([gold_word_bad(it) for it in items])
@@ -283,10 +245,6 @@ def seeds_table(name: str, per_variant: dict[str, dict]) -> list[str]:
             "alone adds.", ""]
 
 
-def fmt_p(p: float, n_boot: int) -> str:
-    return f"< {1 / n_boot:.3g}" if p == 0 else f"{p:.3g}"
-
-
 def doc_blocks(text: str) -> dict[str, tuple[int, int]]:
     """Where each set's recorded report sits in the page: name -> (start, end) of the text
     inside its fence."""
@@ -334,22 +292,6 @@ def published_table(name: str, res: dict) -> list[str]:
     return [*lines, ""]
 
 
-def head_columns(row: dict) -> dict:
-    kept = {"id": row["id"], **{k: v for k, v in row.items() if HEAD_KEY.match(k)}}
-    if "words" in row:
-        kept["words"] = [w["sigmoid"] for w in row["words"]]
-    return kept
-
-
-def committed_row(row: dict, name: str) -> dict:
-    """A run's row as committed: floats to 6 significant digits; Mu-SHROOM's without text
-    (its repository states no licence: scores only)."""
-    if KIND[name] == "shroom":
-        row = {k: v for k, v in row.items() if k != "candidate"}
-        row["words"] = [{k: v for k, v in w.items() if k != "word"} for w in row["words"]]
-    return sig6(row)
-
-
 VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 """A head variant's name: one folder name under ``heads/`` (no ``/``, no ``..``)."""
 
@@ -362,7 +304,7 @@ def pack(run_dir: Path, name: str, variant: str) -> None:
     if not VARIANT_NAME.match(variant) or ".." in variant:
         raise ValueError(f"--variant {variant[:40]!r}: a name of letters, digits, '_', '.' "
                          "and '-' (one folder under heads/)")
-    dest = RESULTS / name / "heads" / variant
+    dest = committed.RESULTS / name / "heads" / variant
     rows = {split: read_jsonl_gz(run_dir / f"{split}.scores.jsonl.gz") for split in ("dev", "test")}
     settings = _run_settings(run_dir)
     if isinstance(settings.get("head"), str) and Path(settings["head"]).is_absolute():
@@ -389,17 +331,6 @@ def _run_settings(run_dir: Path) -> dict:
     return settings
 
 
-def sig6(value):
-    """``value`` with every float rounded to 6 significant digits (the committed precision)."""
-    if isinstance(value, float):
-        return float(f"{value:.6g}")
-    if isinstance(value, dict):
-        return {k: sig6(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [sig6(v) for v in value]
-    return value
-
-
 def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
     """Make a ``run.py`` output the set's committed run: its per-item rows (floats to 6
     significant digits; Mu-SHROOM's without their text) and its settings; ``--write`` then
@@ -415,7 +346,7 @@ def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
         if gold is None:
             raise ValueError(f"{name}: no gold here to check the run against (--shroom-data)")
         joined(_prefix(gold, settings["limit"]), rows[split])  # ids, order and candidates
-    with staged_folder(RESULTS / name, copy_existing=True) as dest:
+    with staged_folder(committed.RESULTS / name, copy_existing=True) as dest:
         for split, split_rows in rows.items():
             write_jsonl_gz(dest / f"{split}.scores.jsonl.gz",
                            (committed_row(r, name) for r in split_rows))
@@ -435,7 +366,7 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
         if res is None:
             notices.append(f"{name}: gold not available here (--shroom-data), not rebuilt")
             continue
-        folder = RESULTS / name
+        folder = committed.RESULTS / name
         files[folder / "results.json"] = json.dumps(jsonable(res), indent=1)
         files[folder / "report.md"] = report(res, res["settings"])
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
@@ -460,7 +391,7 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
     if with_analyses:  # the analyses (issue 49) read the committed rows of their sets
         from . import analyses
 
-        more_files, more_blocks = analyses.outputs(sets, RESULTS)
+        more_files, more_blocks = analyses.outputs(sets, committed.RESULTS)
         files.update(more_files)
         blocks.update(more_blocks)
     if with_variants:

@@ -114,7 +114,7 @@ def block(board: dict[str, Any]) -> str:
 
 def _tests(board: dict[str, Any]) -> list[str]:
     """The paired tests of our rows (head against each softmax-side method), per pair."""
-    from .tables import fmt_p
+    from .committed import fmt_p
 
     lines: list[str] = []
     tests = [

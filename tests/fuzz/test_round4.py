@@ -801,10 +801,10 @@ def _results(tmp: Path, name: str = WORDS) -> Path:
 
 
 def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[int, str]:
-    tables = _load("tables")
-    committed = tables.RESULTS  # the module is shared: the committed folder is put back after
+    tables, where = _load("tables"), _load("committed")  # RESULTS lives in committed.py
+    committed = where.RESULTS  # the module is shared: the committed folder is put back after
     if results is not None:
-        tables.RESULTS = results
+        where.RESULTS = results
     err = io.StringIO()
     with redirect_stderr(err), redirect_stdout(io.StringIO()):
         try:
@@ -817,7 +817,7 @@ def _tables(tmp: Path, argv: list[str], results: Path | None = None) -> tuple[in
             traceback.print_exc(file=err)
             code = -1
         finally:
-            tables.RESULTS = committed
+            where.RESULTS = committed
     return code, err.getvalue()
 
 

@@ -20,20 +20,25 @@ def _load():
     return importlib.import_module("recipes.human_qe.tables")
 
 
+def _committed():
+    """The module that holds RESULTS (patched there: every table module reads it from there)."""
+    return importlib.import_module("recipes.human_qe.committed")
+
+
 def test_the_mqm_report_and_page_block_are_rebuilt_from_committed_data(tmp_path, monkeypatch, capsys):
     tables = _load()
     assert tables.main(["--check", "--sets", "mqm-ted-zhen"]) == 0
     # the same check on a copy cut to a fast size (the first 300 texts, 100 resamples): its
     # page written by --write passes, then one figure edited by hand in it fails
     results = tmp_path / "results"
-    shutil.copytree(tables.RESULTS / "mqm-ted-zhen", results / "mqm-ted-zhen",
+    shutil.copytree(_committed().RESULTS / "mqm-ted-zhen", results / "mqm-ted-zhen",
                     ignore=lambda d, names: ["heads"] if "heads" in names else [])
     run = json.loads((results / "mqm-ted-zhen" / "results.json").read_text())
     run["settings"].update(limit=300, n_boot=100)
     (results / "mqm-ted-zhen" / "results.json").write_text(json.dumps(run))
     doc = tmp_path / "human_labels.md"
     doc.write_text(tables.DOC.read_text())
-    monkeypatch.setattr(tables, "RESULTS", results)
+    monkeypatch.setattr(_committed(), "RESULTS", results)
     monkeypatch.setattr(tables, "DOC", doc)
     monkeypatch.setattr(tables, "ROOT", tmp_path)
     assert tables.main(["--write", "--sets", "mqm-ted-zhen"]) == 0
@@ -89,10 +94,10 @@ def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefi
     different prefixes are refused."""
     tables = _load()
     name, results = "mlqe-roen-word", tmp_path / "results"
-    shutil.copytree(tables.RESULTS / name, results / name,
+    shutil.copytree(_committed().RESULTS / name, results / name,
                     ignore=lambda d, names: [n for n in names if Path(d).name == "heads"
                                              and n not in ("paper", "prior001_s1")])
-    monkeypatch.setattr(tables, "RESULTS", results)
+    monkeypatch.setattr(_committed(), "RESULTS", results)
     # the committed run as if it had scored the first 300 texts (100 resamples: a fast test)
     run = json.loads((results / name / "results.json").read_text())
     run["settings"].update(limit=300, n_boot=100)
@@ -118,7 +123,7 @@ def test_adopt_commits_a_run_rounded_and_refuses_rows_out_of_the_set_order(tmp_p
     digits, same ids and order) with its settings; rows in another order are refused."""
     tables = _load()
     name = "mlqe-roen-word"
-    monkeypatch.setattr(tables, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(_committed(), "RESULTS", tmp_path / "results")
     (tmp_path / "results" / name).mkdir(parents=True)
     run = tmp_path / "run"
     run.mkdir()
@@ -147,9 +152,9 @@ def test_pack_keeps_no_path_of_the_machine_that_ran_the_head(tmp_path, monkeypat
                 "n_boot": 10, "prompt": "p"}
     (run / "results.json").write_text(json.dumps({"settings": settings}))
     for split in ("dev", "test"):
-        rows = tables.read_jsonl_gz(tables.RESULTS / "mlqe-roen-word" / f"{split}.scores.jsonl.gz")[:5]
+        rows = tables.read_jsonl_gz(_committed().RESULTS / "mlqe-roen-word" / f"{split}.scores.jsonl.gz")[:5]
         tables.write_jsonl_gz(run / f"{split}.scores.jsonl.gz", rows)
-    monkeypatch.setattr(tables, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(_committed(), "RESULTS", tmp_path / "results")
     monkeypatch.setattr(tables, "ROOT", tmp_path)
     tables.pack(run, "mlqe-roen-word", "v1")
     kept = json.loads((tmp_path / "results" / "mlqe-roen-word" / "heads" / "v1" / "settings.json").read_text())
