@@ -40,10 +40,13 @@ def add_run(pair: str, run: Path) -> dict[str, Any]:
         raise SystemExit(
             f"{run}: {res['word']['counts']['n_words']} test words, the task has {n_words}"
         )
+    settings = dict(res["settings"])
+    if isinstance(settings.get("head"), str) and Path(settings["head"]).is_absolute():
+        settings["head"] = f"heads/{Path(settings['head']).name}"  # no path of this machine
     ours = {
         "n_dev": res["n_dev"],
         "n_test": res["n_test"],
-        "settings": res["settings"],
+        "settings": settings,
         "methods": {
             m: {"mcc": v["mcc"], "threshold": res["word"]["thresholds"][m]}
             for m, v in res["word"]["methods"].items()

@@ -195,3 +195,21 @@ def test_keep_cuts_the_heads_path_to_its_folder_name(tmp_path):
     assert (dest / "report.md").read_text() == "Settings: model=m, head=heads/roen-lab, limit=None\n"
     with pytest.raises(ValueError, match="--head"):
         lt.keep(run, "other", tmp_path / "results")
+
+
+def test_wmt22_rows_keep_no_path_of_the_machine_that_ran_the_head(tmp_path, monkeypatch):
+    w = importlib.import_module("recipes.human_qe.wmt22_rows")
+    board = json.loads(w.LEADERBOARD.read_text())
+    leaderboard = tmp_path / "wmt22-word.json"
+    leaderboard.write_text(json.dumps(board))
+    monkeypatch.setattr(w, "LEADERBOARD", leaderboard)
+    run = tmp_path / "run"
+    run.mkdir()
+    res = {"kind": "wmt", "n_dev": 3, "n_test": 4,
+           "settings": {"head": str(tmp_path / "x" / "prior001"), "limit": None},
+           "word": {"counts": {"n_words": board["pairs"]["km-en"]["n_words"]},
+                    "methods": {"sigmoid": {"mcc": [0.1, 0.0, 0.2]}}, "thresholds": {"sigmoid": 0.5}},
+           "paired": {}}
+    (run / "results.json").write_text(json.dumps(res))
+    assert w.add_run("km-en", run)["settings"]["head"] == "heads/prior001"
+    assert str(tmp_path) not in leaderboard.read_text()
