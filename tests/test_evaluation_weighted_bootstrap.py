@@ -113,10 +113,16 @@ def test_weighted_kendall_is_kendall_of_the_drawn_items(seed: int) -> None:
         assert (np.isnan(new) and np.isnan(old)) or new == old
 
 
+@pytest.mark.parametrize("metric", ["ap", "roc_auc"])
 @pytest.mark.parametrize("seed", range(4))
-def test_average_precision_on_resamples_is_the_sorting_path(seed: int) -> None:
+def test_average_precision_on_resamples_is_the_sorting_path(seed: int, metric: str) -> None:
+    # item resamples gather (indexed path), source resamples weight items (weighted path):
+    # both equal the metric called once per expanded resample, to the last bit
     from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
+    from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.evaluation.span_metrics import average_precision
+
+    registered = average_precision if metric == "ap" else roc_auc
 
     rng = np.random.default_rng(400 + seed)
     n = 120
@@ -125,38 +131,17 @@ def test_average_precision_on_resamples_is_the_sorting_path(seed: int) -> None:
     groups = rng.integers(0, 30, size=n)
 
     def unregistered(p: np.ndarray, g: np.ndarray) -> float:  # called once per resample
-        return average_precision(p, g)
+        if registered is roc_auc and not 0 < g.sum() < g.size:
+            return float("nan")
+        return registered(p, g)
 
     for kw in ({}, {"groups": groups}):
-        fast = paired_bootstrap(average_precision, a, b, gold, n=200, seed=seed, **kw)
+        fast = paired_bootstrap(registered, a, b, gold, n=200, seed=seed, **kw)
         slow = paired_bootstrap(unregistered, a, b, gold, n=200, seed=seed, **kw)
         assert fast == slow
-        assert bootstrap_ci(average_precision, a, gold, n=200, seed=seed, **kw) == bootstrap_ci(
+        assert bootstrap_ci(registered, a, gold, n=200, seed=seed, **kw) == bootstrap_ci(
             unregistered, a, gold, n=200, seed=seed, **kw
         )
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_roc_auc_on_weighted_source_resamples_is_the_expanding_path(seed: int) -> None:
-    # sources weight their items (no expansion): the same draws, the same AUC to the last bit
-    from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
-    from sigmoid_head.evaluation.metrics import roc_auc
-
-    rng = np.random.default_rng(500 + seed)
-    n = 150
-    a, b = np.round(rng.random(n), 2), np.round(rng.random(n), 1)  # ties
-    gold = (rng.random(n) < 0.3).astype(float)
-    groups = rng.integers(0, 25, size=n)
-
-    def unregistered(p: np.ndarray, g: np.ndarray) -> float:  # expanded, once per resample
-        return roc_auc(p, g) if 0 < g.sum() < g.size else float("nan")
-
-    fast = paired_bootstrap(roc_auc, a, b, gold, n=300, seed=seed, groups=groups)
-    slow = paired_bootstrap(unregistered, a, b, gold, n=300, seed=seed, groups=groups)
-    assert fast == slow and fast["unit"] == "source"
-    assert bootstrap_ci(roc_auc, a, gold, n=300, seed=seed, groups=groups) == bootstrap_ci(
-        unregistered, a, gold, n=300, seed=seed, groups=groups
-    )
 
 
 @pytest.mark.parametrize("seed", range(3))

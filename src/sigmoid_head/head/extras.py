@@ -31,11 +31,13 @@ class HeadExtra:
         super().__init_subclass__(**kwargs)
         if getattr(cls, "FILE", None) not in EXTRA_FILES:
             raise TypeError(f"{cls.__name__}.FILE must be one of {list(EXTRA_FILES)}")
+        if cls.from_dict.__func__ is HeadExtra.from_dict.__func__:  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} must define from_dict")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object saved (default: the dataclass' fields)."""
         if not is_dataclass(self):
-            raise NotImplementedError(f"{type(self).__name__} must define to_dict")
+            raise TypeError(f"{type(self).__name__} is not a dataclass: it must define to_dict")
         return asdict(self)
 
     @classmethod
@@ -45,7 +47,7 @@ class HeadExtra:
         Raises:
             ValueError: a malformed object, named by ``source`` (default: :attr:`FILE`).
         """
-        raise NotImplementedError
+        raise TypeError("HeadExtra is a base class: every subclass defines from_dict")
 
     def save(self, directory: str | Path) -> Path:
         """Write :attr:`FILE` into ``directory`` (atomically, through
