@@ -44,8 +44,9 @@ def labelled_lines(results: Path) -> list[str]:
         "| head ROC-AUC / softmax |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    runs = {head: read_json(results / RUNS_DIR / head / "results.json") for head in HEADS}
     for head, trained in HEADS.items():
-        res = read_json(results / RUNS_DIR / head / "results.json")
+        res = runs[head]
         word, paired = res["word"], res["paired"]
         mcc = {m: v["mcc"][0] for m, v in word["methods"].items()}
         best = max((m for m in mcc if m != "sigmoid"), key=lambda m: mcc[m])
@@ -63,7 +64,7 @@ def labelled_lines(results: Path) -> list[str]:
             f"| {others[0]} | {others[1]} "
             f"| {auc['sigmoid']['roc_auc'][0]:.3f} / {auc['softmax']['roc_auc'][0]:.3f} |"
         )
-    n = read_json(results / RUNS_DIR / "prior001" / "results.json")
+    n = runs["prior001"]
     lines += [
         "",
         f"{n['n_test']} test sentences ({n['word']['counts']['n_words']:,} MT words, "

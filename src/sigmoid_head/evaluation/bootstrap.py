@@ -105,6 +105,17 @@ class Clusters:
         return np.bincount(drawn, minlength=self.n_groups)[self.codes]
 
 
+def _source_draws(
+    n_boot: int, rng: np.random.Generator, clusters: Clusters
+) -> Iterator[IntArray]:
+    """Yield (chunk, G) source draws with replacement, n_boot rows in all (chunks sized so
+    that their expansion fits :data:`_MAX_CELLS`)."""
+    g = clusters.n_groups
+    chunk = max(1, _MAX_CELLS // max(clusters.n_items, g))
+    for start in range(0, n_boot, chunk):
+        yield rng.integers(0, g, size=(min(chunk, n_boot - start), g))
+
+
 def _resamples(
     n_items: int, n_boot: int, seed: int, clusters: Clusters | None = None
 ) -> Iterator[IntArray]:
@@ -119,10 +130,7 @@ def _resamples(
         for start in range(0, n_boot, chunk):
             yield rng.integers(0, n_items, size=(min(chunk, n_boot - start), n_items))
         return
-    g = clusters.n_groups
-    chunk = max(1, _MAX_CELLS // max(n_items, g))
-    for start in range(0, n_boot, chunk):
-        drawn = rng.integers(0, g, size=(min(chunk, n_boot - start), g))  # (B, G)
+    for drawn in _source_draws(n_boot, rng, clusters):
         by_length: dict[int, list[IntArray]] = {}
         for d in drawn:
             rows = clusters.expand(d)
@@ -134,11 +142,8 @@ def _resamples(
 def _weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]:
     """Yield (chunk, N) multiplicities of the items: the source draws of :func:`_resamples`
     (the same generator, the same chunks), each item counted as often as its source is drawn."""
-    rng = np.random.default_rng(seed)
     g = clusters.n_groups
-    chunk = max(1, _MAX_CELLS // max(clusters.n_items, g))
-    for start in range(0, n_boot, chunk):
-        drawn = rng.integers(0, g, size=(min(chunk, n_boot - start), g))  # (B, G)
+    for drawn in _source_draws(n_boot, np.random.default_rng(seed), clusters):
         b = drawn.shape[0]
         per_source = np.bincount((drawn + g * np.arange(b)[:, None]).ravel(), minlength=b * g)
         yield per_source.reshape(b, g)[:, clusters.codes].astype(np.float64)
