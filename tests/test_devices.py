@@ -4,12 +4,16 @@ The fixed-shape path is forced on a CPU with ``device_profile("cuda")``, so thes
 everywhere; with a CUDA device present the ``device`` fixture also runs them there.
 """
 
+import ast
+import importlib
 from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 import torch
 from test_dominant import KINDS, _distribution
 from test_negatives import _chi2_ok
+from test_scoring_generate import DECODINGS, _assert_same_as_force_decoding, _prompts
 
 from sigmoid_head.lm import profiles
 from sigmoid_head.lm.dominant import DominantConfig, find_dominant, log_softmax_and_dominant
@@ -212,8 +216,6 @@ def test_a_training_step_makes_no_host_sync(tiny_causal_path):
 
 @cuda_only
 def test_generation_on_cuda_equals_force_decoding(tiny_causal_path):
-    from test_generate import DECODINGS, _assert_same_as_force_decoding, _prompts
-
     from sigmoid_head.head.model import SigmoidHeadModel
     from sigmoid_head.scoring.generate import generate_outputs
 
@@ -242,3 +244,21 @@ def test_save_load_on_cuda_gives_identical_scores(tiny_causal_path, tmp_path):
     on_cpu = position_scores(loaded.backbone, loaded.head, hidden, targets)
     for k in on_cpu:
         torch.testing.assert_close(on_cuda[k].cpu(), on_cpu[k], rtol=1e-4, atol=1e-5, msg=k)
+
+
+def test_every_import_inside_a_cuda_only_test_resolves_on_cpu():
+    """The CUDA-only tests' bodies never run on a machine without a GPU, so a name they import
+    there can break unseen (a lent H100 found ``test_generate``, renamed long before). Every
+    ``from M import N`` inside them must resolve here."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    checked = 0
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        if not any(isinstance(d, ast.Name) and d.id == "cuda_only" for d in fn.decorator_list):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.ImportFrom):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    assert hasattr(module, alias.name), f"{fn.name}: {node.module}.{alias.name}"
+                    checked += 1
+    assert checked >= 8  # the GPU tests import the model, scoring and training modules
