@@ -1,9 +1,14 @@
 """Shared set-up of the benchmarks: the embedded SmolLM2-135M, real Bible batches, timing.
 
 ``--model`` swaps in a randomly initialised model of another size (no download): the
-OLMo-2-1B and OLMo-2-7B shapes (vocabulary 100,352), or a tiny one for dry runs; the
-embedded tokenizer and data serve them all (its ids are all inside their vocabularies).
-``--device`` / ``--dtype`` place it; on CUDA every timed call ends with a synchronize.
+SmolLM2-135M shape itself (``smollm2-random``: a machine without the embedded weights, such
+as a lent GPU), the OLMo-2-1B and OLMo-2-7B shapes (vocabulary 100,352), or a tiny one for
+dry runs; the embedded tokenizer and data serve them all (its ids are all inside their
+vocabularies). ``$SIGMOID_HEAD_BENCH_TOKENIZER`` names a folder holding that tokenizer's
+files instead (the embedded model's ``tokenizer*.json``), where the embedded model cannot be
+built. ``--device`` / ``--dtype`` place it; on CUDA every timed call ends with a
+synchronize. ``--compile`` runs the frozen body through ``torch.compile`` (``default``, or
+``reduce-overhead``: CUDA graphs on CUDA).
 
 Every benchmark measures its variants side by side in one process run: the variants
 are interleaved, repeated, and the median of each is reported, so that the ratios stay
@@ -43,10 +48,16 @@ def parser(doc: str) -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="auto", help="auto (bfloat16 on CUDA), float32, bfloat16")
     p.add_argument("--examples", type=int, default=0,
                    help="tokenize only the first N training examples (0 = all; dry runs)")
+    p.add_argument("--compile", choices=("none", "default", "reduce-overhead"), default="none",
+                   help="torch.compile the frozen body (reduce-overhead: CUDA graphs on CUDA)")
     return p
 
 
 SIZES = {
+    "smollm2-random": dict(arch="llama", hidden_size=576, intermediate_size=1536,
+                           num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+                           head_dim=64, vocab_size=49152, tie_word_embeddings=True,
+                           rope_theta=100000.0, rms_norm_eps=1e-5),
     "olmo2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                      num_attention_heads=16, num_key_value_heads=16, vocab_size=100352),
     "olmo2-7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
@@ -54,7 +65,8 @@ SIZES = {
     "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                  num_attention_heads=4, num_key_value_heads=4, vocab_size=49152),
 }
-"""Random-init shapes (OLMo-2-0425-1B and OLMo-2-1124-7B configs; a tiny one for dry runs)."""
+"""Random-init shapes (SmolLM2-135M-Instruct's own config, the OLMo-2-0425-1B and
+OLMo-2-1124-7B configs; a tiny one for dry runs). ``arch`` defaults to OLMo-2."""
 
 
 def torch_dtype(args: argparse.Namespace) -> torch.dtype:
@@ -65,22 +77,57 @@ def torch_dtype(args: argparse.Namespace) -> torch.dtype:
 
 def backbone_for(args: argparse.Namespace):
     """The embedded SmolLM2 (``--model smollm2``) or a random-init OLMo-2-style model."""
-    from transformers import AutoTokenizer, Olmo2Config, Olmo2ForCausalLM
+    from transformers import (
+        AutoTokenizer,
+        LlamaConfig,
+        LlamaForCausalLM,
+        Olmo2Config,
+        Olmo2ForCausalLM,
+    )
 
     from sigmoid_head import load_backbone
-    from sigmoid_head.embedded.default_model import default_model_path
     from sigmoid_head.lm.backbone import Backbone, freeze
 
     if args.model == "smollm2":
-        return load_backbone(None, device=args.device, dtype=torch_dtype(args))
-    tokenizer = AutoTokenizer.from_pretrained(default_model_path(progress=False))
-    config = Olmo2Config(**SIZES[args.model], max_position_embeddings=4096,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                         bos_token_id=tokenizer.bos_token_id, tie_word_embeddings=False)
+        return compiled(load_backbone(None, device=args.device, dtype=torch_dtype(args)), args)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir())
+    shape = dict(SIZES[args.model])
+    arch = shape.pop("arch", "olmo2")
+    config_cls, model_cls = ((LlamaConfig, LlamaForCausalLM) if arch == "llama"
+                             else (Olmo2Config, Olmo2ForCausalLM))
+    shape.setdefault("tie_word_embeddings", False)
+    config = config_cls(**shape, max_position_embeddings=4096,
+                        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                        bos_token_id=tokenizer.bos_token_id)
     torch.manual_seed(0)
     with torch.device(args.device):  # initialise in place: a 7B model never visits the CPU
-        model = Olmo2ForCausalLM(config).to(torch_dtype(args))
-    return Backbone(freeze(model), tokenizer, name_or_path=f"random-init-{args.model}")
+        model = model_cls(config).to(torch_dtype(args))
+    return compiled(Backbone(freeze(model), tokenizer, name_or_path=f"random-init-{args.model}"),
+                    args)
+
+
+def tokenizer_dir() -> str:
+    """The tokenizer of the random-init models: ``$SIGMOID_HEAD_BENCH_TOKENIZER`` when set,
+    else the embedded SmolLM2's (built on first use)."""
+    import os
+
+    from sigmoid_head.embedded.default_model import default_model_path
+
+    return os.environ.get("SIGMOID_HEAD_BENCH_TOKENIZER") or str(default_model_path(progress=False))
+
+
+def compiled(backbone, args: argparse.Namespace):
+    """``backbone`` with its frozen body (the decoder stack, not the output layer whose input
+    the library hooks) compiled in place when ``--compile`` asks (dynamic shapes: batches
+    differ in length)."""
+    mode = getattr(args, "compile", "none")
+    if mode == "none":
+        return backbone
+    body = backbone.model.get_decoder() if hasattr(backbone.model, "get_decoder") else None
+    if body is None:
+        raise SystemExit(f"--compile: {backbone.name_or_path} has no decoder stack to compile")
+    body.compile(mode=mode, dynamic=True)
+    return backbone
 
 
 def to_device(batch: dict[str, torch.Tensor], device: str) -> dict[str, torch.Tensor]:
@@ -262,7 +309,8 @@ def header(args: argparse.Namespace, extra: str = "") -> None:
         where += f" ({torch.cuda.get_device_name()})"
     print(f"model={args.model} device={where} dtype={torch_dtype(args)} "
           f"threads={torch.get_num_threads()} torch={torch.__version__} quick={args.quick} "
-          f"repeats={args.repeats} {extra}".rstrip(), flush=True)
+          f"repeats={args.repeats} compile={getattr(args, 'compile', 'none')} {extra}".rstrip(),
+          flush=True)
 
 
 def add_generation_model_options(p: argparse.ArgumentParser) -> None:

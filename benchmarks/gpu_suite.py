@@ -1,56 +1,105 @@
 """The benchmarks of ``gpu.sh``, run in one process (imports and data loading once).
 
 Sections: step_ops.py, then per model train_throughput.py --memory, scoring.py,
-generation.py and rauq_overhead.py --generate, each called through its ``main(argv)``. The exit status is step_ops'
-verdict (0 = operator ratio <= 1.1 and no syncs inside the step).
+generation.py, rerank.py and rauq_overhead.py --generate, each called through its
+``main(argv)``; then train_throughput.py and scoring.py again with the frozen body under
+``torch.compile`` (``--compile default``, and ``reduce-overhead``, i.e. CUDA graphs, on
+CUDA) on the ``--compile-models``, right after that model's eager sections. A section that fails prints its traceback and the suite
+goes on; one that would start after ``--deadline`` seconds is skipped (named in the summary),
+so a time-boxed device run always ends with every finished figure. The exit status is 0
+only when step_ops' verdict passed (operator ratio <= 1.1, no syncs inside the step) and no
+section failed.
 
-    python benchmarks/gpu_suite.py [--device cuda] [--tiny]
+    python benchmarks/gpu_suite.py [--device cuda] [--tiny] [--models smollm2-random,olmo2-1b]
+        [--compile-models smollm2-random] [--deadline 480]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+import traceback
 
 import generation
 import rauq_overhead
+import rerank
 import scoring
 import step_ops
 import torch
 import train_throughput
 
-MODELS = ("olmo2-1b", "olmo2-7b", "smollm2")
+MODELS = ("smollm2-random", "olmo2-1b", "olmo2-7b")
+BATCH_SIZE = {"smollm2-random": 64, "olmo2-1b": 32, "olmo2-7b": 16, "smollm2": 16, "tiny": 8}
+"""Sequences per micro-batch on CUDA: enough to occupy the card at each size (16 on CPU)."""
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cuda")
     p.add_argument("--tiny", action="store_true", help="a dry run: one tiny model, quick modes")
-    args = p.parse_args()
+    p.add_argument("--models", help=f"comma-separated (default: {','.join(MODELS)}; tiny)")
+    p.add_argument("--compile-models", default=None,
+                   help="models measured again under torch.compile (default on CUDA: the "
+                        "second of --models, else the first; none on CPU; 'none' for none)")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="skip sections that would start after this many seconds (0: never)")
+    args = p.parse_args(argv)
+    start = time.monotonic()
+    cuda = args.device.startswith("cuda")
     if args.tiny:
         models, flags = ["tiny"], ["--quick", "--examples", "40", "--threads", "1"]
         step_flags = ["--quick", "--threads", "1"]
     else:
         models, flags, step_flags = list(MODELS), ["--repeats", "3", "--batches", "6"], []
+    if args.models:
+        models = args.models.split(",")
+    if args.compile_models is None:
+        compile_models = models[1:2] or models[:1] if cuda and not args.tiny else []
+    else:
+        compile_models = [] if args.compile_models == "none" else args.compile_models.split(",")
     device = ["--device", args.device]
+    failed: list[str] = []
+    skipped: list[str] = []
 
-    def section(name: str, argv: list[str]) -> None:
-        print(f"\n### {name} {' '.join(argv)}", flush=True)
-
-    section("step_ops.py", device + step_flags)
-    status = step_ops.main(device + step_flags)
-    for m in models:
-        model = ["--model", m]
-        runs = [("train_throughput.py", train_throughput.main, ["--memory", "--memory-in-process"]),
-                ("scoring.py", scoring.main, []), ("generation.py", generation.main, []),
-                ("rauq_overhead.py", rauq_overhead.main, ["--generate"])]
-        for name, fn, extra in runs:
-            section(name, model + device + flags + extra)
-            fn(model + device + flags + extra)
-            if args.device.startswith("cuda"):
+    def section(name: str, fn, argv: list[str]) -> int | None:
+        title = f"{name} {' '.join(argv)}"
+        if args.deadline and time.monotonic() - start > args.deadline:
+            skipped.append(title)
+            print(f"\n### {title}: skipped (past the {args.deadline:.0f} s deadline)", flush=True)
+            return None
+        print(f"\n### {title}  [t={time.monotonic() - start:.0f} s]", flush=True)
+        try:
+            return fn(argv)
+        except Exception:  # one broken section must not cost the figures of the others
+            traceback.print_exc()
+            sys.stdout.flush()
+            failed.append(title)
+            return None
+        finally:
+            if cuda:
                 torch.cuda.empty_cache()
+
+    status = section("step_ops.py", step_ops.main, device + step_flags)
+    runs = [("train_throughput.py", train_throughput.main, ["--memory", "--memory-in-process"]),
+            ("scoring.py", scoring.main, []), ("generation.py", generation.main, []),
+            ("rerank.py", rerank.main, []), ("rauq_overhead.py", rauq_overhead.main, ["--generate"])]
+    modes = ["default", "reduce-overhead"] if cuda else ["default"]
+    for m in models + [m for m in compile_models if m not in models]:
+        size = ["--batch-size", str(BATCH_SIZE.get(m, 16))] if cuda else []
+        if m in models:
+            for name, fn, extra in runs:
+                section(name, fn, ["--model", m] + device + flags + size + extra)
+        if m in compile_models:  # right after the model's eager figures
+            for mode in modes:
+                for name, fn in (("train_throughput.py", train_throughput.main),
+                                 ("scoring.py", scoring.main)):
+                    section(name, fn, ["--model", m] + device + flags + size + ["--compile", mode])
     print(f"\nstep_ops verdict: {'PASS' if status == 0 else 'FAIL'}", flush=True)
-    return status
+    print(f"sections failed: {len(failed)}" + "".join(f"\n  {t}" for t in failed))
+    print(f"sections skipped (deadline): {len(skipped)}" + "".join(f"\n  {t}" for t in skipped))
+    print(f"suite wall time: {time.monotonic() - start:.0f} s", flush=True)
+    return 0 if status == 0 and not failed else 1
 
 
 if __name__ == "__main__":

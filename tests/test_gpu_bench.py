@@ -51,5 +51,6 @@ def test_gpu_sh_dry_run_writes_every_figure(tmp_path):
     text = out.read_text()
     for figure in ("step_ops verdict: PASS", "vs fwd_trained", "ours_mixed",
                    "forward+head+optimizer state", "full_scores", "same outputs: True",
-                   "eager+rauq", "RAUQ's own code inside the eager+rauq passes"):
+                   "eager+rauq", "RAUQ's own code inside the eager+rauq passes",
+                   "(rerank - generate) / forward", "sections failed: 0"):
         assert figure in text, figure
