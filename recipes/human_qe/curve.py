@@ -17,6 +17,10 @@ scores them on the same texts), so ``curve_tables.py`` joins the two by ``id``. 
 ``pe-all`` (every pair of ``data/mlqe-en-pool``) with seeds ``pe-all_s1``/``pe-all_s2``, and
 ``general-en`` (a general English corpus, ``data/general-en``; the point waits for it).
 
+The hidden-state cache is kept on disk in float32 (``--cache-dir <work>/<point>-cache``, the
+values the in-memory cache of the committed runs held), so a rerun resumes from the last
+checkpoint without running the frozen model over the data again.
+
 Usage (long: run it in the background with one thread; it skips what is done and the
 trainer resumes from its last checkpoint)::
 
@@ -93,6 +97,12 @@ def train_command(point: str, train_file: Path, out: Path) -> list[str]:
         str(POINTS[point]["seed"]),
         "--output-dir",
         str(out),
+        # the hidden-state cache on disk, float32 (the in-memory cache's values): a run cut
+        # off after its first epoch resumes without running the frozen model again
+        "--cache-dir",
+        str(out.parent / f"{point}-cache"),
+        "--disk-cache-dtype",
+        "float32",
     ]
 
 
