@@ -5,6 +5,7 @@ import json
 import pytest
 
 from sigmoid_head.data.batching import IGNORE_INDEX
+from sigmoid_head.data.prompt_format import PromptFormat
 from sigmoid_head.data.records import DataError
 from sigmoid_head.data.self_labels import (
     IGNORE_LABEL,
@@ -84,7 +85,7 @@ def test_load_self_examples_gives_one_label_per_trained_position(fixture, reques
     assert tags == ["OK", "OK", "OK", "OK", "BAD", "OK"]
     data = _write(tmp_path / "self.jsonl", [{"source": "le chat", "target": target,
                                              "word_labels": tags, "origin": "greedy"}])
-    (ex,) = load_self_examples(data, tok, is_encoder_decoder=is_s2s)
+    (ex,) = load_self_examples(data, tok, PromptFormat(is_s2s))
     labels = ex["labels"] if is_s2s else ex["labels"][1:]
     trained = [t for t in labels if t != IGNORE_INDEX]
     assert len(ex["good"]) == len(trained)
@@ -108,5 +109,5 @@ def test_malformed_self_records_name_file_and_line(tiny_causal_path, tmp_path):
     for rec, message in cases:
         data = _write(tmp_path / "bad.jsonl", [good, rec])
         with pytest.raises(DataError, match=message) as err:
-            load_self_examples(data, tok, is_encoder_decoder=False)
+            load_self_examples(data, tok, PromptFormat(False))
         assert "bad.jsonl:2" in str(err.value)

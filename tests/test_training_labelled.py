@@ -6,6 +6,7 @@ import random
 import pytest
 import torch
 
+from sigmoid_head.data.prompt_format import PromptFormat
 from sigmoid_head.data.self_labels import BAD, word_labels, words
 from sigmoid_head.lm.backbone import load_backbone
 from sigmoid_head.training.config import TrainConfig
@@ -66,9 +67,7 @@ def _ok_minus_bad(model, path):
     """Mean head probability of the OK tokens minus that of the BAD tokens of a gold file."""
     from sigmoid_head.data.batching import Collator, pad_id
 
-    ex = load_labelled_examples(
-        path, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder
-    )
+    ex = load_labelled_examples(path, model.tokenizer, PromptFormat(model.backbone.is_encoder_decoder))
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
     batch = collate(ex)
     with torch.no_grad():
@@ -138,7 +137,7 @@ def test_mixed_with_reference_data_and_its_weight(
     ref = load_examples(
         str(tiny_pairs_jsonl), model.tokenizer, is_encoder_decoder=False, task="pairs"
     )[:4]
-    lab = load_labelled_examples(gold, model.tokenizer, is_encoder_decoder=False)[:4]
+    lab = load_labelled_examples(gold, model.tokenizer, PromptFormat(False))[:4]
     collate = Collator(pad_id(model.tokenizer), False)
     sampler = NegativeSampler(
         SamplerConfig(strategy="random", avoid_dominant=False), model.config.vocab_size
@@ -413,7 +412,7 @@ def test_span_jsonl_items_become_labelled_examples(tiny_causal_path, tmp_path):
         ["OK", "OK"],
     ]
     tok = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").tokenizer
-    ex = load_labelled_examples(path, tok, is_encoder_decoder=False)
+    ex = load_labelled_examples(path, tok, PromptFormat(False))
     first = [t for t in ex[0]["labels"][1:] if t != -100]
     spelled = [tok.decode([t]).strip() for t in first]
     bad = [s for s, g in zip(spelled, ex[0]["good"], strict=True) if g == 0]

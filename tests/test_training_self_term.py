@@ -6,6 +6,7 @@ import random
 import pytest
 import torch
 
+from sigmoid_head.data.prompt_format import PromptFormat
 from sigmoid_head.data.self_labels import word_labels
 from sigmoid_head.training.config import TrainConfig
 from sigmoid_head.training.loop import train
@@ -38,7 +39,8 @@ def _self_bce(model, path):
     from sigmoid_head.data.batching import Collator, pad_id
     from sigmoid_head.training.self_term import SelfData, self_validation
 
-    ex = load_self_examples(path, model.tokenizer, is_encoder_decoder=model.backbone.is_encoder_decoder)
+    ex = load_self_examples(path, model.tokenizer,
+                            PromptFormat(model.backbone.is_encoder_decoder))
     data = SelfData([], ex, 1.0, 16, 0)
     collate = Collator(pad_id(model.tokenizer), model.backbone.is_encoder_decoder)
     return self_validation(model.head, model, data, collate, torch.autocast("cpu", enabled=False))

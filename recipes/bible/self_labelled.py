@@ -76,6 +76,7 @@ def val_self(out: Path, model: str) -> dict:
     beside the softmax probability's; the per-token scores, labels and sources go to
     ``OUT/val_self_tokens_<n>ref.npz`` (``tables.py --pack token_labels``)."""
     from sigmoid_head.data.batching import Collator, pad_id
+    from sigmoid_head.data.prompt_format import PromptFormat
     from sigmoid_head.evaluation.metrics import roc_auc
     from sigmoid_head.training.self_generated import load_self_examples
 
@@ -84,7 +85,7 @@ def val_self(out: Path, model: str) -> dict:
     report = {}
     for n in REFS:
         ex = load_self_examples(out / f"self_{n}ref_val.jsonl", backbone.tokenizer,
-                                is_encoder_decoder=True, max_length=192, **RENDER)
+                                PromptFormat(True, max_length=192, **RENDER))
         good = torch.tensor([g for e in ex for g in e["good"]])
         keep = good >= 0
         batch = collate(ex)

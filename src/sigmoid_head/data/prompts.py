@@ -4,8 +4,10 @@ One renderer, :func:`render_record`, turns a ``{source}`` / ``{messages}`` recor
 candidate into a training-style example with :func:`sigmoid_head.data.tokenize.tokenize_records`;
 :func:`make_examples` (force-decoding a candidate) and :func:`prompt_ids` (the ids a model
 generates from: the same rendering with an empty candidate, cut before the first scored
-token) both go through it. :func:`render_settings` says which prompt settings apply when
-the caller gives none: what the head was trained with (its saved training config).
+token) both go through it. Each takes one :class:`~.prompt_format.PromptFormat` (or its
+fields as keywords); :meth:`PromptFormat.for_model <.prompt_format.PromptFormat.for_model>`
+says which settings apply when the caller gives none: what the head was trained with (its
+saved training config).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .batching import IGNORE_INDEX
+from .prompt_format import PromptFormat
 from .records import Located, record_where
 from .tokenize import tokenize_records
 
@@ -60,11 +63,8 @@ def render_record(
     rec: dict,
     k: int,
     tokenizer: Any,
+    prompt_format: PromptFormat,
     *,
-    is_encoder_decoder: bool,
-    prompt_template: str,
-    use_chat_template: bool,
-    max_length: int,
     candidate: str | None = None,
 ) -> tuple[list[dict], Any]:
     """Tokenize record ``k`` (with ``candidate``, default its own) as training data is.
@@ -76,10 +76,7 @@ def render_record(
         return tokenize_records(
             [to_data_record(rec, k, candidate)],
             tokenizer,
-            is_encoder_decoder=is_encoder_decoder,
-            prompt_template=prompt_template,
-            max_length=max_length,
-            use_chat_template=use_chat_template,
+            prompt_format,
             source_name=rec.file if isinstance(rec, Located) else "<inputs>",
             line_numbers=[rec.line if isinstance(rec, Located) else k + 1],
         )
@@ -98,21 +95,21 @@ def _last_span_only(labels: list[int]) -> list[int]:
     return [IGNORE_INDEX] * start + labels[start:end] + [IGNORE_INDEX] * (len(labels) - end)
 
 
-def _cut_prompt_left(rec: dict, k: int, tokenizer: Any, *, max_length: int,
-                     **kw: Any) -> tuple[list[dict], Any]:
+def _cut_prompt_left(rec: dict, k: int, tokenizer: Any, prompt_format: PromptFormat
+                     ) -> tuple[list[dict], Any]:
     """Render record ``k`` with its source cut from the left (halved until the candidate
     fits in ``max_length``), with a warning; the example is flagged ``truncated``.
 
     Raises:
         ScoreInputError: nothing is left to score even with an empty source.
     """
-    src = rec.get("source")
+    src, max_length = rec.get("source"), prompt_format.max_length
     keep, best = (len(src) if isinstance(src, str) else 0), None
     while keep > 0 and (best is None or best[1].truncated):  # until the candidate fits whole
         keep //= 2
         cut = {**rec, "source": src[len(src) - keep:]}
         ex, stats = render_record(Located(cut, rec.file, rec.line) if isinstance(rec, Located)
-                                  else cut, k, tokenizer, max_length=max_length, **kw)
+                                  else cut, k, tokenizer, prompt_format)
         if ex:
             best = ex, stats, keep
     if best is not None:
@@ -127,32 +124,38 @@ def _cut_prompt_left(rec: dict, k: int, tokenizer: Any, *, max_length: int,
 def make_examples(
     records: Sequence[dict],
     tokenizer: Any,
+    prompt_format: PromptFormat | None = None,
     *,
-    is_encoder_decoder: bool,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
-    max_length: int = 2048,
+    is_encoder_decoder: bool | None = None,
+    prompt_template: str | None = None,
+    use_chat_template: bool | None = None,
+    max_length: int | None = None,
 ) -> list[dict]:
     """Tokenize scoring records exactly as training data is tokenized.
 
     Only the candidate is scored: for chats, earlier assistant turns are unmasked.
 
+    Args:
+        records: ``{source, candidate}`` / ``{messages, candidate}`` dicts.
+        tokenizer: the model's tokenizer.
+        prompt_format: how they are rendered, or its fields as keywords
+            (``is_encoder_decoder``; ``prompt_template`` default ``"{source}\\n"``,
+            ``use_chat_template`` default False, ``max_length`` default 2048).
+
     Raises:
         ScoreInputError: a malformed record, or one with nothing left to score.
     """
+    form = PromptFormat.given(prompt_format, is_encoder_decoder=is_encoder_decoder,
+                              prompt_template=prompt_template,
+                              use_chat_template=use_chat_template, max_length=max_length)
     examples = []
     for k, rec in enumerate(records):  # one at a time so that a dropped record can be named
-        ex, stats = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
-                                  prompt_template=prompt_template,
-                                  use_chat_template=use_chat_template, max_length=max_length)
+        ex, stats = render_record(rec, k, tokenizer, form)
         cut_left = not ex
         if cut_left:  # the prompt alone fills max_length: keep its end, warn, go on
-            ex, stats = _cut_prompt_left(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
-                                         prompt_template=prompt_template,
-                                         use_chat_template=use_chat_template,
-                                         max_length=max_length)
+            ex, stats = _cut_prompt_left(rec, k, tokenizer, form)
         if stats.truncated and not cut_left:  # (a cut prompt was warned about already)
-            warnings.warn(f"{record_where(rec, k)}: truncated at max_length={max_length}",
+            warnings.warn(f"{record_where(rec, k)}: truncated at max_length={form.max_length}",
                           stacklevel=2)
         if stats.truncated:
             ex[0]["truncated"] = True
@@ -165,17 +168,21 @@ def make_examples(
 def prompt_ids(
     records: Sequence[dict],
     tokenizer: Any,
+    prompt_format: PromptFormat | None = None,
     *,
-    is_encoder_decoder: bool,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
-    max_length: int = 2048,
+    is_encoder_decoder: bool | None = None,
+    prompt_template: str | None = None,
+    use_chat_template: bool | None = None,
+    max_length: int | None = None,
     cut: set[int] | None = None,
 ) -> list[list[int]]:
     """The ids a model generates from, rendered as :func:`make_examples` renders them.
 
     Args:
         records: ``{"source"}`` or ``{"messages"}`` (ending with a user turn) dicts.
+        tokenizer: the model's tokenizer.
+        prompt_format: how they are rendered, or its fields as keywords (as for
+            :func:`make_examples`); ``max_length`` is the longest prompt.
         cut: when given, receives the index of every record whose prompt was cut to
             ``max_length`` (each also gets a warning naming it: ``file:line`` for a
             :class:`~sigmoid_head.data.records.Located` record).
@@ -185,44 +192,25 @@ def prompt_ids(
         first trained token (causal: BOS + prompt, or the chat up to the assistant's
         generation prompt), keeping the last ``max_length`` ids (the first for seq2seq).
     """
+    form = PromptFormat.given(prompt_format, is_encoder_decoder=is_encoder_decoder,
+                              prompt_template=prompt_template,
+                              use_chat_template=use_chat_template, max_length=max_length)
+    seq2seq, max_length = form.is_encoder_decoder, form.max_length
+    whole = form.cut_to(10**9)  # the prompt is cut here, from the side that keeps its end
     out = []
     for k, rec in enumerate(records):
         if isinstance(rec, dict) and "messages" not in rec and not isinstance(rec.get("source"), str):
             raise ScoreInputError(f"{record_where(rec, k)}: needs a string 'source' or 'messages'")
-        ex, _ = render_record(rec, k, tokenizer, is_encoder_decoder=is_encoder_decoder,
-                              prompt_template=prompt_template,
-                              use_chat_template=use_chat_template, max_length=10**9, candidate="")
+        ex, _ = render_record(rec, k, tokenizer, whole, candidate="")
         ids, labels = ex[0]["input_ids"], ex[0]["labels"]
-        if not is_encoder_decoder:
+        if not seq2seq:
             ids = ids[: next(i for i, t in enumerate(labels) if t != IGNORE_INDEX)]
         if len(ids) > max_length:
-            kept = "first" if is_encoder_decoder else "last"
+            kept = "first" if seq2seq else "last"
             warnings.warn(f"{record_where(rec, k)}: the prompt ({len(ids)} tokens) was cut to "
                           f"its {kept} {max_length} tokens to fit the model", stacklevel=2)
             if cut is not None:
                 cut.add(k)
-        out.append(ids[-max_length:] if not is_encoder_decoder else ids[:max_length])
+        out.append(ids[-max_length:] if not seq2seq else ids[:max_length])
     return out
 
-
-def render_settings(
-    model: Any, prompt_template: str | None, use_chat_template: bool | None
-) -> dict[str, Any]:
-    """How causal prompts are rendered: what was asked for, else what the head was trained with."""
-    from .templates import check_template
-
-    defaults = training_defaults(model)
-    return {
-        "prompt_template": check_template(
-            prompt_template or defaults.get("prompt_template", "{source}\n")),
-        "use_chat_template": use_chat_template
-        if use_chat_template is not None
-        else defaults.get("use_chat_template", False),
-    }
-
-
-def training_defaults(model: Any) -> dict[str, Any]:
-    """prompt_template / use_chat_template / max_length the model's head was trained with."""
-    training = getattr(getattr(model, "config", None), "training", None) or {}
-    keys = ("prompt_template", "use_chat_template", "max_length")
-    return {k: training[k] for k in keys if k in training}

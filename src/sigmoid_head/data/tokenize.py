@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .batching import IGNORE_INDEX
+from .prompt_format import PromptFormat
 from .records import (
     _TASK_KEYS,
     TASKS,
@@ -35,6 +36,10 @@ from .records import (
 )
 
 logger = logging.getLogger(__name__)
+
+TRAINING_MAX_LENGTH = 512
+"""``max_length`` of :func:`tokenize_records` and :func:`load_examples` when given as a keyword
+and left out (training's default; scoring's is longer)."""
 
 
 @dataclass
@@ -61,9 +66,7 @@ class _Setup:
     """What tokenizing a record needs besides the record."""
 
     tokenizer: Any
-    is_encoder_decoder: bool
-    prompt_template: str
-    use_chat_template: bool
+    prompt_format: PromptFormat
     prefix: list[int]  # ids the tokenizer puts before a text: [bos] for Llama, [] for GPT-2
 
 
@@ -180,9 +183,9 @@ def _build(setup: _Setup, record: dict, task: str, where: str) -> tuple[list[int
     missing = [key for key in _TASK_KEYS[task] if key not in record]
     if problem or missing:
         raise DataError(f"{where}: {problem or f'task {task!r} needs key(s) {missing}'}")
-    tok = setup.tokenizer
-    if setup.is_encoder_decoder:
-        if task == "chat" or setup.use_chat_template:
+    tok, form = setup.tokenizer, setup.prompt_format
+    if form.is_encoder_decoder:
+        if task == "chat" or form.use_chat_template:
             raise DataError(f"{where}: chat data needs a causal LM, not a seq2seq model")
         if task == "text":
             raise DataError(f"{where}: plain text needs a causal LM; seq2seq models need pairs")
@@ -194,8 +197,8 @@ def _build(setup: _Setup, record: dict, task: str, where: str) -> tuple[list[int
     if task == "text":
         prompt, body = [], _ids(tok, record["text"])
     else:
-        user = setup.prompt_template.format(source=record["source"])
-        if setup.use_chat_template:
+        user = form.prompt_template.format(source=record["source"])
+        if form.use_chat_template:
             messages = [{"role": "user", "content": user}]
             messages.append({"role": "assistant", "content": record["target"]})
             return _chat_example(tok, messages, where)
@@ -208,12 +211,13 @@ def _build(setup: _Setup, record: dict, task: str, where: str) -> tuple[list[int
 def tokenize_records(
     records: list[dict],
     tokenizer: Any,
+    prompt_format: PromptFormat | None = None,
     *,
-    is_encoder_decoder: bool,
+    is_encoder_decoder: bool | None = None,
     task: str = "auto",
-    max_length: int = 512,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
+    max_length: int | None = None,
+    prompt_template: str | None = None,
+    use_chat_template: bool | None = None,
     source_name: str = "<records>",
     line_numbers: Sequence[int] | None = None,
 ) -> tuple[list[dict], TruncationStats]:
@@ -222,12 +226,13 @@ def tokenize_records(
     Args:
         records: Dicts as returned by :func:`read_records`.
         tokenizer: A Hugging Face tokenizer.
-        is_encoder_decoder: True for seq2seq models (pairs only).
+        prompt_format: How records are rendered (:class:`~.prompt_format.PromptFormat`), or
+            its fields as keywords: ``is_encoder_decoder`` (True for seq2seq models, pairs
+            only), ``max_length`` (default 512; causal: keep the first ``max_length`` tokens,
+            seq2seq: cut source and target to ``max_length`` each), ``prompt_template``
+            (causal pairs: ``prompt_template.format(source=...)`` is the prompt) and
+            ``use_chat_template`` (causal pairs: render them as a user/assistant chat).
         task: ``"auto"`` (per record, by its keys), ``"pairs"``, ``"chat"`` or ``"text"``.
-        max_length: Causal: keep the first ``max_length`` tokens. Seq2seq: cut source
-            and target to ``max_length`` each.
-        prompt_template: Causal pairs: ``prompt_template.format(source=...)`` is the prompt.
-        use_chat_template: Causal pairs: render them as a user/assistant chat instead.
         source_name: Named in error messages (a file path).
         line_numbers: 1-based line of each record in ``source_name``, for error messages.
 
@@ -237,10 +242,13 @@ def tokenize_records(
     Raises:
         DataError: For a malformed record or a task the model kind cannot train on.
     """
+    form = PromptFormat.given(prompt_format, default_max_length=TRAINING_MAX_LENGTH,
+                              is_encoder_decoder=is_encoder_decoder, max_length=max_length,
+                              prompt_template=prompt_template, use_chat_template=use_chat_template)
+    max_length, is_encoder_decoder = form.max_length, form.is_encoder_decoder
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
-    prefix = _special_prefix(tokenizer)
-    setup = _Setup(tokenizer, is_encoder_decoder, prompt_template, use_chat_template, prefix)
+    setup = _Setup(tokenizer, form, _special_prefix(tokenizer))
     stats = TruncationStats()
     examples: list[dict] = []
     for k, record in enumerate(records):
@@ -265,12 +273,13 @@ def tokenize_records(
 def load_examples(
     path: str | Path,
     tokenizer: Any,
+    prompt_format: PromptFormat | None = None,
     *,
-    is_encoder_decoder: bool,
+    is_encoder_decoder: bool | None = None,
     task: str = "auto",
-    max_length: int = 512,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
+    max_length: int | None = None,
+    prompt_template: str | None = None,
+    use_chat_template: bool | None = None,
     records_with_lines: tuple[list[dict], list[int]] | None = None,
 ) -> list[dict]:
     """Read a data file and tokenize it (:func:`read_records` + :func:`tokenize_records`).
@@ -280,25 +289,20 @@ def load_examples(
     dropped lines).
 
     Args:
+        prompt_format: the rendering, or its fields as keywords (see :func:`tokenize_records`).
         records_with_lines: the file's records as :func:`read_records_with_lines` returned
             them, when already read.
     """
+    form = PromptFormat.given(prompt_format, default_max_length=TRAINING_MAX_LENGTH,
+                              is_encoder_decoder=is_encoder_decoder, max_length=max_length,
+                              prompt_template=prompt_template, use_chat_template=use_chat_template)
     records, lines = records_with_lines or read_records_with_lines(path)
-    examples, stats = tokenize_records(
-        records,
-        tokenizer,
-        is_encoder_decoder=is_encoder_decoder,
-        task=task,
-        max_length=max_length,
-        prompt_template=prompt_template,
-        use_chat_template=use_chat_template,
-        source_name=str(path),
-        line_numbers=lines,
-    )
+    examples, stats = tokenize_records(records, tokenizer, form, task=task, source_name=str(path),
+                                       line_numbers=lines)
     if stats.truncated or stats.dropped:
         msg = (
             f"{path}: {stats.truncated} of {stats.total} examples truncated at "
-            f"max_length={max_length}; {stats.dropped} dropped with no trained token left"
+            f"max_length={form.max_length}; {stats.dropped} dropped with no trained token left"
         )
         if stats.dropped:
             shown = ", ".join(w.rsplit(":", 1)[-1] for w in stats.dropped_where[:10])

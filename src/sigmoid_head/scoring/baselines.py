@@ -23,7 +23,7 @@ import torch
 from ..data.batching import pad_id, pad_with_mask
 from ..data.prompts import ScoreInputError
 from ..registry import methods as registry
-from .decoding import DecodingConfig
+from .decoding import GENERATION_MAX_PROMPT, DecodingConfig
 from .generate import generate_outputs
 from .token_scores import unpack_model
 
@@ -258,12 +258,12 @@ def mc_columns(b: Any) -> list[dict[str, float]] | None:
     """``mc_<method>`` of every row (generate only: None without a decoding)."""
     if b.decoding is None:
         return None
-    from ..data.prompts import prompt_ids, render_settings
+    from ..data.prompts import PromptFormat, prompt_ids
 
     backbone, _ = unpack_model(b.model)
     corpus = b.corpus
-    prompts = prompt_ids(b.inputs, backbone.tokenizer, is_encoder_decoder=backbone.is_encoder_decoder,
-                         **render_settings(b.model, corpus.prompt_template, corpus.chat))
+    prompts = prompt_ids(b.inputs, backbone.tokenizer, PromptFormat.for_model(
+        b.model, corpus.prompt_template, corpus.chat, max_length=GENERATION_MAX_PROMPT))
     mc = mc_sequence_entropy(b.model, prompts, b.settings.mc_samples, seed=b.decoding.seed,
                              max_new_tokens=b.decoding.max_new_tokens, progress=not corpus.quiet)
     return [mc[i // b.per_input] for i in range(len(b.rows))]

@@ -41,7 +41,9 @@ class BatchingConfig:
 
 @dataclass
 class PromptConfig:
-    """How an input is rendered for the model."""
+    """How an input is rendered for the model, as the user asks (None: the head's training
+    setting); with the model and the head's saved settings it becomes the rendering itself,
+    a :class:`~sigmoid_head.data.prompt_format.PromptFormat`."""
 
     prompt_template: str | None = None
     """Causal pairs: prompt with {source} (default: the head's training setting, else '{source}\\n')."""

@@ -13,12 +13,15 @@ from typing import Any
 
 import torch
 
-from ..data.prompts import ScoreInputError, prompt_ids, render_settings
+from ..data.prompts import PromptFormat, ScoreInputError, prompt_ids
 from ..lm.backbone import Backbone
 from ..safe.finite import bounds, check_settings
 from .aggregate import sequence_record
 from .guidance import argmax_only, head_guidance
 from .token_scores import TokenScores, unpack_model
+
+GENERATION_MAX_PROMPT = 2048
+"""The longest generation prompt in tokens (less where the model's positions are fewer)."""
 
 
 @dataclass
@@ -134,15 +137,10 @@ def generation_prompts(
         raise ValueError(f"max_new_tokens={room} leaves no room for a prompt in the model's "
                          f"{limit} positions")
     cut: set[int] = set()
-    prompts = prompt_ids(
-        recs,
-        backbone.tokenizer,
-        is_encoder_decoder=backbone.is_encoder_decoder,
-        max_length=2048 if limit is None else min(2048, limit - room),
-        cut=cut,
-        **render_settings(model, prompt_template, use_chat_template),
-    )
-    return recs, prompts, cut
+    form = PromptFormat.for_model(model, prompt_template, use_chat_template,
+                                  GENERATION_MAX_PROMPT if limit is None
+                                  else min(GENERATION_MAX_PROMPT, limit - room))
+    return recs, prompt_ids(recs, backbone.tokenizer, form, cut=cut), cut
 
 
 def output_row(g: Generated, record: dict, tokenizer: Any, with_tokens: bool,

@@ -22,13 +22,7 @@ from typing import Any
 import torch
 
 from ..data.batching import Collator, example_length, make_batches, pad_id
-from ..data.prompts import (
-    ScoreInputError,
-    candidate_text,
-    make_examples,
-    render_settings,
-    training_defaults,
-)
+from ..data.prompts import PromptFormat, ScoreInputError, candidate_text, make_examples
 from ..head.layer import SigmoidHead
 from ..lm.dominant import DominantConfig
 from .aggregate import sequence_record
@@ -156,15 +150,9 @@ def score_records(
     records = list(records)  # a generator is read once
     if not records:
         raise ScoreInputError("nothing to score: no records")
-    examples = make_examples(
-        records,
-        backbone.tokenizer,
-        is_encoder_decoder=backbone.is_encoder_decoder,
-        max_length=capped_max_length(
-            backbone, max_length or max(2048, training_defaults(model).get("max_length", 0)),
-            asked=max_length is not None),
-        **render_settings(model, prompt_template, use_chat_template),
-    )
+    form = PromptFormat.for_model(model, prompt_template, use_chat_template, max_length)
+    form = form.cut_to(capped_max_length(backbone, form.max_length, asked=max_length is not None))
+    examples = make_examples(records, backbone.tokenizer, form)
     scored = score_examples(
         model,
         examples,

@@ -22,6 +22,7 @@ import random
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
+from ..data.prompt_format import PromptFormat
 from ..data.templates import check_template
 from ..lm.dominant import DominantConfig
 from ..safe.config_types import check_types, field_types
@@ -317,6 +318,13 @@ class TrainConfig:
 
     def dominant_config(self) -> DominantConfig:
         return self.dominant
+
+    def prompt_format(self, is_encoder_decoder: bool) -> PromptFormat:
+        """How this run renders its records (:class:`~sigmoid_head.data.prompt_format.PromptFormat`)
+        for a model of that kind."""
+        data = self.data
+        return PromptFormat(is_encoder_decoder, data.prompt_template, data.use_chat_template,
+                            data.max_length)
 
     def to_dict(self) -> dict:
         """Every setting under its flat name (the ``training`` dict saved in a head)."""

@@ -19,17 +19,15 @@ def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None 
                ) -> tuple[list[dict], list[dict]]:
     if config.data_engine != "memory":  # Arrow on disk (data/datasets_io.py)
         return _load_arrow(config, model)
-    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "task": config.task,
-          "max_length": config.max_length, "prompt_template": config.prompt_template,
-          "use_chat_template": config.use_chat_template}
+    form = config.prompt_format(model.backbone.is_encoder_decoder)
     parsed = parsed or {}
     train: list[dict] = []
     val: list[dict] = []
     if config.train_file:
-        train = load_examples(config.train_file, model.tokenizer, **kw,
+        train = load_examples(config.train_file, model.tokenizer, form, task=config.task,
                               records_with_lines=parsed.get(config.train_file))
         if config.validation_file:
-            val = load_examples(config.validation_file, model.tokenizer, **kw,
+            val = load_examples(config.validation_file, model.tokenizer, form, task=config.task,
                                 records_with_lines=parsed.get(config.validation_file))
         else:
             train, val = split_validation(config, train)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..data.prompt_format import PromptFormat
 from ..data.records import DataError
 from ..data.self_labels import BAD, OK, words
 from ..evaluation.gold_mqm import strip_marks, tsv_rows
@@ -113,14 +114,12 @@ def _google_lines(path: Path) -> list[int]:
 def load_labelled_examples(
     path: str | Path,
     tokenizer: Any,
+    prompt_format: PromptFormat,
     *,
     fmt: str | None = None,
-    is_encoder_decoder: bool,
-    max_length: int = 512,
-    prompt_template: str = "{source}\n",
-    use_chat_template: bool = False,
 ) -> list[dict]:
-    """A gold file's items as training examples (``input_ids``, ``labels``, ``good``).
+    """A gold file's items (in the gold format ``fmt``, see :func:`labelled_records`) as
+    training examples (``input_ids``, ``labels``, ``good``), rendered as ``prompt_format`` says.
 
     Items whose tokens carry no label after truncation are dropped.
 
@@ -129,16 +128,7 @@ def load_labelled_examples(
     """
     out = []
     for line, rec in labelled_records(path, fmt):
-        ex = labelled_example(
-            rec,
-            tokenizer,
-            str(path),
-            line,
-            is_encoder_decoder=is_encoder_decoder,
-            max_length=max_length,
-            prompt_template=prompt_template,
-            use_chat_template=use_chat_template,
-        )
+        ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
         if ex is not None:
             out.append(ex)
     if not out:
@@ -152,16 +142,11 @@ def load_labelled(config: Any, model: Any) -> tuple[list[dict], list[dict]]:
     the run's seed, capped at ``max_validation_examples``)."""
     from .config import split_validation
 
-    kw = {
-        "fmt": config.labelled_format,
-        "is_encoder_decoder": model.backbone.is_encoder_decoder,
-        "max_length": config.max_length,
-        "prompt_template": config.prompt_template,
-        "use_chat_template": config.use_chat_template,
-    }
-    train = load_labelled_examples(config.labelled_file, model.tokenizer, **kw)
+    form, gold = config.prompt_format(model.backbone.is_encoder_decoder), config.labelled_format
+    train = load_labelled_examples(config.labelled_file, model.tokenizer, form, fmt=gold)
     if config.labelled_validation_file:
-        val = load_labelled_examples(config.labelled_validation_file, model.tokenizer, **kw)
+        val = load_labelled_examples(config.labelled_validation_file, model.tokenizer, form,
+                                     fmt=gold)
     else:
         train, val = split_validation(config, train)
     return train, val[: config.max_validation_examples]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.batching import IGNORE_INDEX
+from ..data.prompt_format import PromptFormat
 from ..data.records import DataError, read_jsonl_lines, record_where
 from ..data.self_labels import BAD, IGNORE_LABEL, OK, token_labels, word_labels, words
 
@@ -118,11 +119,11 @@ def example_labels(example: dict, target: str, word_tags: Sequence[str], tokeniz
     return [IGNORE_LABEL if t in specials else lab for t, lab in zip(trained, out, strict=True)]
 
 
-def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: bool,
-                       max_length: int = 512, prompt_template: str = "{source}\n",
-                       use_chat_template: bool = False) -> list[dict]:
+def load_self_examples(path: str | Path, tokenizer: Any, prompt_format: PromptFormat
+                       ) -> list[dict]:
     """A self-labelled file's examples: the paper's examples (``input_ids``, ``labels``,
-    ``is_seq2seq``) of (prompt, output), each with ``good``, its per-position labels.
+    ``is_seq2seq``) of (prompt, output), rendered as ``prompt_format`` says, each with
+    ``good``, its per-position labels.
 
     Examples with no labelled position left (after truncation) are dropped.
 
@@ -133,9 +134,7 @@ def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: 
     for line, rec in read_jsonl_lines(path, objects=True):
         where = f"{path}:{line}"
         _check(rec, where)
-        ex = labelled_example(rec, tokenizer, str(path), line, is_encoder_decoder=is_encoder_decoder,
-                              max_length=max_length, prompt_template=prompt_template,
-                              use_chat_template=use_chat_template)
+        ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
         if ex is not None:
             out.append(ex)
     if not out:
@@ -143,8 +142,8 @@ def load_self_examples(path: str | Path, tokenizer: Any, *, is_encoder_decoder: 
     return out
 
 
-def labelled_example(rec: dict, tokenizer: Any, file: str, line: int, *, is_encoder_decoder: bool,
-                     max_length: int, prompt_template: str, use_chat_template: bool) -> dict | None:
+def labelled_example(rec: dict, tokenizer: Any, file: str, line: int,
+                     prompt_format: PromptFormat) -> dict | None:
     """One checked labelled record (``source`` or ``messages``, ``target``, ``word_labels``)
     as a training example with ``good``, its per-position labels; None when truncation or
     tokenization leaves no labelled position (shared by self-labelled outputs and human
@@ -156,9 +155,7 @@ def labelled_example(rec: dict, tokenizer: Any, file: str, line: int, *, is_enco
               if "messages" in rec else {"source": rec.get("source"), "target": rec["target"]})
     if "messages" not in rec and not isinstance(record["source"], str):
         raise DataError(f"{where}: a labelled record needs 'source' or 'messages'")
-    examples, _ = tokenize_records([record], tokenizer, is_encoder_decoder=is_encoder_decoder,
-                                   max_length=max_length, prompt_template=prompt_template,
-                                   use_chat_template=use_chat_template, source_name=file,
+    examples, _ = tokenize_records([record], tokenizer, prompt_format, source_name=file,
                                    line_numbers=[line])
     if not examples:
         return None

@@ -108,11 +108,10 @@ def load_self_data(config, model, collate: Collator) -> SelfData | None:
     from ..lm.backbone import DTYPES
     from .self_generated import load_self_examples
 
-    kw = {"is_encoder_decoder": model.backbone.is_encoder_decoder, "max_length": config.max_length,
-          "prompt_template": config.prompt_template, "use_chat_template": config.use_chat_template}
-    train = load_self_examples(config.self_generated, model.tokenizer, **kw)
+    form = config.prompt_format(model.backbone.is_encoder_decoder)
+    train = load_self_examples(config.self_generated, model.tokenizer, form)
     if config.self_validation_file:
-        val = load_self_examples(config.self_validation_file, model.tokenizer, **kw)
+        val = load_self_examples(config.self_validation_file, model.tokenizer, form)
     else:
         train, val = split_validation(config, train)
     caches = (None, None)
