@@ -2,13 +2,15 @@
 
 A *method* gives every scored token a probability-like confidence: the Sigmoid Head's
 probability, the LM's softmax probability, BoostedProb, RAUQ's confidence. Each is
-declared once here (:data:`METHODS`) with what it reads from the frozen forward pass, the
-function computing its per-token values, and the sequence aggregations that apply; every
-consumer (token scores and records, ``evaluate``, the HTML page, calibration, the combined
-score, the CLI summary, the demo, the LM-Polygraph plugin) iterates this registry.
+declared once (a :class:`~.method_type.Method`: what it reads from the frozen forward pass,
+the function computing its per-token values, and the sequence aggregations that apply, of
+:mod:`.aggregations`) and registered here (:data:`METHODS`); every consumer (token scores
+and records, ``evaluate``, the HTML page, calibration, the combined score, the CLI summary,
+the demo, the LM-Polygraph plugin) iterates this registry. The built-in methods are
+:mod:`.builtin_methods`.
 
 Adding a baseline is one file (its per-token function) plus one :func:`register` line
-(below, or in a plugin: a distribution whose entry point in the group
+(in :mod:`.builtin_methods`, or in a plugin: a distribution whose entry point in the group
 :data:`ENTRY_POINT_GROUP` names a module or function that registers it; plugins are loaded
 on the registry's first use, a broken one with a one-line warning), e.g.::
 
@@ -21,180 +23,35 @@ that only reads score files (``evaluate``) stay free of torch. The function gets
 :class:`sigmoid_head.scoring.token_scores.PassRows` view of R scored positions and returns
 (R,) natural-log probabilities (``token_unit="log"``) or probabilities (``"probability"``).
 
-The length-normalised score has one name per scale. Score records hold
-``<method>_mean_log``, the mean token log-probability (a log, in (-inf, 0]): the name
-``combination.json`` files, rerank's selection scores, the CLI summary and the plugin use.
-Where a number in [0, 1] is needed (``evaluate``'s default rows, BCE/ECE, calibration
-plots, the demo's table, the HTML page's colours) its exponential, the geometric mean of the
-token probabilities, is used under another name, ``<method>_geo_mean``
-(:data:`GEO_MEAN`, :meth:`Aggregation.probability_key`); it is derived when read, never
-stored in a score row. Older names are still read (:data:`OLD_AGGREGATION_NAMES`,
-:func:`canonical`, :func:`upgrade_columns`).
+This module also names the types and tables of :mod:`.method_type` and :mod:`.aggregations`
+(``from sigmoid_head.registry.methods import Method, register`` is a plugin's import).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
 import numpy as np
 
-from .baseline_settings import RauqSettings
+from .aggregations import (
+    AGGREGATION_ALIASES,
+    AGGREGATIONS,
+    GEO_MEAN,
+    OLD_AGGREGATION_NAMES,
+    Aggregation,
+    aggregation_name,
+)
+from .builtin_methods import BUILTIN_METHODS
+from .method_type import READS, Method
 
-READS = ("head", "lm_logits", "attention")
-"""What a method reads from the pass: the Sigmoid Head's row of the token at the LM head's
-input, the LM's logits (softmax, dominant set), or the attention weights (asked for)."""
-
-
-@dataclass(frozen=True)
-class Aggregation:
-    """How a sequence's (T,) token log-probabilities become one sequence score."""
-
-    name: str
-    """Its name; the record key is ``<method><suffix>``."""
-    suffix: str
-    """Appended to the method name to give the record key."""
-    log_value: Callable[[np.ndarray], float]
-    """(T,) float64 token log-probabilities -> the aggregate, in log space."""
-    stored_as_log: bool
-    """The record holds the log value (else its exponential, a probability)."""
-    label: str
-    """Its column header on the HTML page, which shows every aggregation as a number in
-    [0, 1] (:meth:`probability`): the name of that number."""
-    distinct: bool = True
-    """False for an aggregation that only restates another in other units (the log of the
-    product): left out of tables, the page and the plugin's estimators."""
-    probability_name: str = ""
-    """The name of its value as a number in [0, 1] when the record holds a log
-    (``geo_mean`` for ``mean_log``); empty: the record holds that number already."""
-
-    def key(self, method: str) -> str:
-        """The record key of ``method``'s score under this aggregation."""
-        return f"{method}{self.suffix}"
-
-    def probability_key(self, method: str) -> str:
-        """The name of ``method``'s score as a number in [0, 1] (``softmax_geo_mean`` for
-        ``mean_log``; the record key when the record holds that number)."""
-        return f"{method}_{self.probability_name}" if self.probability_name else self.key(method)
-
-    def stored(self, log_probs: np.ndarray) -> float:
-        """The value a record holds."""
-        v = self.log_value(log_probs)
-        return v if self.stored_as_log else math.exp(v)
-
-    def probability(self, stored: float) -> float:
-        """The stored value as a number in [0, 1] (``exp`` of a log value)."""
-        return math.exp(stored) if self.stored_as_log else stored
-
-
-GEO_MEAN = "geo_mean"
-"""The name of the length-normalised score as a number in [0, 1]: ``<method>_geo_mean`` =
-``exp(<method>_mean_log)``, the geometric mean of the token probabilities. ``evaluate``
-derives it from the score rows (it is not a column of them); the demo's table and the HTML
-page show it."""
-AGGREGATIONS: dict[str, Aggregation] = {
-    "product": Aggregation("product", "", lambda lp: float(lp.sum()), False, "product"),
-    "logprob": Aggregation("logprob", "_logprob", lambda lp: float(lp.sum()), True,
-                           "log product", distinct=False),
-    "mean_log": Aggregation("mean_log", "_mean_log", lambda lp: float(lp.sum()) / lp.size, True,
-                            GEO_MEAN, probability_name=GEO_MEAN),
-    "min": Aggregation("min", "_min", lambda lp: float(lp.min()), False, "min"),
-}
-"""Aggregation name -> how it is computed and stored (the paper multiplies token scores)."""
-OLD_AGGREGATION_NAMES = {"geomean": "mean_log", "geo": "mean_log"}
-"""Record-key suffixes earlier releases used for the length-normalised score
-(``evaluate``'s ``_geomean``, the demo's ``_geo``), whose values were geometric means in
-[0, 1]: :func:`upgrade_columns` reads them as ``_mean_log`` (their log)."""
-AGGREGATION_ALIASES = {GEO_MEAN: "mean_log", **OLD_AGGREGATION_NAMES}
-"""Other spellings of an aggregation accepted where only the ranking matters (the plugin's
-``aggregation: geo_mean``, rerank's ``softmax@geo_mean``): the geometric mean ranks as the
-mean log-probability does."""
-
-
-def aggregation_name(name: str) -> str:
-    """The aggregation that ``name`` (an aggregation or one of
-    :data:`AGGREGATION_ALIASES`) stands for; other names unchanged."""
-    return AGGREGATION_ALIASES.get(name, name)
-
-
-@dataclass(frozen=True)
-class Method:
-    """One scoring method."""
-
-    name: str
-    """Prefix of every score key of the method (``sigmoid``, ``softmax``, ...)."""
-    reads: str
-    """What it reads from the pass: one of :data:`READS`."""
-    token_values: str | Callable[[Any], Any] | None
-    """``"module:function"`` (or the function) giving the (R,) per-token values of R scored
-    positions from a ``PassRows`` view; None when the scoring path fills them itself (RAUQ,
-    which needs each sequence's earlier tokens)."""
-    token_unit: str = "log"
-    """``"log"``: the function returns log-probabilities; ``"probability"``: probabilities."""
-    aggregations: tuple[str, ...] = tuple(AGGREGATIONS)
-    """The keys of :data:`AGGREGATIONS` that apply."""
-    label: str = ""
-    """Its name in prose and legends (default: ``name``)."""
-    combination_parts: tuple[str, ...] = ()
-    """Aggregations offered as the softmax-side part of the combined score
-    (:mod:`sigmoid_head.evaluation.combination`)."""
-    monte_carlo: bool = True
-    """Monte Carlo sequence entropy applies (``generate --mc-samples`` writes ``mc_<name>``
-    from its sampled outputs' log-probabilities)."""
-    settings: type | None = None
-    """Settings dataclass of an opt-in method (RAUQ's); its fields are settings of
-    ``CorpusConfig`` and it runs when their ``active()`` is true. None: always computed."""
-
-    def __post_init__(self) -> None:
-        from .contract import check_name
-
-        check_name(self.name, "method")
-        if self.reads not in READS:
-            raise ValueError(f"{self.name}: reads must be one of {READS}, got {self.reads!r}")
-        if self.token_unit not in ("log", "probability"):
-            raise ValueError(f"{self.name}: token_unit must be 'log' or 'probability'")
-        unknown = set(self.aggregations) - set(AGGREGATIONS)
-        if unknown or not set(self.combination_parts) <= set(self.aggregations):
-            raise ValueError(f"{self.name}: unknown aggregations {sorted(unknown)}")
-
-    @property
-    def value_key(self) -> str:
-        """The key of its per-token values among the pass's values (``<name>_log``, or the
-        name for probabilities)."""
-        return f"{self.name}_log" if self.token_unit == "log" else self.name
-
-    def keys(self, distinct_only: bool = False) -> list[str]:
-        """The record keys of its sequence scores, in aggregation order."""
-        return [AGGREGATIONS[a].key(self.name) for a in self.aggregations
-                if AGGREGATIONS[a].distinct or not distinct_only]
-
-    def probability_keys(self) -> list[str]:
-        """The names of its distinct sequence scores as numbers in [0, 1] (``evaluate``'s
-        default rows, the demo's table: ``<name>``, ``<name>_geo_mean``, ``<name>_min``)."""
-        return [AGGREGATIONS[a].probability_key(self.name) for a in self.aggregations
-                if AGGREGATIONS[a].distinct]
-
-    def written_keys(self) -> list[str]:
-        """Every key this method makes the library write or derive: its sequence scores,
-        their probability-scale names, its per-token values, its token and word fields, its
-        calibrated and Monte Carlo columns."""
-        keys = [*self.keys(), *self.probability_keys(), self.value_key, self.name,
-                f"tokens[].{self.name}", f"words[].{self.name}", f"{self.name}_platt",
-                f"{self.name}_isotonic"]
-        return list(dict.fromkeys(keys + ([f"mc_{self.name}"] if self.monte_carlo else [])))
-
-    def values_function(self) -> Callable[[Any], Any]:
-        """The per-token function, imported on first use."""
-        if self.token_values is None:
-            raise ValueError(f"{self.name}: its values are filled by the scoring path")
-        if callable(self.token_values):
-            return self.token_values
-        module, _, name = self.token_values.partition(":")
-        return getattr(import_module(module), name)
-
+__all__ = [
+    "AGGREGATIONS", "AGGREGATION_ALIASES", "ENTRY_POINT_GROUP", "GEO_MEAN", "KEY_SOURCES",
+    "METHODS", "OLD_AGGREGATION_NAMES", "READS", "Aggregation", "Method", "PluginInterrupted",
+    "add_once", "aggregation_name", "aggregation_of", "canonical", "load_plugins", "methods",
+    "names", "probability_key", "ranking_key", "register", "sequence_scores", "taken_keys",
+    "unregister", "upgrade_columns",
+]
 
 METHODS: dict[str, Method] = {}
 """Method name -> its declaration, in the order records, tables and pages show them."""
@@ -389,15 +246,6 @@ def sequence_scores(method: str, log_probs: Sequence[float] | np.ndarray) -> dic
     return {AGGREGATIONS[a].key(method): AGGREGATIONS[a].stored(lp) for a in aggs}
 
 
-# ----------------------------------------------------------------------------- the methods
-register(Method("sigmoid", reads="head", label="Sigmoid Head",
-                token_values="sigmoid_head.scoring.token_scores:sigmoid_log"))
-register(Method("softmax", reads="lm_logits", label="softmax",
-                token_values="sigmoid_head.scoring.token_scores:softmax_log",
-                combination_parts=("min", "mean_log")))
-register(Method("boostedprob", reads="lm_logits", label="BoostedProb", token_unit="probability",
-                token_values="sigmoid_head.scoring.token_scores:boostedprob",
-                combination_parts=("mean_log",), monte_carlo=False))
-register(Method("rauq", reads="attention", label="RAUQ", token_values=None, monte_carlo=False,
-                settings=RauqSettings))
+for _builtin in BUILTIN_METHODS:
+    register(_builtin)
 _plugins["builtins_done"] = True
