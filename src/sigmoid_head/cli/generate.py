@@ -50,13 +50,16 @@ def run(args: argparse.Namespace) -> int:
     """``sigmoid-head generate``: Eval Self."""
     if args.describe:
         return common.describe_fields()
+    from ..registry import methods as registry
     from ..scoring.corpus import config_from, generate_corpus
     from ..scoring.corpus_output import join_processes
     from ..scoring.decoding import DecodingConfig
 
     config = common.corpus_config(args)
-    if args.stream and config.rauq:
-        raise UsageError("--stream does not compute RAUQ: leave out --rauq")
+    attention = [registry.METHODS[name] for name in config.opt_in()]
+    if args.stream and attention:  # a streamed step is scored as it comes, attention unread
+        raise UsageError(f"--stream does not compute {attention[0].label or attention[0].name}: "
+                         f"leave out --{attention[0].name.replace('_', '-')}")
     decoding = config_from(vars(args), DecodingConfig)
     inputs = common.Inputs(args, need_candidates=False)
     n_processes, args.device = join_processes(args.device)

@@ -18,7 +18,8 @@ BUILTIN_METHODS = (
     Method("boostedprob", reads="lm_logits", label="BoostedProb", token_unit="probability",
            token_values="sigmoid_head.scoring.token_scores:boostedprob",
            combination_parts=("mean_log",), monte_carlo=False),
-    Method("rauq", reads="attention", label="RAUQ", token_values=None, monte_carlo=False,
-           settings=RauqSettings),
+    Method("rauq", reads="attention", label="RAUQ", monte_carlo=False, settings=RauqSettings,
+           token_values="sigmoid_head.scoring.rauq:rauq_values",
+           capture="sigmoid_head.scoring.rauq:capture"),
 )
 """The built-in methods, in the order they are registered."""

@@ -13,9 +13,17 @@ from typing import Any
 
 from .aggregations import AGGREGATIONS
 
-READS = ("head", "lm_logits", "attention")
-"""What a method reads from the pass: the Sigmoid Head's row of the token at the LM head's
-input, the LM's logits (softmax, dominant set), or the attention weights (asked for)."""
+READS = {
+    "head": "the Sigmoid Head and the hidden states at the LM head's input, position by position "
+            "(its token_values gets a sigmoid_head.scoring.token_scores.PassRows view)",
+    "lm_logits": "the LM's log-softmax and its dominant sets, position by position (a PassRows "
+                 "view)",
+    "attention": "what its own capture records during the pass (the attention weights), the "
+                 "softmax log-probabilities of the scored tokens and each sequence's earlier "
+                 "tokens (a sigmoid_head.scoring.captured.SequenceRows view); computed only "
+                 "when asked for",
+}
+"""What a method can read from the frozen forward pass -> what that gives its ``token_values``."""
 
 
 @dataclass(frozen=True)
@@ -27,9 +35,10 @@ class Method:
     reads: str
     """What it reads from the pass: one of :data:`READS`."""
     token_values: str | Callable[[Any], Any] | None
-    """``"module:function"`` (or the function) giving the (R,) per-token values of R scored
-    positions from a ``PassRows`` view; None when the scoring path fills them itself (RAUQ,
-    which needs each sequence's earlier tokens)."""
+    """``"module:function"`` (or the function) giving its per-token values: reading ``head``
+    or ``lm_logits``, the (R,) values of R scored positions from a ``PassRows`` view; reading
+    ``attention``, the (B, T) values of B sequences from a ``SequenceRows`` view. None: not
+    computed by the library (a method whose values come from elsewhere)."""
     token_unit: str = "log"
     """``"log"``: the function returns log-probabilities; ``"probability"``: probabilities."""
     aggregations: tuple[str, ...] = tuple(AGGREGATIONS)
@@ -44,14 +53,25 @@ class Method:
     from its sampled outputs' log-probabilities)."""
     settings: type | None = None
     """Settings dataclass of an opt-in method (RAUQ's); its fields are settings of
-    ``CorpusConfig`` and it runs when their ``active()`` is true. None: always computed."""
+    ``CorpusConfig`` and it runs when their ``active()`` is true. None: always computed (a
+    method reading ``attention``: computed when asked for by name, ``rauq=...``)."""
+    capture: str | Callable[..., Any] | None = None
+    """Reading ``attention`` (and only then): ``"module:function"`` (or the function) of
+    ``capture(model, config)``, a context manager over the backbone's model for the pass that
+    yields a recorder of what the method reads
+    (:class:`sigmoid_head.scoring.captured.Recorder`); ``config`` is what it was asked for with."""
 
     def __post_init__(self) -> None:
         from .contract import check_name
 
         check_name(self.name, "method")
         if self.reads not in READS:
-            raise ValueError(f"{self.name}: reads must be one of {READS}, got {self.reads!r}")
+            raise ValueError(f"{self.name}: reads must be one of {tuple(READS)}, got {self.reads!r}")
+        if (self.capture is not None) != (self.reads == "attention"):
+            raise ValueError(f"{self.name}: a method reading attention declares its capture, "
+                             "and only such a method does")
+        if self.reads == "attention" and self.token_values is None:
+            raise ValueError(f"{self.name}: a method reading attention needs its token_values")
         if self.token_unit not in ("log", "probability"):
             raise ValueError(f"{self.name}: token_unit must be 'log' or 'probability'")
         unknown = set(self.aggregations) - set(AGGREGATIONS)
@@ -87,8 +107,19 @@ class Method:
     def values_function(self) -> Callable[[Any], Any]:
         """The per-token function, imported on first use."""
         if self.token_values is None:
-            raise ValueError(f"{self.name}: its values are filled by the scoring path")
-        if callable(self.token_values):
-            return self.token_values
-        module, _, name = self.token_values.partition(":")
-        return getattr(import_module(module), name)
+            raise ValueError(f"{self.name}: the library does not compute its values")
+        return _resolved(self.token_values)
+
+    def capture_function(self) -> Callable[..., Any]:
+        """The capture (methods reading ``attention``), imported on first use."""
+        if self.capture is None:
+            raise ValueError(f"{self.name}: it reads {self.reads}, and captures nothing")
+        return _resolved(self.capture)
+
+
+def _resolved(target: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A ``"module:function"`` path imported (a function as it is)."""
+    if callable(target):
+        return target
+    module, _, name = target.partition(":")
+    return getattr(import_module(module), name)

@@ -9,19 +9,23 @@ and records, ``evaluate``, the HTML page, calibration, the combined score, the C
 the demo, the LM-Polygraph plugin) iterates this registry. The built-in methods are
 :mod:`.builtin_methods`.
 
-Adding a baseline is one file (its per-token function) plus one :func:`register` line
-(in :mod:`.builtin_methods`, or in a plugin: a distribution whose entry point in the group
-:data:`ENTRY_POINT_GROUP` names a module or function that registers it; plugins are loaded
-on the registry's first use, a broken one with a one-line warning), e.g.::
+Adding a baseline is one file (its per-token function) plus one entry of
+:data:`~.builtin_methods.BUILTIN_METHODS`, or one :func:`register` line in a plugin (a
+distribution whose entry point in the group :data:`ENTRY_POINT_GROUP` names a module or
+function that registers it; plugins are loaded on the registry's first use, a broken one with
+a one-line warning), e.g.::
 
     register(Method("margin", reads="lm_logits",
                     token_values="sigmoid_head.scoring.margin:token_log_probs"))
 
 ``token_values`` is a ``"module:function"`` path (or the function itself), resolved only by
 the scoring code (:mod:`sigmoid_head.scoring.token_scores`), so this module and everything
-that only reads score files (``evaluate``) stay free of torch. The function gets a
-:class:`sigmoid_head.scoring.token_scores.PassRows` view of R scored positions and returns
-(R,) natural-log probabilities (``token_unit="log"``) or probabilities (``"probability"``).
+that only reads score files (``evaluate``) stay free of torch. What the function gets
+follows from what the method declares it reads (:data:`~.method_type.READS`): a
+:class:`sigmoid_head.scoring.token_scores.PassRows` view of R scored positions, returning
+(R,) natural-log probabilities (``token_unit="log"``) or probabilities (``"probability"``);
+or, for a method reading ``attention`` (RAUQ), which also declares its ``capture``, a
+:class:`sigmoid_head.scoring.captured.SequenceRows` view of whole sequences.
 
 This module also names the types and tables of :mod:`.method_type` and :mod:`.aggregations`
 (``from sigmoid_head.registry.methods import Method, register`` is a plugin's import).

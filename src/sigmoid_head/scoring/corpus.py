@@ -172,14 +172,14 @@ def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None =
     from .force_decode import score_records
 
     config = config or CorpusConfig()
-    explain, rauq = Explanations.load(model, "score"), config.rauq_config()
+    explain, opt_in = Explanations.load(model, "score"), config.opt_in()
     with_tokens = config.keep_tokens() or explain.spans is not None
 
     def batch(part: list[dict]) -> list[dict]:
         scores = score_records(model, part, prompt_template=config.prompt_template,
                                use_chat_template=config.chat, batch_size=config.batch_size,
                                max_tokens=config.max_tokens, with_tokens=with_tokens,
-                               rauq=rauq, progress=False)
+                               progress=False, **opt_in)
         rows = [{**{k: rec[k] for k in KEEP if k in rec}, **s}
                 for rec, s in zip(part, scores, strict=True)]
         for r in rows:
@@ -221,7 +221,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
 
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
     check_new_tokens(decoding.max_new_tokens, unpack_model(model)[0].model.config)  # before output
-    explain, rauq = Explanations.load(model, "generate"), config.rauq_config()
+    explain, opt_in = Explanations.load(model, "generate"), config.opt_in()
     with_tokens = config.keep_tokens() or explain.spans is not None
 
     def batch(part: list[dict]) -> list[dict]:
@@ -230,7 +230,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
         else:
             rows = generate_and_score(model, part, decoding, prompt_template=config.prompt_template,
                                       use_chat_template=config.chat, batch_size=config.batch_size,
-                                      with_tokens=with_tokens, rauq=rauq, progress=False)
+                                      with_tokens=with_tokens, progress=False, **opt_in)
         add_baselines(model, part, rows, config, decoding, command="generate")
         return rows
 

@@ -203,11 +203,13 @@ class CorpusConfig:
         """Every flat setting name (what :func:`sigmoid_head.scoring.corpus.config_from` reads)."""
         return list(flat_names())
 
-    def rauq_config(self) -> Any:
-        """The RauqConfig asked for, or None."""
-        from .rauq import RauqConfig
-
-        return RauqConfig(alpha=self.rauq_alpha, layers=self.rauq_layers) if self.rauq else None
+    def opt_in(self) -> dict[str, Any]:
+        """The methods reading attention asked for (their settings active), name -> those
+        settings: the keywords the scoring functions take (``rauq=...``, see
+        :mod:`sigmoid_head.scoring.captured`)."""
+        asked = {m.name: self.baseline(m.name) for m in registry.methods("attention")}
+        return {name: settings for name, settings in asked.items()
+                if settings is not None and settings.active()}
 
     def keep_tokens(self) -> bool:
         """Whether rows keep their per-token scores (the page is drawn from them)."""

@@ -14,7 +14,6 @@ plus the end-of-sequence / end-of-turn token). The token scores are those of
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -26,7 +25,7 @@ from ..data.prompts import PromptFormat, ScoreInputError, candidate_text, make_e
 from ..head.layer import SigmoidHead
 from ..lm.dominant import DominantConfig
 from .aggregate import sequence_record
-from .rauq import RauqConfig, capture_self_attention, rauq_positions
+from .captured import PassCaptures, asked_methods
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
 
@@ -55,8 +54,8 @@ def score_examples(
     sigmoid_only: bool = False,
     heads: Mapping[str, SigmoidHead] | None = None,
     sort_by_length: bool = True,
-    rauq: RauqConfig | None = None,
     progress: bool = True,
+    **opt_in: Any,
 ) -> list[TokenScores]:
     """Force-decode tokenized examples and score their labelled tokens.
 
@@ -71,9 +70,10 @@ def score_examples(
         heads: further Sigmoid Heads of the same backbone, scored in the same pass
             (:attr:`TokenScores.heads`).
         sort_by_length: batch longest first (cuts padding); False keeps the input order.
-        rauq: also RAUQ (:attr:`TokenScores.rauq_log`) from the same pass's attention
-            weights (causal LMs; the pass runs with eager attention).
         progress: show a tqdm progress bar.
+        **opt_in: the methods reading attention asked for, by name, with their settings
+            (``rauq=RauqConfig()``: RAUQ, :attr:`TokenScores.rauq_log`, causal LMs; the pass
+            runs inside each one's capture, see :mod:`.captured`).
 
     Returns:
         One TokenScores per example, in input order.
@@ -83,8 +83,10 @@ def score_examples(
     backbone, head = unpack_model(model)
     if sigmoid_only and head is None and not heads:
         raise TypeError("sigmoid_only scoring needs a head (a Backbone has none)")
-    if sigmoid_only and rauq is not None:
-        raise ValueError("RAUQ needs the softmax probabilities: not with sigmoid_only")
+    asked = asked_methods(opt_in)
+    if sigmoid_only and asked:
+        labels = ", ".join(m.label or m.name for m, _ in asked)
+        raise ValueError(f"{labels} reads the softmax probabilities: not with sigmoid_only")
     collate = Collator(pad_id(backbone.tokenizer), backbone.is_encoder_decoder)
     if sort_by_length:
         groups = length_batches(examples, batch_size, max_tokens)
@@ -93,20 +95,16 @@ def score_examples(
         groups = make_batches(lengths, batch_size=None if max_tokens else batch_size,
                               max_tokens=max_tokens, shuffle=False)
     results: list[TokenScores | None] = [None] * len(examples)
-    capture = capture_self_attention(backbone.model, rauq) if rauq is not None else contextlib.nullcontext()
-    with capture as attn:
+    with PassCaptures(backbone.model, asked) as captures:
         for idx in tqdm(groups, desc="score", disable=not progress, dynamic_ncols=True):
             batch = collate([examples[i] for i in idx])
             batch = {k: v.to(backbone.device) for k, v in batch.items()}
-            if attn is not None:
-                attn.clear()
+            captures.clear()
             pos = backbone.positions(batch, with_logits=False)
             values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant,
                                      heads=heads, softmax=not sigmoid_only)
-            if attn is not None:  # the query predicting labels[:, col] sits at col - 1
-                values["rauq_log"] = rauq_positions(values["softmax_log"],
-                                                    attn.at(pos.row, pos.col - 1), pos.row,
-                                                    len(idx), rauq.weight)
+            if captures:  # the query predicting labels[:, col] sits at col - 1
+                values |= captures.forced(values["softmax_log"], pos.row, pos.col - 1, len(idx))
             for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
                 results[i] = ts
     return results  # type: ignore[return-value]
@@ -123,8 +121,8 @@ def score_records(
     max_tokens: int | None = None,
     with_tokens: bool = False,
     dominant: DominantConfig | None = None,
-    rauq: RauqConfig | None = None,
     progress: bool = True,
+    **opt_in: Any,
 ) -> list[dict[str, Any]]:
     """Eval Other on ``{source, candidate}`` / ``{messages, candidate}`` records.
 
@@ -140,12 +138,14 @@ def score_records(
         max_tokens: batching (see :func:`score_examples`).
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
-        rauq: also RAUQ (``rauq*`` scores; causal LMs, see :mod:`.rauq`).
         progress: show a progress bar.
+        **opt_in: the methods reading attention asked for, by name, with their settings
+            (``rauq=RauqConfig()``: the ``rauq*`` scores; causal LMs, see :mod:`.rauq`).
 
     Returns:
         One flat score record per input, in input order (see :func:`sequence_record`).
     """
+    asked_methods(opt_in)  # an unknown keyword before anything else
     backbone, _ = unpack_model(model)
     records = list(records)  # a generator is read once
     if not records:
@@ -159,8 +159,8 @@ def score_records(
         batch_size=batch_size,
         max_tokens=max_tokens,
         dominant=dominant,
-        rauq=rauq,
         progress=progress,
+        **opt_in,
     )
     rows = [
         sequence_record(ts, backbone.tokenizer, candidate_text(r, 0), with_tokens)

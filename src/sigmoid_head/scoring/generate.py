@@ -8,8 +8,9 @@ from which the sigmoid rows of the chosen tokens are gathered, while the softmax
 BoostedProb, entropy and dominant sets come from the step's *raw* logits
 (``output_logits=True``, before temperature, top-p or any other processor; with
 ``processed_logits``, after the logits processors and before temperature and top-k/top-p,
-as LM-Polygraph records them: :class:`ProcessedScores`). With ``rauq``
-the steps also run with eager attention and RAUQ reads each step's attention weights.
+as LM-Polygraph records them: :class:`ProcessedScores`). A method reading attention asked
+for (``rauq=...``, :mod:`.captured`) runs its capture around the steps and reads what it
+recorded at each step (RAUQ: the steps run with eager attention).
 
 ``head_weight`` / ``head_mask_below`` guide the decoding with the head
 (:mod:`.guidance`: its log-probabilities mixed into the next-token scores, or tokens it
@@ -35,9 +36,9 @@ import torch
 from ..data.batching import IGNORE_INDEX, pad_id, pad_with_mask
 from ..lm.backbone import Backbone, on_head_input
 from ..lm.dominant import DominantConfig
+from .captured import PassCaptures, asked_methods
 from .decoding import DecodingConfig, Generated, cut_at_eos, eos_ids, generation_prompts, output_row
 from .force_decode import length_batches, score_examples
-from .rauq import RauqConfig, capture_self_attention, rauq_log_confidence
 from .token_scores import TokenScores, position_scores, split_rows, unpack_model
 
 # ----------------------------------------------------------------------------- generation
@@ -83,10 +84,11 @@ def _generate_batch(
     prompts: list[list[int]],
     cfg: DecodingConfig,
     dominant: DominantConfig | None,
-    rauq: RauqConfig | None = None,
+    asked: list[tuple[Any, Any]] | None = None,
     processed: bool = False,
 ) -> tuple[torch.Tensor, list[TokenScores] | None, torch.Tensor | None]:
-    """Generate for one batch of prompts.
+    """Generate for one batch of prompts (``asked``: the methods reading attention asked
+    for, with their settings, :func:`.captured.asked_methods`).
 
     Returns:
         The generated ids (R, S), R = len(prompts) * num_return_sequences, their
@@ -98,11 +100,11 @@ def _generate_batch(
     seq2seq = backbone.is_encoder_decoder
     pid = pad_id(backbone.tokenizer)
     ids, mask = pad_with_mask(prompts, pid, "right" if seq2seq else "left")
-    use_rauq = rauq is not None and cfg.num_beams == 1  # beam search: force-decoded later
-    capture = capture_self_attention(backbone.model, rauq) if use_rauq else contextlib.nullcontext()
+    # beam search reorders hypotheses: its outputs are force-decoded later, captures and all
+    captures = PassCaptures(backbone.model, (asked or []) if cfg.num_beams == 1 else [])
     kwargs = cfg.generate_kwargs()
     recorder = ProcessedScores() if processed else None
-    with capture_last_hidden(backbone.model) as steps, capture as attn, \
+    with capture_last_hidden(backbone.model) as steps, captures, \
             cfg.guidance(backbone, head) as guided:
         # the recorder reads the scores before the head's guidance: the scores written are
         # the LM's own, as LM-Polygraph records them
@@ -130,14 +132,12 @@ def _generate_batch(
     values = position_scores(
         backbone, head, hidden.flatten(0, 1), gen.flatten(), logits.flatten(0, 1), dominant
     )
-    if attn is not None:
-        weights = attn.per_step()  # (R, S, L, H): step s predicts gen[:, s]
-        if weights is None or weights.shape[1] != n_steps:
+    if captures:
+        read = captures.generated(values["softmax_log"].view(gen.shape),
+                                  _lengths(gen, eos_ids(backbone, cfg)))
+        if read is None:
             return gen, None, None  # force-decoded instead
-        lengths = _lengths(gen, eos_ids(backbone, cfg))
-        log_c, _ = rauq_log_confidence(values["softmax_log"].view(gen.shape), weights, lengths,
-                                       rauq.weight)
-        values["rauq_log"] = log_c.flatten()
+        values |= read
     return gen, split_rows(values, gen.flatten(), rows, gen.shape[0]), logits
 
 
@@ -154,13 +154,14 @@ def score_generated(
     *,
     batch_size: int | None = 16,
     dominant: DominantConfig | None = None,
-    rauq: RauqConfig | None = None,
     progress: bool = False,
+    **opt_in: Any,
 ) -> None:
     """Score generated outputs by force-decoding their ids (sets ``scores`` in place).
 
     Runs the one scoring path (:func:`sigmoid_head.scoring.force_decode.score_examples`)
-    on the prompt + output ids of each :class:`Generated`.
+    on the prompt + output ids of each :class:`Generated`; ``**opt_in``: the methods reading
+    attention asked for (``rauq=RauqConfig()``).
     """
     backbone, _ = unpack_model(model)
     examples = []
@@ -177,8 +178,8 @@ def score_generated(
     for g, ts in zip(
         outputs,
         score_examples(
-            model, examples, batch_size=batch_size, dominant=dominant, rauq=rauq,
-            progress=progress,
+            model, examples, batch_size=batch_size, dominant=dominant, progress=progress,
+            **opt_in,
         ),
         strict=True,
     ):
@@ -192,10 +193,10 @@ def generate_outputs(
     *,
     batch_size: int = 16,
     dominant: DominantConfig | None = None,
-    rauq: RauqConfig | None = None,
     progress: bool = True,
     processed_logits: bool = False,
     keep_logits: bool = False,
+    **opt_in: Any,
 ) -> list[Generated]:
     """Generate from prompt ids and score every output token.
 
@@ -205,8 +206,6 @@ def generate_outputs(
         decoding: decoding settings.
         batch_size: inputs per ``generate`` call.
         dominant: dominant-token rule.
-        rauq: also RAUQ (causal LMs): from the attention weights of the generation steps,
-            or of the force-decoding pass after beam search.
         progress: show a progress bar.
         processed_logits: compute the softmax-side scores (softmax, BoostedProb, entropy,
             RAUQ) from each step's logits as the generation's logits processors left them
@@ -214,6 +213,9 @@ def generate_outputs(
             tokens), as LM-Polygraph does, instead of the model's raw logits.
         keep_logits: keep each output's (T, V) logits in :attr:`Generated.logits` (None
             for outputs that were force-decoded: beam search).
+        **opt_in: the methods reading attention asked for, by name, with their settings
+            (``rauq=RauqConfig()``: RAUQ, causal LMs): from what they recorded at the
+            generation steps, or in the force-decoding pass after beam search.
 
     Returns:
         ``len(prompts) * num_return_sequences`` outputs, grouped by input in input order.
@@ -224,6 +226,7 @@ def generate_outputs(
 
     cfg = decoding or DecodingConfig()
     backbone, head = unpack_model(model)
+    asked = asked_methods(opt_in)
     check_new_tokens(cfg.max_new_tokens, backbone.model.config)  # a rotary model never stops
     eos = eos_ids(backbone, cfg)
     fake = [{"input_ids": p, "labels": [0]} for p in prompts]
@@ -238,7 +241,7 @@ def generate_outputs(
             dynamic_ncols=True,
         ):
             gen, scores, logits = _generate_batch(
-                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant, rauq,
+                backbone, head, [list(prompts[i]) for i in idx], cfg, dominant, asked,
                 processed_logits,
             )
             for r, row in enumerate(gen.tolist()):
@@ -251,8 +254,8 @@ def generate_outputs(
     results.sort(key=lambda g: g.input_index)  # stable: keeps sample order within an input
     todo = [g for g in results if g.scores is None]
     if todo:
-        score_generated(model, todo, batch_size=batch_size, dominant=dominant, rauq=rauq,
-                     progress=progress)
+        score_generated(model, todo, batch_size=batch_size, dominant=dominant,
+                        progress=progress, **opt_in)
     return results
 
 
@@ -266,8 +269,8 @@ def generate_and_score(
     batch_size: int = 16,
     with_tokens: bool = False,
     dominant: DominantConfig | None = None,
-    rauq: RauqConfig | None = None,
     progress: bool = True,
+    **opt_in: Any,
 ) -> list[dict[str, Any]]:
     """Eval Self: generate from sources (or chats) and score the outputs.
 
@@ -282,20 +285,22 @@ def generate_and_score(
         batch_size: inputs per ``generate`` call.
         with_tokens: add per-token and per-word scores.
         dominant: dominant-token rule.
-        rauq: also RAUQ (``rauq*`` scores; causal LMs, see :mod:`.rauq`).
         progress: show progress bars.
+        **opt_in: the methods reading attention asked for, by name, with their settings
+            (``rauq=RauqConfig()``: the ``rauq*`` scores; causal LMs, see :mod:`.rauq`).
 
     Returns:
         One record per output (``num_return_sequences`` per input, in input order): the
         input's ``source``/``messages``, ``candidate`` (the decoded output),
         ``finished``, and the flat scores of :func:`.aggregate.sequence_record`.
     """
+    asked_methods(opt_in)  # an unknown keyword before anything else
     backbone, _ = unpack_model(model)
     recs, prompts, cut = generation_prompts(model, records, decoding, prompt_template,
                                             use_chat_template)
     outputs = generate_outputs(
-        model, prompts, decoding, batch_size=batch_size, dominant=dominant, rauq=rauq,
-        progress=progress,
+        model, prompts, decoding, batch_size=batch_size, dominant=dominant, progress=progress,
+        **opt_in,
     )
     return [output_row(g, recs[g.input_index], backbone.tokenizer, with_tokens,
                        truncated=g.input_index in cut) for g in outputs]

@@ -24,6 +24,13 @@ indexes past it for models of one or two layers.
 Decoder-only models only: the method is defined on a causal LM's self-attention (the
 paper and LM-Polygraph), and an encoder-decoder model raises a ValueError.
 
+RAUQ is an ordinary registered method that reads ``attention``
+(:mod:`sigmoid_head.registry.builtin_methods`): :func:`capture` is its capture and
+:func:`rauq_values` its per-token values, which the scoring paths run through
+:mod:`.captured` as they would any such method's. It is asked for with ``rauq=`` (a
+:class:`RauqConfig`, ``True``, or the ``CorpusConfig`` settings
+:class:`~sigmoid_head.registry.baseline_settings.RauqSettings`).
+
 The attention weights exist only under eager attention: :func:`capture_self_attention`
 switches the model to it for the pass and back afterwards, and keeps one diagonal per
 selected layer, never a ``(B, H, S, S)`` matrix beyond its layer's own forward. During
@@ -36,9 +43,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
+
+from .captured import SequenceRows, on_positions
 
 ATTENTION_NAMES = ("self_attn", "attn", "attention", "self_attention")
 """Child names of a decoder layer's self-attention module (Llama/Qwen/OLMo/OPT, GPT-2,
@@ -78,6 +88,18 @@ class RauqConfig:
         if max(ids) >= n_layers:
             raise ValueError(f"RAUQ layer {max(ids)} does not exist: the model has {n_layers} layers")
         return ids
+
+
+def as_config(asked: Any) -> RauqConfig:
+    """The RauqConfig that ``asked`` stands for: a RauqConfig, ``True`` (the defaults), or
+    ``CorpusConfig``'s settings (``rauq_alpha``, ``rauq_layers``)."""
+    if isinstance(asked, RauqConfig):
+        return asked
+    if asked is True:
+        return RauqConfig()
+    if hasattr(asked, "rauq_alpha"):
+        return RauqConfig(alpha=asked.rauq_alpha, layers=asked.rauq_layers)
+    raise TypeError(f"RAUQ is asked for with a RauqConfig or True, not {type(asked).__name__}")
 
 
 def default_layers(n_layers: int) -> list[int]:
@@ -182,6 +204,12 @@ def capture_self_attention(model: nn.Module, config: RauqConfig) -> Iterator[Att
             _set_attention(model, before)
 
 
+def capture(model: nn.Module, asked: Any) -> contextlib.AbstractContextManager[AttentionDiagonals]:
+    """RAUQ's capture as the registry declares it: :func:`capture_self_attention` with the
+    config ``asked`` stands for (:func:`as_config`)."""
+    return capture_self_attention(model, as_config(asked))
+
+
 # ----------------------------------------------------------------------------- the recurrence
 
 
@@ -218,6 +246,13 @@ def rauq_log_confidence(log_p: torch.Tensor, attn: torch.Tensor, lengths: torch.
     return log_c.gather(2, layer[:, None, None].expand(b, t, 1)).squeeze(-1), layer
 
 
+def rauq_values(rows: SequenceRows) -> torch.Tensor:
+    """RAUQ's per-token values as the registry declares them: (B, T) ``log c`` of each
+    sequence (:func:`rauq_log_confidence`) from its captured attention diagonals."""
+    return rauq_log_confidence(rows.logp, rows.captured, rows.lengths,
+                               as_config(rows.config).weight)[0]
+
+
 def rauq_positions(log_p: torch.Tensor, attn: torch.Tensor, row: torch.Tensor, n_rows: int,
                    alpha: float) -> torch.Tensor:
     """:func:`rauq_log_confidence` on flat positions (N,), those of a row in sequence order.
@@ -233,12 +268,5 @@ def rauq_positions(log_p: torch.Tensor, attn: torch.Tensor, row: torch.Tensor, n
     Returns:
         (N,) float64 ``log c`` per position.
     """
-    lengths = torch.bincount(row, minlength=n_rows)  # (B,)
-    starts = torch.cumsum(lengths, 0) - lengths
-    step = torch.arange(row.numel(), device=row.device) - starts[row]  # (N,)
-    t = int(lengths.max())
-    pad_p = log_p.new_zeros((n_rows, t), dtype=torch.float64)
-    pad_a = attn.new_zeros((n_rows, t, *attn.shape[1:]))
-    pad_p[row, step], pad_a[row, step] = log_p.double(), attn
-    log_c, _ = rauq_log_confidence(pad_p, pad_a, lengths.clamp_min(1), alpha)
-    return log_c[row, step]
+    return on_positions(lambda r: rauq_log_confidence(r.logp, r.captured, r.lengths, alpha)[0],
+                        log_p, attn, row, n_rows)

@@ -136,8 +136,8 @@ def select_key(name: str) -> str:
 
 def selectable(head: bool = True, calibrated: Iterable[str] | None = None) -> list[str]:
     """The scores a candidate can be picked by: every aggregation of each registered method
-    (those reading the head only with a head; not RAUQ, whose attention weights rerank does
-    not capture), the column registry's sequence scores with a direction that rerank
+    (those reading the head only with a head; not those reading attention, RAUQ's, which
+    rerank does not capture), the column registry's sequence scores with a direction that rerank
     computes (``entropy_mean``, a baseline registered for rerank; with a head the combined
     score), and with a head the calibrated probabilities of the ``calibrated`` methods
     (None: of any method, as a head folder's calibration may hold)."""

@@ -9,9 +9,9 @@ Per scored token, one value per method of the registry (:mod:`sigmoid_head.regis
 * ``entropy``: ``H = -sum_v p(v) log p(v)`` of the LM's softmax, in nats: an
   *uncertainty* (higher = less confident);
 * ``n_dominant``: size of the dominant set at that position;
-* ``rauq``: RAUQ's per-token confidence (:mod:`.rauq`), when asked for: it needs the
-  attention weights of the same pass and each sequence's earlier tokens, so the scoring
-  paths add it after :func:`position_scores`.
+* the methods reading attention (RAUQ's per-token confidence, :mod:`.rauq`), when asked
+  for: they need what their capture recorded in the same pass and each sequence's earlier
+  tokens, so the scoring paths add them after :func:`position_scores` (:mod:`.captured`).
 
 :class:`TokenScores` holds them in one mapping by key. A registered method's values come
 from its ``token_values`` function, called with a
