@@ -13,8 +13,8 @@ interleaved batch by batch (``common.interleaved_items``):
 the price of the attention implementation it needs. On a shared machine that difference
 of two whole passes is noisier than RAUQ's own work, so that work is also timed where it
 runs, inside the ``eager+rauq`` passes: the attention hooks (``AttentionDiagonals``), the
-recurrence (``rauq_positions`` / ``rauq_log_confidence``) and the switches of attention
-implementation, as a share of those passes' wall time (a host clock: on CUDA, where
+recurrence (``rauq_log_confidence``, which both paths reach through ``rauq_values``) and
+the switches of attention implementation, as a share of those passes' wall time (a host clock: on CUDA, where
 kernels run asynchronously, read the side-by-side ratios instead). With ``--generate``
 the same three variants run greedy generation (Eval Self: ``generate_outputs``, RAUQ
 read from the generation steps).
@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import common
 
-from sigmoid_head.scoring import force_decode, generate, rauq
+from sigmoid_head.scoring import rauq
 from sigmoid_head.scoring.decoding import DecodingConfig
 from sigmoid_head.scoring.force_decode import length_batches, score_examples
 from sigmoid_head.scoring.generate import generate_outputs
@@ -58,8 +58,8 @@ def instrument() -> None:
     rauq._benchmark_timed = True
     hook = rauq.AttentionDiagonals.hook
     rauq.AttentionDiagonals.hook = lambda self, k: _timed("hooks", hook(self, k))
-    force_decode.rauq_positions = _timed("recurrence", rauq.rauq_positions)
-    generate.rauq_log_confidence = _timed("recurrence", rauq.rauq_log_confidence)
+    # both scoring paths reach the recurrence through rauq.rauq_values -> rauq_log_confidence
+    rauq.rauq_log_confidence = _timed("recurrence", rauq.rauq_log_confidence)
     rauq._set_attention = _timed("switch", rauq._set_attention)
 
 

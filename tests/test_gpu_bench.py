@@ -1,6 +1,7 @@
 """The step-operator benchmark's verdict, its counter, and the GPU benchmark's CPU dry run."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,7 @@ def test_gpu_sh_dry_run_writes_every_figure(tmp_path):
                    "eager+rauq", "RAUQ's own code inside the eager+rauq passes",
                    "(rerank - generate) / forward", "sections failed: 0"):
         assert figure in text, figure
+    # RAUQ's recurrence is timed where the scoring paths call it (a share of 0 would mean the
+    # benchmark patched a name those paths no longer use)
+    shares = re.findall(r"recurrence (\d+\.\d+)%", text)
+    assert shares and all(float(s) > 0 for s in shares), shares
