@@ -8,6 +8,12 @@ set of ``run.py``):
 * ``mlqe-roen-train`` (sheffieldnlp/mlqe-pe, CC0-1.0): MLQE-PE's ro-en *train* split, 7,000
   MT sentences with word tags (gap tags dropped); each BAD word becomes one span. Split by
   sentence: every 10th sentence is dev. No source of it occurs in the WMT 2021 test set.
+* ``mlqe-en-pool-train`` (sheffieldnlp/mlqe-pe, CC0-1.0): the word tags of every
+  English-target pair's *train* split pooled (ro, et, ne, si, ru -> en: the pairs and files of
+  the learning curve's ``mlqe-en-pool``, ``sources.json``), each BAD word one span. Dropped as
+  ``curve_data.py`` drops them: a sentence whose source or MT matches a dev or test sentence
+  of the five pairs (lower-cased, letters and digits only) and a repeated source. Split by
+  sentence: every 10th kept sentence of each pair is dev.
 * ``generalmt2023-zhen`` (google/wmt-mqm-human-evaluation, Apache-2.0): Google's
   side-by-side MQM of WMT 2023 general MT zh-en, news, three raters per segment. Rows whose
   severity is ``HOTW-test`` (the raters' attention checks) are dropped, and so are the few
@@ -73,28 +79,59 @@ def _fetch(clones: Path, name: str) -> dict[str, bytes]:
 
 def build_mlqe_roen(clones: Path) -> dict[str, list[dict]]:
     """MLQE-PE ro-en train: each BAD MT word one span (see the module docstring)."""
-    from sigmoid_head.evaluation.gold_formats import whitespace_words
-
     files = _fetch(clones, "mlqe-roen-train")
     src, mt, tags = (
         files[f"train.{k}"].decode("utf-8").splitlines() for k in ("src", "mt", "tags")
     )
     splits: dict[str, list[dict]] = {"train": [], "dev": []}
     for k, (s, m, t) in enumerate(zip(src, mt, tags, strict=True)):
-        words, tag = whitespace_words(m), t.split()
-        if len(tag) == 2 * len(words) + 1:
-            tag = tag[1::2]  # gap tags dropped
-        if len(tag) != len(words):
-            raise ValueError(f"train.tags:{k + 1}: {len(tag)} tags for {len(words)} MT words")
-        spans = [
-            {"start": a, "end": b, "severity": None, "category": None}
-            for (a, b), x in zip(words, tag, strict=True)
-            if x == "BAD"
-        ]
         splits["dev" if k % 10 == 9 else "train"].append(
-            {"id": k, "src": s, "tgt": m, "mqm_spans": spans}
+            {"id": k, "src": s, "tgt": m, "mqm_spans": _bad_spans(m, t, f"train.tags:{k + 1}")}
         )
     return splits
+
+
+def _bad_spans(mt: str, tags: str, where: str) -> list[dict]:
+    """One span per BAD MT word (gap tags dropped) of one tagged sentence."""
+    from sigmoid_head.evaluation.gold_formats import whitespace_words
+
+    words, tag = whitespace_words(mt), tags.split()
+    if len(tag) == 2 * len(words) + 1:
+        tag = tag[1::2]  # gap tags dropped
+    if len(tag) != len(words):
+        raise ValueError(f"{where}: {len(tag)} tags for {len(words)} MT words")
+    return [{"start": a, "end": b, "severity": None, "category": None}
+            for (a, b), x in zip(words, tag, strict=True) if x == "BAD"]
+
+
+def build_mlqe_en_pool(clones: Path) -> tuple[dict[str, list[dict]], collections.Counter]:
+    """Every English-target pair's MLQE-PE train tags, pooled (see the module docstring)."""
+    from .curve_data import PAIRS, _files, held_out_keys, norm
+
+    files = _files(clones)
+    held = held_out_keys(files)
+    splits: dict[str, list[dict]] = {"train": [], "dev": []}
+    dropped: collections.Counter = collections.Counter()
+    seen: set[str] = set()
+    for pair in PAIRS:
+        members = files[f"data/post-editing/train/{pair}-train.tar.gz"]
+        rows = zip(members["train.src"], members["train.mt"], members["train.tags"], strict=True)
+        kept = 0
+        for k, (src, mt, tags) in enumerate(rows):
+            key = norm(src)
+            if key in held or norm(mt) in held:
+                dropped["sentences matching a dev or test sentence"] += 1
+                continue
+            if key in seen:
+                dropped["repeated sources"] += 1
+                continue
+            seen.add(key)
+            spans = _bad_spans(mt, tags, f"{pair} train.tags:{k + 1}")
+            splits["dev" if kept % 10 == 9 else "train"].append(
+                {"id": f"{pair.replace('-', '')}-train-{k}", "src": src, "tgt": mt,
+                 "mqm_spans": spans})
+            kept += 1
+    return splits, dropped
 
 
 def _marks(target: str) -> tuple[str, list[tuple[int, int]]]:
@@ -199,10 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.sets.split(","):
         if name == "mlqe-roen-train":
             splits, dropped = build_mlqe_roen(args.clones), collections.Counter()
+        elif name == "mlqe-en-pool-train":
+            splits, dropped = build_mlqe_en_pool(args.clones)
         elif name == "generalmt2023-zhen":
             splits, dropped = build_generalmt_zhen(args.clones)
         else:
-            raise SystemExit(f"unknown set {name!r}; known: {', '.join(SOURCES)}")
+            known = ", ".join([*SOURCES, "mlqe-en-pool-train"])
+            raise SystemExit(f"unknown set {name!r}; known: {known}")
         manifest = write_set(args.out, name, splits)
         for split, m in manifest.items():
             n_spans = sum(len(r["mqm_spans"]) for r in splits[split])
