@@ -59,3 +59,11 @@ def test_gpu_sh_dry_run_writes_every_figure(tmp_path):
     # benchmark patched a name those paths no longer use)
     shares = re.findall(r"recurrence (\d+\.\d+)%", text)
     assert shares and all(float(s) > 0 for s in shares), shares
+
+
+def test_scoring_ops_are_flat_in_the_rows_of_a_batch(capsys):
+    import scoring_ops
+
+    assert scoring_ops.main(["--rows", "4", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "ops(32 rows) / ops(4 rows) = 1.0" in out and "PASS" in out

@@ -49,3 +49,30 @@ def test_entropy_handles_masked_tokens() -> None:
     p = logp.exp()
     direct = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(-1)
     torch.testing.assert_close(softmax_entropy(logp), direct)
+
+
+def test_split_rows_equals_selecting_each_row_by_mask():
+    """split_rows sorts once and splits; a row's positions keep their order, every key its
+    dtype and trailing shape, as selecting each row with a boolean mask gives them (rows
+    given unsorted, some empty, values with a trailing dimension)."""
+    from sigmoid_head.scoring.token_scores import split_rows
+
+    g = torch.Generator().manual_seed(0)
+    for trial in range(50):
+        n_rows = int(torch.randint(1, 7, (1,), generator=g))
+        n = int(torch.randint(0, 30, (1,), generator=g))
+        row = torch.randint(0, n_rows, (n,), generator=g)
+        if trial % 2:
+            row = row.sort().values
+        values = {"softmax_log": torch.randn(n, generator=g),
+                  "n_dominant": torch.randint(0, 5, (n,), generator=g),
+                  "dominant_ids": torch.randint(0, 99, (n, 3), generator=g)}
+        ids = torch.randint(0, 999, (n,), generator=g)
+        got = split_rows(values, ids, row, n_rows)
+        assert len(got) == n_rows
+        for b, ts in enumerate(got):
+            sel = row == b
+            assert np.array_equal(ts.ids, ids[sel].numpy())
+            for k, v in values.items():
+                want = v[sel].numpy() if k == "n_dominant" else v[sel].double().numpy()
+                assert ts.values[k].dtype == want.dtype and np.array_equal(ts.values[k], want), k
