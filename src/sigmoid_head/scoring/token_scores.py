@@ -269,17 +269,30 @@ def split_rows(
 ) -> list[TokenScores]:
     """Cut flat (N,) position scores into one TokenScores per batch row (positions in order).
 
-    One copy to the host per key, then one stable sort by row and one split: the cost per
-    row is a numpy view, not a boolean mask and a conversion per key (at 64 rows that loop was
+    One copy to the host per dtype and shape, then one stable sort by row and one split: the
+    cost per row is a numpy view, not a boolean mask and a conversion per key (at 64 rows that loop was
     most of the host's work in a scoring pass, which a GPU then waits for)."""
-    rows = row.detach().cpu().numpy()
+    rows, ids_np = _host([row.detach(), ids.detach()])
     order = np.argsort(rows, kind="stable")  # keeps each row's positions in their order
     cuts = np.cumsum(np.bincount(rows, minlength=n_rows))[: n_rows - 1]
-    parts = {}
-    for k, v in values.items():
-        v = v.detach().cpu()
-        flat = (v if k == "n_dominant" else v.double()).numpy()[order]
-        parts[k] = np.split(flat, cuts)
-    id_parts = np.split(ids.detach().cpu().numpy()[order], cuts)
+    # the scores as float64 (n_dominant keeps its integer dtype), one device copy per group
+    cast = {k: v.detach() if k == "n_dominant" else v.detach().double() for k, v in values.items()}
+    host = dict(zip(cast, _host(list(cast.values())), strict=True))
+    parts = {k: np.split(v[order], cuts) for k, v in host.items()}
+    id_parts = np.split(ids_np[order], cuts)
     return [TokenScores.from_values(id_parts[b], {k: p[b] for k, p in parts.items()})
             for b in range(n_rows)]
+
+
+def _host(tensors: list[torch.Tensor]) -> list[np.ndarray]:
+    """``tensors`` as numpy arrays, copied from the device once per (dtype, shape) group:
+    each copy to the host waits for the device, so one ``.cpu()`` a group, not a tensor."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault((t.dtype, tuple(t.shape)), []).append(i)
+    out: list[np.ndarray | None] = [None] * len(tensors)
+    for idx in groups.values():
+        arrays = torch.stack([tensors[i] for i in idx]).cpu().numpy()
+        for j, i in enumerate(idx):
+            out[i] = arrays[j]
+    return out  # type: ignore[return-value]
