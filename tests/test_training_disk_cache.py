@@ -59,3 +59,77 @@ def test_disk_cache_bfloat16_default_is_close(train_config, train_history, tiny_
     for x, y in zip(train_history(tmp_path / "plain"), train_history(tmp_path / "disk"),
                     strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=2e-2)
+
+
+def _count_backbone(monkeypatch) -> list[int]:
+    from sigmoid_head.lm.backbone import Backbone
+
+    calls, original = [], Backbone.positions
+
+    def counting(self, *a, **k):
+        calls.append(1)
+        return original(self, *a, **k)
+
+    monkeypatch.setattr(Backbone, "positions", counting)
+    return calls
+
+
+def test_cache_from_another_seed_copies_instead_of_running(train_config, train_history, tiny_causal_path,
+                                                           tiny_pairs_jsonl, tmp_path, monkeypatch):
+    """A second seed (another shuffle and validation split of the same file) takes every
+    example's rows from the first run's cache by its token ids: the frozen model never runs,
+    and the training equals the same seed run without the donor."""
+    kw = dict(negatives="token_freq", epochs=2, eval_every=10, validation_fraction=0.2,
+              cache_hidden=True, disk_cache_dtype="float32")
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0",
+                       cache_dir=str(tmp_path / "c0"), seed=0, **kw))
+    alone = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1",
+                               cache_dir=str(tmp_path / "c1"), seed=1, **kw))
+    calls = _count_backbone(monkeypatch)
+    copied = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1-copied",
+                                cache_dir=str(tmp_path / "c1-copied"), cache_from=str(tmp_path / "c0"),
+                                seed=1, **kw))
+    assert calls == []
+    for part in ("train", "validation"):  # the seed-1 split differs, every example was found
+        assert np.fromfile(tmp_path / "c1-copied" / part / "filled.u8", np.uint8).all()
+    a, b = train_history(tmp_path / "s1"), train_history(tmp_path / "s1-copied")
+    assert [h["step"] for h in a] == [h["step"] for h in b] and len(a) > 2
+    for x, y in zip(a, b, strict=True):
+        assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
+    torch.testing.assert_close(alone.head.weight, copied.head.weight, rtol=1e-3, atol=1e-4)
+    # the seed-0 and seed-1 validation sets differ, else this would test nothing
+    v0 = np.fromfile(tmp_path / "c0" / "validation" / "keys.bin", np.uint8).reshape(-1, 16)
+    v1 = np.fromfile(tmp_path / "c1-copied" / "validation" / "keys.bin", np.uint8).reshape(-1, 16)
+    assert {r.tobytes() for r in v0} != {r.tobytes() for r in v1}
+
+
+def test_cache_from_an_old_cache_gets_its_keys_on_reuse(train_config, tiny_causal_path,
+                                                        tiny_pairs_jsonl, tmp_path, monkeypatch):
+    """A cache made before keys were kept is keyed when its own run reopens it; until then it
+    is refused as a donor with a clear error, nothing wiped."""
+    kw = dict(negatives="token_freq", epochs=1, eval_every=10, validation_fraction=0.2,
+              cache_hidden=True, disk_cache_dtype="float32")
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0",
+                       cache_dir=str(tmp_path / "c0"), **kw))
+    for part in ("train", "validation"):
+        (tmp_path / "c0" / part / "keys.bin").unlink()
+    with pytest.raises(ValueError, match="no cache there matches"):
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1",
+                           cache_dir=str(tmp_path / "c1"), cache_from=str(tmp_path / "c0"), seed=1, **kw))
+    assert np.fromfile(tmp_path / "c0" / "train" / "filled.u8", np.uint8).all()
+    # the same run again (a finished run reopens its caches): keys written, no backbone call
+    calls = _count_backbone(monkeypatch)
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0-again",
+                       cache_dir=str(tmp_path / "c0"), **kw))
+    assert calls == []
+    keys = np.fromfile(tmp_path / "c0" / "train" / "keys.bin", np.uint8).reshape(-1, 16)
+    assert keys.any(axis=1).all()
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1",
+                       cache_dir=str(tmp_path / "c1"), cache_from=str(tmp_path / "c0"), seed=1, **kw))
+    assert calls == []
+
+
+def test_cache_from_needs_a_disk_cache(train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path):
+    with pytest.raises(ValueError, match="cache_from needs cache_hidden and cache_dir"):
+        train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "x", cache_hidden=True,
+                     cache_from=str(tmp_path))

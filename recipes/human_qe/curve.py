@@ -19,7 +19,9 @@ scores them on the same texts), so ``curve_tables.py`` joins the two by ``id``. 
 
 The hidden-state cache is kept on disk in float32 (``--cache-dir <work>/<point>-cache``, the
 values the in-memory cache of the committed runs held), so a rerun resumes from the last
-checkpoint without running the frozen model over the data again.
+checkpoint without running the frozen model over the data again, and ``pe-all_s2`` (the
+same pairs, another seed and validation split) copies every example's rows from ``pe-all``'s
+cache (``--cache-from``) instead of running the frozen model at all.
 
 Usage (long: run it in the background with one thread; it skips what is done and the
 trainer resumes from its last checkpoint)::
@@ -57,7 +59,7 @@ POINTS: dict[str, dict[str, Any]] = {
     "pe8k": {"data": "mlqe-en-pool", "n": 8000, "seed": 0},
     "pe-all": {"data": "mlqe-en-pool", "n": None, "seed": 0},
     "pe-all_s1": {"data": "mlqe-en-pool", "n": None, "seed": 1},
-    "pe-all_s2": {"data": "mlqe-en-pool", "n": None, "seed": 2},
+    "pe-all_s2": {"data": "mlqe-en-pool", "n": None, "seed": 2, "cache_from": "pe-all"},
     "general-en": {"data": "general-en", "n": None, "seed": 0},
 }
 MQM_PER_TALK = 150
@@ -103,6 +105,9 @@ def train_command(point: str, train_file: Path, out: Path) -> list[str]:
         str(out.parent / f"{point}-cache"),
         "--disk-cache-dtype",
         "float32",
+        # another seed of the same data copies the frozen model's rows from that point's cache
+        *(["--cache-from", str(out.parent / f"{POINTS[point]['cache_from']}-cache")]
+          if "cache_from" in POINTS[point] else []),
     ]
 
 

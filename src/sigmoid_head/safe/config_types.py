@@ -100,6 +100,7 @@ TRAINING_TYPES: dict[str, list[str]] = {
     "bias": ["bool"],
     "cache_dir": ["str", "None"],
     "cache_dtype": ["str"],
+    "cache_from": ["str", "None"],
     "cache_hidden": ["bool"],
     "data_cache_dir": ["str", "None"],
     "data_engine": ["str"],

@@ -192,6 +192,10 @@ class LoopConfig:
     """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory."""
     disk_cache_dtype: str = "bfloat16"
     """Storage dtype of the cache on disk (with cache_dir): bfloat16, float32 or float16."""
+    cache_from: str | None = None
+    """With cache_dir: another run's cache directory over the same model and settings; every
+    example with the same token ids is copied from it instead of run through the frozen
+    model (another seed, validation split or subset of the same data)."""
     seed: int = 0
     """Seed of data order, negatives and validation negatives."""
     dtype: str = "auto"
@@ -222,7 +226,9 @@ class LoopConfig:
                 (self.save_every is None or self.save_every >= 0, "save_every must be >= 0"),
                 (self.seed >= 0, "seed must be >= 0"),
                 (self.seed <= SEED_MAX, f"seed must be at most {SEED_MAX} (63 bits)"),
-                (self.head_rank >= 0, "head_rank must be >= 0")])
+                (self.head_rank >= 0, "head_rank must be >= 0"),
+                (self.cache_from is None or (self.cache_hidden and self.cache_dir is not None),
+                 "cache_from needs cache_hidden and cache_dir (it fills a disk cache)")])
 
 
 GROUPS: dict[str, type] = {"data": DataConfig, "sampler": SamplerConfig,
@@ -256,7 +262,7 @@ _TYPES = field_types(groups=GROUPS, renamed=RENAMED)
 
 _RESUME_FREE = {"output_dir", "resume", "keep_checkpoints", "progress", "device", "eval_every", "save_every",
                 "patience", "max_steps", "epochs", "cache_hidden",
-                "cache_dir", "num_proc", "data_cache_dir"}
+                "cache_dir", "cache_from", "num_proc", "data_cache_dir"}
 
 
 @dataclass(init=False)

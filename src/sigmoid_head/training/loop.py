@@ -90,7 +90,8 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, tra
         key = json.dumps({**vars(config.data), "num_proc": None, "data_cache_dir": None,
                           "model": config.model, "seed": config.seed}, sort_keys=True)
         made.append(DiskPositionCache(model.backbone, collate, dominant, root / name, n_pos,
-                                      dtype, fingerprint=key))
+                                      dtype, fingerprint=key, examples=examples,
+                                      donors=config.cache_from))
     return made[0], made[1]
 
 
