@@ -60,7 +60,48 @@ def point_set(point: str, name: str, shroom_data: Path | None) -> dict[str, Any]
         gold = [g for g in gold if g["id"] in keep]
         base = [r for r in _read(RESULTS / name / f"{split}.scores.jsonl.gz") if r["id"] in keep]
         splits += [gold, with_head(joined(gold, base), head)]
-    return evaluate_set(name, *splits, n_boot=N_BOOT)
+    res = evaluate_set(name, *splits, n_boot=N_BOOT)
+    if name == "mlqe-roen-word":  # secondary: segment Pearson, head against softmax
+        res["segment_paired"] = segment_test(*splits)
+    return res
+
+
+SEGMENT_AGGREGATES = ("_mean_log", "_logprob", "_min")
+"""Segment scores a side may use: mean and sum of token log-probabilities, the minimum."""
+
+
+def segment_test(dev_gold: list[dict], dev_scored: list[dict], gold: list[dict],
+                 scored: list[dict]) -> dict[str, Any]:
+    """The curve's secondary test: paired bootstrap over sources of the WMT segment Pearson
+    with minus HTER, head against softmax, two-sided: (a) both as mean log-probability;
+    (b) each side's aggregate with the best dev Pearson (head: ``sigmoid_*``; softmax side:
+    softmax, BoostedProb and RAUQ aggregates and minus mean entropy), test scored once."""
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.metrics import pearson
+
+    from .evaluate_sets import human_scores, item_groups
+
+    def column(rows: list[dict], f: str) -> np.ndarray:
+        if f == "-entropy_mean":
+            return -np.asarray([float(r["entropy_mean"]) for r in rows])
+        return np.asarray([float(r[f]) for r in rows])
+
+    fields = [f for f in scored[0] if f.endswith(SEGMENT_AGGREGATES)] + ["-entropy_mean"]
+    dev_h = human_scores("wmt", dev_gold)
+    dev_r = {f: pearson(column(dev_scored, f), dev_h) for f in fields}
+    head = max((f for f in fields if f.startswith("sigmoid_")), key=dev_r.get)
+    soft = max((f for f in fields if not f.startswith("sigmoid_")), key=dev_r.get)
+    human = human_scores("wmt", gold)
+    groups = item_groups(items_of("wmt", gold))
+    out: dict[str, Any] = {}
+    for name, (fa, fb) in (("mean_log", ("sigmoid_mean_log", "softmax_mean_log")),
+                           ("dev_best", (head, soft))):
+        t = paired_bootstrap(pearson, column(scored, fa), column(scored, fb), human, n=N_BOOT,
+                             groups=groups)
+        out[name] = {"head": fa, "softmax": fb, "head_r": pearson(column(scored, fa), human),
+                     "softmax_r": pearson(column(scored, fb), human),
+                     **{k: t[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_normal")}}
+    return out
 
 
 def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
@@ -136,6 +177,8 @@ def _figures(res: dict[str, Any]) -> dict[str, Any]:
     if res["kind"] == "shroom":
         out["iou"] = {m: res["shroom"]["methods"][m]["iou"] for m in ("sigmoid", "softmax")}
         out["flagged"] = {m: res["shroom"]["flagged"][m] for m in ("sigmoid", "softmax")}
+    if "segment_paired" in res:
+        out["segment_paired"] = res["segment_paired"]
     t = res["paired"]["softmax" if res["kind"] != "mqm" else "softmax_mean_log"]
     out["paired"] = {
         k: t[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_holm", "family_size")
@@ -158,6 +201,45 @@ def _flags(d: dict[str, Any]) -> str:
     if f.get("sigmoid") is None or f.get("softmax") is None:
         return ""
     return f" ({f['sigmoid']:.0%} / {f['softmax']:.0%})"
+
+
+def seed_groups(curve: dict[str, Any]) -> dict[str, list[str]]:
+    """The curve's points grouped by training data (corpus and size): seeds of one size."""
+    groups: dict[str, list[str]] = {}
+    for point in curve:
+        spec = POINTS[point]
+        key = next(p for p in POINTS if POINTS[p]["data"] == spec["data"] and POINTS[p]["n"] == spec["n"])
+        groups.setdefault(key, []).append(point)
+    return groups
+
+
+def seed_mean(curve: dict[str, Any], points: list[str], name: str, key: str, who: str
+              ) -> tuple[float, float] | None:
+    """Mean and sample SD over seeds of one figure (None when a seed lacks it)."""
+    vals = [curve[p].get(name, {}).get(key, {}).get(who) for p in points]
+    if any(v is None for v in vals):
+        return None
+    xs = np.array([v[0] if isinstance(v, list | tuple) else v for v in vals], dtype=float)
+    return float(xs.mean()), float(xs.std(ddof=1)) if len(xs) > 1 else 0.0
+
+
+def gap_trend(curve: dict[str, Any]) -> dict[str, Any] | None:
+    """Least-squares line of the WMT word-MCC gap (seed means) on log10(training pairs) over
+    the post-edit pool's sizes, and where it would cross zero (None with under 3 sizes)."""
+    xs, ys = [], []
+    for base, points in seed_groups(curve).items():
+        if POINTS[base]["data"] != "mlqe-en-pool":
+            continue
+        deltas = [curve[p]["mlqe-roen-word"]["paired"]["delta"] for p in points
+                  if "mlqe-roen-word" in curve[p]]
+        if deltas:
+            xs.append(math.log10(curve[base]["n_train"]))
+            ys.append(float(np.mean(deltas)))
+    if len(xs) < 3:
+        return None
+    slope, icept = np.polyfit(xs, ys, 1)
+    zero = 10 ** (-icept / slope) if slope > 0 else None
+    return {"sizes": len(xs), "slope": float(slope), "zero_at": zero}
 
 
 def curve_lines(curve: dict[str, Any]) -> list[str]:
@@ -189,6 +271,59 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
             + " | ".join(cells[1:])
             + " |"
         )
+    for base, points in seed_groups(curve).items():
+        if len(points) < 2:
+            continue
+        cells = []
+        for name, key in (("mlqe-roen-word", "mcc"), ("mlqe-roen-word", "ap"),
+                          ("mlqe-roen-word", "pearson"), ("mqm-ted-zhen", "pearson"),
+                          ("mushroom-en", "iou")):
+            h, m = (seed_mean(curve, points, name, key, w) for w in ("sigmoid", "softmax"))
+            cells.append("–" if h is None or m is None
+                         else f"{h[0]:.3f} (SD {h[1]:.3f}) / {m[0]:.3f}")
+        deltas = [curve[p]["mlqe-roen-word"]["paired"]["delta"] for p in points]
+        lines.append(
+            f"| {base}, mean of {len(points)} seeds | {curve[base]['n_train']:,} | {cells[0]} | "
+            f"{np.mean(deltas):+.3f} (seeds {min(deltas):+.3f} to {max(deltas):+.3f}) | "
+            + " | ".join(cells[1:]) + " |"
+        )
+    seg = {(p, kind): t for p, f in curve.items()
+           for kind, t in f.get("mlqe-roen-word", {}).get("segment_paired", {}).items()}
+    if seg:
+        from sigmoid_head.evaluation.pvalues import holm
+
+        adj = dict(zip(seg, holm([t["p_value"] for t in seg.values()]), strict=True))
+        adj_n = dict(zip(seg, holm([t["p_normal"] for t in seg.values()]), strict=True))
+        lines += [
+            "",
+            "#### Learning curve, secondary: WMT segment Pearson, head against softmax (test)",
+            "",
+            "| point | compared | head | softmax side | head - softmax [95% CI] | p | Holm p | Holm p (normal) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for (point, kind), t in seg.items():
+            p_txt = f"< {1 / N_BOOT:.3g}" if adj[point, kind] == 0 else f"{adj[point, kind]:.3g}"
+            raw = f"< {1 / N_BOOT:.3g}" if t["p_value"] == 0 else f"{t['p_value']:.3g}"
+            what = "mean log, both" if kind == "mean_log" else "each side's best on dev"
+            lines.append(
+                f"| {point} | {what} | {t['head']} {t['head_r']:.3f} | {t['softmax']} {t['softmax_r']:.3f} "
+                f"| {t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                f"| {raw} | {p_txt} | {adj_n[point, kind]:.2g} |")
+        lines += ["", "Pearson with minus HTER on the 1,000 WMT ro-en test segments. \"Best on dev\": "
+                      "of each side's segment scores (mean and sum of log-probabilities, minimum; "
+                      "the softmax side also BoostedProb, RAUQ and minus mean entropy), the one "
+                      "with the highest Pearson on the 1,000 dev segments. Two-sided paired "
+                      "bootstrap over sources (1000 resamples); Holm over every row of this table "
+                      "(a secondary family, declared after the word-level results)."]
+    fit = gap_trend(curve)
+    if fit:
+        lines += ["", (
+            f"Trend of the WMT word-MCC gap (head minus softmax; the mean over seeds at each size) "
+            f"over the {fit['sizes']} pool sizes, least squares on log10 of the training pairs: "
+            f"{fit['slope']:+.3f} per tenfold more data"
+            + (f", reaching zero near {round(fit['zero_at'], -3):,.0f} pairs if it held." if fit["zero_at"]
+               else ", not closing.")
+        )]
     lines += [
         "",
         "#### Vocabulary diagnostic: WMT ro-en test words seen and unseen in the head's training data",
@@ -220,7 +355,8 @@ PANELS = (
 
 def plot(curve: dict[str, Any], out: Path = FIGURE) -> None:
     """The curve's figure (head against softmax per panel, training pairs on a log axis)
-    from ``curve.json``; seeds of one size are drawn as separate dots."""
+    from ``curve.json``: the line joins each size's mean over seeds; a size with one seed
+    has its 95% interval over test sources, a size with several has every seed as a dot."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -228,17 +364,31 @@ def plot(curve: dict[str, Any], out: Path = FIGURE) -> None:
 
     matplotlib.rcParams["svg.hashsalt"] = "human-qe-curve"
     fig, axes = plt.subplots(1, len(PANELS), figsize=(3.2 * len(PANELS), 3.0))
-    points = [(p, f) for p, f in curve.items() if POINTS[p]["data"] == "mlqe-en-pool"]
+    pool = {p: f for p, f in curve.items() if POINTS[p]["data"] == "mlqe-en-pool"}
+    groups = [g for g in seed_groups(pool).values()]
     for ax, (name, key, title) in zip(axes, PANELS, strict=True):
-        have = [(f["n_train"], f[name][key]) for _, f in points if name in f]
-        for who, style in (("sigmoid", "o-"), ("softmax", "s--")):
-            xs = [n for n, _ in have]
-            ys = [v[who][0] for _, v in have]
-            lows = [v[who][0] - v[who][1] for _, v in have]
-            highs = [v[who][2] - v[who][0] for _, v in have]
+        for who, style, colour in (("sigmoid", "o", "C0"), ("softmax", "s", "C1")):
             label = "head" if who == "sigmoid" else "softmax"
-            ax.errorbar(xs, ys, yerr=[lows, highs], fmt=style, capsize=3, label=label)
+            sizes, means = [], []
+            for g in groups:
+                have = [pool[p][name][key][who] for p in g if name in pool[p]]
+                if not have:
+                    continue
+                n = pool[g[0]]["n_train"]
+                sizes.append(n)
+                means.append(float(np.mean([v[0] for v in have])))
+                if len(have) == 1:  # one seed: its interval over test sources
+                    v = have[0]
+                    ax.errorbar([n], [v[0]], yerr=[[v[0] - v[1]], [v[2] - v[0]]], fmt=style,
+                                color=colour, capsize=3)
+                else:  # several seeds: every seed a dot, no interval
+                    ax.plot([n] * len(have), [v[0] for v in have], style, color=colour,
+                            fillstyle="none")
+            ax.plot(sizes, means, style + ("-" if who == "sigmoid" else "--"), color=colour,
+                    label=label)
         ax.set_xscale("log")
+        ax.set_xticks(sizes, [f"{n / 1000:.0f}k" for n in sizes])
+        ax.minorticks_off()
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("training pairs (MLQE-PE post-edits)", fontsize=8)
     axes[0].legend(fontsize=8)
