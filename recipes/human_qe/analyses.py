@@ -3,6 +3,8 @@ committed per-item scores by its own module, collected here for ``tables.py``.
 
 * ``human-qe-analysis:combination``: does the head add to a learned combination of the
   softmax side's features (:mod:`feature_combination`);
+* ``human-qe-analysis:combination-pe-all``: the same with the learning curve's 28,115-pair
+  head (seed 0) on the texts that point scored (all of WMT; MQM's fixed subset);
 * ``human-qe-analysis:error-free``: error-free segment detection on MQM zh-en
   (:mod:`error_free`);
 * ``human-qe-analysis:wmt22``: the WMT 2022 km-en/ps-en word-level leaderboard computed from
@@ -30,6 +32,8 @@ def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[s
 
     return {
         "combination": (feature_combination.results, feature_combination.block),
+        "combination-pe-all": (lambda: feature_combination.results(point="pe-all"),
+                               feature_combination.block),
         "error-free": (error_free.results, error_free.block),
     }
 
@@ -43,7 +47,8 @@ def outputs(
 
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
-    needed = {"combination": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"}}
+    needed = {"combination": {"mlqe-roen-word", "mqm-ted-zhen"},
+              "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"}}
     for name, (compute, render) in _modules().items():
         if not needed[name] <= set(sets):
             continue

@@ -152,23 +152,32 @@ def fit_segment(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[Any, 
     return model(alpha).fit(x, y), alpha
 
 
-def split_rows(name: str, split: str) -> tuple[list[dict], list[GoldItem]]:
-    """The committed scored rows and gold items of one split of a set."""
-    from .committed import RESULTS, gold_rows, joined, read_jsonl_gz
+def split_rows(name: str, split: str, point: str | None = None) -> tuple[list[dict], list[GoldItem]]:
+    """The committed scored rows and gold items of one split of a set; with ``point``, the
+    head columns of that learning-curve point (on the texts it scored)."""
+    from .committed import RESULTS, gold_rows, joined, read_jsonl_gz, with_head
     from .evaluate_sets import KIND, items_of
 
     gold = gold_rows(name, split, None)
     if gold is None:
         raise SystemExit(f"{name}: no committed gold")
-    rows = joined(gold, read_jsonl_gz(RESULTS / name / f"{split}.scores.jsonl.gz"))
+    base = read_jsonl_gz(RESULTS / name / f"{split}.scores.jsonl.gz")
+    if point is None:
+        return joined(gold, base), items_of(KIND[name], gold)
+    from .curve import CURVE
+
+    head = read_jsonl_gz(CURVE / point / name / f"{split}.scores.jsonl.gz")
+    keep = {h["id"] for h in head}
+    gold = [g for g in gold if g["id"] in keep]
+    rows = with_head(joined(gold, [b for b in base if b["id"] in keep]), head)
     return rows, items_of(KIND[name], gold)
 
 
-def word_level(name: str) -> dict[str, Any]:
+def word_level(name: str, point: str | None = None) -> dict[str, Any]:
     """Dev-fitted logistic regressions without and with the head; test predictions."""
     from .evaluate_sets import pick_threshold
 
-    (drows, ditems), (trows, titems) = split_rows(name, "dev"), split_rows(name, "test")
+    (drows, ditems), (trows, titems) = split_rows(name, "dev", point), split_rows(name, "test", point)
     out: dict[str, Any] = {}
     for label, head in (("without", False), ("with", True)):
         x, y, g = word_data(drows, ditems, head)
@@ -191,18 +200,19 @@ def y_dev(items: Sequence[GoldItem]) -> np.ndarray:
     return np.concatenate([gold_word_bad(it) for it in items])
 
 
-def segment_level(name: str) -> dict[str, Any]:
+def segment_level(name: str, point: str | None = None) -> dict[str, Any]:
     """Dev-fitted ridge regressions without and with the head; test predictions."""
     from .evaluate_sets import KIND, human_scores
 
     kind = KIND[name]
-    (drows, ditems), (trows, titems) = split_rows(name, "dev"), split_rows(name, "test")
+    (drows, ditems), (trows, titems) = split_rows(name, "dev", point), split_rows(name, "test", point)
     from .committed import gold_rows
 
-    hd, ht = (
-        human_scores(kind, gold_rows(name, "dev", None)),
-        human_scores(kind, gold_rows(name, "test", None)),
-    )
+    def human(split: str, rows: list[dict]) -> np.ndarray:
+        ids = {r["id"] for r in rows}
+        return human_scores(kind, [g for g in gold_rows(name, split, None) if g["id"] in ids])
+
+    hd, ht = human("dev", drows), human("test", trows)
     gd, gt = (np.asarray([it.group for it in items]) for items in (ditems, titems))
     out: dict[str, Any] = {}
     for label, head in (("without", False), ("with", True)):
@@ -217,8 +227,9 @@ SETS = ("mlqe-roen-word", "mqm-ted-zhen")
 BLOCK = "human-qe-combination"
 
 
-def results(n_boot: int = 1000) -> dict[str, Any]:
-    """Every figure of the comparison (module docstring), JSON-ready, with the paired tests."""
+def results(n_boot: int = 1000, point: str | None = None) -> dict[str, Any]:
+    """Every figure of the comparison (module docstring), JSON-ready, with the paired tests;
+    with ``point``, the head's features are that learning-curve point's (on its texts)."""
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
@@ -226,10 +237,11 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    out: dict[str, Any] = {"family": FAMILY, "n_boot": n_boot, "sets": {}}
+    family = FAMILY if point is None else f"{FAMILY}; the head of curve point {point}"
+    out: dict[str, Any] = {"family": family, "n_boot": n_boot, "point": point, "sets": {}}
     tests: dict[str, dict] = {}
     for name in SETS:
-        w, s = word_level(name), segment_level(name)
+        w, s = word_level(name, point), segment_level(name, point)
         entry: dict[str, Any] = {"word": {}, "segment": {}}
         for k in ("without", "with", "softmax"):
             entry["word"][k] = {
@@ -266,7 +278,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
             groups=s["groups"],
         )
         out["sets"][name] = entry
-    add_holm(tests, FAMILY)
+    add_holm(tests, family)
     out["tests"] = tests
     return out
 
