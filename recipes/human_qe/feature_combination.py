@@ -220,6 +220,26 @@ def segment_level(name: str, point: str | None = None) -> dict[str, Any]:
         out[label] = {"alpha": alpha, "pred": model.predict(segment_features(trows, head))}
     out["softmax"] = {"pred": np.asarray([float(r["softmax_mean_log"]) for r in trows])}
     out["human"], out["groups"] = ht, gt
+    out["library"] = library_model(drows, hd, trows, ht)
+    return out
+
+
+def library_model(drows: list[dict], hd: np.ndarray, trows: list[dict], ht: np.ndarray) -> dict:
+    """What ``sigmoid-head calibrate --quality-model`` fits on the same dev rows (without
+    and with the head's columns), scored once on test: its test Pearson and whether it
+    would have been saved (its own dev bar)."""
+    from sigmoid_head.evaluation.metrics import pearson
+    from sigmoid_head.evaluation.quality_model import fit_quality_model
+
+    out = {}
+    for label, head in (("without", False), ("with", True)):
+        def keep(r: dict, head: bool = head) -> dict:
+            return {k: v for k, v in r.items() if head or not k.startswith("sigmoid")}
+
+        model, info = fit_quality_model([keep(r) for r in drows], hd)
+        out[label] = {"pearson": pearson(model.predict([keep(r) for r in trows]), ht),
+                      "saved": info["beats"], "features": len(model.features),
+                      "dev_cv_pearson": info["cv_pearson"]}
     return out
 
 
@@ -255,6 +275,7 @@ def results(n_boot: int = 1000, point: str | None = None) -> dict[str, Any]:
                 "kendall": kendall(s[k]["pred"], s["human"]),
                 **({"alpha": s[k]["alpha"]} if "alpha" in s[k] else {}),
             }
+        entry["library"] = s["library"]
         entry["counts"] = {
             "test_words": int(w["bad"].size),
             "test_bad": int(w["bad"].sum()),
@@ -306,6 +327,13 @@ def block(res: dict[str, Any]) -> str:
                 f"| {second} {e['without'][second]:.3f} / {e['with'][second]:.3f} "
                 f"| {reg} {e['without'][reg]:g} / {e['with'][reg]:g} |"
             )
+    lib = "; ".join(
+        f"{n}: {e['library']['without']['pearson']:.3f} without the head's columns "
+        f"({e['library']['without']['features']} features), {e['library']['with']['pearson']:.3f} "
+        f"with them ({e['library']['with']['features']})"
+        + ("" if all(e["library"][k]["saved"] for k in ("without", "with")) else " (not saved by its dev bar)")
+        for n, e in res["sets"].items() if "library" in e
+    )
     counts = "; ".join(
         f"{n}: {c['test_words']} test words ({c['test_bad']} BAD), {c['test_segments']} "
         f"segments, {c['test_sources']} sources"
@@ -318,6 +346,10 @@ def block(res: dict[str, Any]) -> str:
             f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
             "its mean log-probability at segment level. Family: " + res["family"] + f"; "
             f"{res['n_boot']} resamples of sources.",
+            "",
+            "The library's own fit (`sigmoid-head calibrate --quality --quality-model`: ridge over "
+            "every sequence score of the rows, fitted on the same dev rows), test segment Pearson: "
+            + lib + ".",
             "",
         ]
     )

@@ -19,9 +19,11 @@ from . import UsageError
 DESCRIPTION = (
     "Fit Platt scaling and isotonic regression of the sequence scores (with --gold), the "
     "combined score's baseline and weight (with --gold or --quality) and the error-span "
-    "threshold and minimum length (with --gold-spans) on dev scores from "
+    "threshold and minimum length (with --gold-spans) and a learned segment quality score "
+    "(with --quality --quality-model) on dev scores from "
     "`sigmoid-head score --with-tokens`; saves calibration.json / combination.json / "
-    "error_spans.json in --head, which `sigmoid-head score --head` and `generate --head` then apply."
+    "error_spans.json / quality_model.json in --head, which `sigmoid-head score --head` and "
+    "`generate --head` then apply."
 )
 
 
@@ -89,6 +91,17 @@ def _print_combination(comb: object, info: dict, head: str) -> None:
               f"baseline alone {r['baseline_alone']:.4f})")
 
 
+def _print_quality_model(model: object, info: dict, head: str) -> None:
+    """Save the learned quality score when it clears its bar; say so either way."""
+    line = (f"out-of-fold dev Pearson {info['cv_pearson']:.4f} against the best single score, "
+            f"{info['best_single']}, {info['best_single_pearson']:.4f} ({info['n']} items, "
+            f"{info['features']} features, alpha {info['alpha']:g})")
+    if info["beats"]:
+        print(f"learned quality score saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
+    else:
+        print(f"learned quality score not saved: {line}; rows get no learned_quality")
+
+
 def _read_scores(path: str) -> list[dict]:
     """Score records, those of earlier releases under today's names."""
     from ..data.records import read_jsonl
@@ -112,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     if not (args.gold or args.gold_spans or args.quality):
         raise UsageError("give --gold (sequence labels), --quality (dev quality scores) and/or "
                          "--gold-spans (error locations)")
+    if args.quality_model and not args.quality:
+        raise UsageError("--quality-model needs --quality (dev quality scores, higher = better)")
     if args.test_scores and not args.test_gold:
         raise UsageError("--test-scores needs --test-gold")
     if not (Path(args.head) / CONFIG_NAME).is_file():
@@ -121,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
                         "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
                         "test_gold")})
     rows = _read_scores(args.scores)
-    cal = comb = cfg = test_report = None
+    cal = comb = cfg = test_report = qmodel = None
     if args.gold:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field), methods)
@@ -130,6 +145,13 @@ def run(args: argparse.Namespace) -> int:
             test_report = (cal.report(test, read_gold(args.test_gold, args.gold_field)), len(test))
     if args.gold or args.quality:
         comb, info = _fit_combination(args, rows)
+    if args.quality_model:
+        from ..evaluation.quality_model import fit_quality_model
+
+        try:
+            qmodel, qinfo = fit_quality_model(rows, read_gold(args.quality, args.gold_field))
+        except ValueError as e:
+            raise UsageError(f"quality model: {e}") from None
     if args.gold_spans:
         if any("words" not in r for r in rows):
             raise UsageError("error spans need per-word scores: score the dev set with --with-tokens")
@@ -152,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
             print(format_report(test_report[0], f"held out ({test_report[1]} items): ECE and BCE"))
     if comb is not None:
         _print_combination(comb, info, args.head)
+    if qmodel is not None:
+        _print_quality_model(qmodel, qinfo, args.head)
     if cfg is not None:
         print(f"error spans saved to {cfg.save(args.head)}: {cfg.method} word score "
               f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "

@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..head.extras import HeadExtra
-from ..head.files import CALIBRATION_NAME, COMBINATION_NAME, SPANS_NAME
+from ..head.files import CALIBRATION_NAME, COMBINATION_NAME, QUALITY_MODEL_NAME, SPANS_NAME
 from .calibration import Calibrator
 from .combination import DEFAULTS, Combination
+from .quality_model import QualityModel
 from .spans import SpanConfig
 
-EXTRA_CLASSES: dict[str, type[HeadExtra]] = {c.FILE: c for c in (Calibrator, SpanConfig, Combination)}
+EXTRA_CLASSES: dict[str, type[HeadExtra]] = {
+    c.FILE: c for c in (Calibrator, SpanConfig, Combination, QualityModel)}
 """Extras file name -> the :class:`~sigmoid_head.head.extras.HeadExtra` that parses and
 saves it: one class per file of :data:`~sigmoid_head.head.files.EXTRA_FILES`."""
 
@@ -45,6 +47,18 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
 
     cal, spans, comb = (parse(n) for n in (CALIBRATION_NAME, SPANS_NAME, COMBINATION_NAME))
     return cal, spans, DEFAULTS[command] if comb is None else comb
+
+
+def head_quality_model(extras: Mapping[str, Mapping[str, Any]] | None,
+                       source: str = "") -> QualityModel | None:
+    """The head's learned segment quality score (``quality_model.json``), or None.
+
+    Raises:
+        ValueError: a malformed file, named as ``source/quality_model.json``.
+    """
+    data = (extras or {}).get(QUALITY_MODEL_NAME)
+    where = f"{source}/{QUALITY_MODEL_NAME}" if source else QUALITY_MODEL_NAME
+    return None if data is None else QualityModel.from_dict(data, where)
 
 
 def head_notices(combination: Combination | None, spans: SpanConfig | None) -> list[str]:

@@ -120,6 +120,11 @@ class CalibrateDev:
     methods: str | None = None
     """Methods to calibrate (comma-separated; default: every registered method in the
     scores)."""
+    quality_model: bool = False
+    """With --quality: also fit a learned segment quality score, ridge regression over every
+    sequence score of the rows (the head's and the softmax side's), saved as
+    quality_model.json when its cross-validated dev Pearson beats the best single score's;
+    score and generate then add learned_quality to every row."""
 
 
 @dataclass

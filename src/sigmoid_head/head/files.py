@@ -28,11 +28,13 @@ WEIGHTS_NAME = "head.safetensors"
 CALIBRATION_NAME = "calibration.json"
 SPANS_NAME = "error_spans.json"
 COMBINATION_NAME = "combination.json"
+QUALITY_MODEL_NAME = "quality_model.json"
 CARD_NAME = "README.md"
 EXTRA_FILES: dict[str, str] = {
     CALIBRATION_NAME: "Platt scaling and isotonic regression of the sequence scores",
     SPANS_NAME: "the rule that reads error spans off word scores",
     COMBINATION_NAME: "the combined score's baseline and weight",
+    QUALITY_MODEL_NAME: "a learned segment quality score over the sequence scores",
 }
 """The optional JSON files ``sigmoid-head calibrate`` adds, with what each holds."""
 HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, *EXTRA_FILES, CARD_NAME)

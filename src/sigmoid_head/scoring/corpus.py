@@ -48,6 +48,9 @@ class Explanations:
     spans: Any = None
     command: str = ""
     """The command whose default combination applies ("score", "generate" or "rerank")."""
+    quality: Any = None
+    """The :class:`~sigmoid_head.evaluation.quality_model.QualityModel` that ``calibrate
+    --quality-model`` saved (None when absent): adds ``learned_quality``."""
 
     def mix(self) -> str | None:
         """The line naming the mix that makes ``combined`` (None without a combination)."""
@@ -73,11 +76,11 @@ class Explanations:
         Raises:
             ValueError: a malformed extra file, named.
         """
-        from ..evaluation.extras import head_extras
+        from ..evaluation.extras import head_extras, head_quality_model
 
-        cal, spans, comb = head_extras(getattr(model, "extras", None), command,
-                                       str(getattr(model, "source", None) or ""))
-        return cls(comb, cal, spans, command)
+        extras, source = getattr(model, "extras", None), str(getattr(model, "source", None) or "")
+        cal, spans, comb = head_extras(extras, command, source)
+        return cls(comb, cal, spans, command, head_quality_model(extras, source))
 
     def apply(self, rows: list[dict], keep_tokens: bool) -> None:
         """Add ``combined``/``combined_log``, ``<method>_platt``/``_isotonic`` and ``errors``
@@ -89,6 +92,8 @@ class Explanations:
             self.combination.apply(rows)
         if self.calibrator is not None:
             self.calibrator.apply(rows)
+        if self.quality is not None:
+            self.quality.apply(rows)
         if self.spans is not None:
             add_errors(rows, self.spans)
         if not keep_tokens:
