@@ -75,7 +75,7 @@ def _count_backbone(monkeypatch) -> list[int]:
 
 
 def test_cache_from_another_seed_copies_instead_of_running(train_config, train_history, tiny_causal_path,
-                                                           tiny_pairs_jsonl, tmp_path, monkeypatch):
+                                                           tiny_pairs_jsonl, tmp_path, monkeypatch, capsys):
     """A second seed (another shuffle and validation split of the same file) takes every
     example's rows from the first run's cache by its token ids: the frozen model never runs,
     and the training equals the same seed run without the donor."""
@@ -90,6 +90,8 @@ def test_cache_from_another_seed_copies_instead_of_running(train_config, train_h
                                 cache_dir=str(tmp_path / "c1-copied"), cache_from=str(tmp_path / "c0"),
                                 seed=1, **kw))
     assert calls == []
+    n = sum(1 for line in tiny_pairs_jsonl.read_text().splitlines() if line.strip())
+    assert f"--cache-from: {n} examples copied" in capsys.readouterr().out
     for part in ("train", "validation"):  # the seed-1 split differs, every example was found
         assert np.fromfile(tmp_path / "c1-copied" / part / "filled.u8", np.uint8).all()
     a, b = train_history(tmp_path / "s1"), train_history(tmp_path / "s1-copied")

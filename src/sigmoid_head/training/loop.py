@@ -181,6 +181,10 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         if run.val_batches and run.state.step == 0 and not run.state.history:
             _validate(run)  # the untrained head's loss
         _run_epochs(run)
+        copied = sum(getattr(c, "reused", 0) for c in (run.train_cache, run.val_cache))
+        if config.cache_from:
+            run.accelerator.print(f"--cache-from: {copied} examples copied from {config.cache_from} "
+                                  "(the others ran through the frozen model)")
         return _finish(run)
 
 
