@@ -25,6 +25,8 @@ from sigmoid_head.head.model import SigmoidHeadModel
 
 MAIN = Path(__file__).resolve().parent / "data" / "head_calibrated_main"
 EXTRAS = ("calibration.json", "error_spans.json", "combination.json")
+"""The extras main's calibrate wrote when the fixture was made."""
+ALL_EXTRAS = (*EXTRAS, "quality_model.json")
 
 
 def _rows(path: Path) -> list[dict]:
@@ -51,7 +53,7 @@ def calibrated_by_main(tmp_path: Path) -> Path:
 
 
 def test_head_files_names_every_file_of_a_head_folder() -> None:
-    assert set(head_files.HEAD_FILES) == {"head_config.json", "head.safetensors", *EXTRAS,
+    assert set(head_files.HEAD_FILES) == {"head_config.json", "head.safetensors", *ALL_EXTRAS,
                                           "README.md"}
     from sigmoid_head.evaluation import calibration, combination, spans
 
@@ -96,8 +98,12 @@ def test_calibrate_push_pull_score_gives_identical_outputs(hub, tmp_path: Path, 
                  "--gold", str(gold)]) == 0
     assert (head / "calibration.json").is_file() and (head / "combination.json").is_file()
     (head / "error_spans.json").write_text(json.dumps({"threshold": 0.5, "min_words": 1}))
+    from sigmoid_head.evaluation.quality_model import QualityModel
+
+    QualityModel(("softmax_mean_log", "sigmoid_mean_log"), (-2.0, -1.0), (0.5, 0.4), (1.0, 0.5),
+                 0.1, 1.0).save(head)
     local = _score(str(head), tmp_path, "local.jsonl")
-    assert local != dev and "sigmoid_platt" in local[0]
+    assert local != dev and "sigmoid_platt" in local[0] and "learned_quality" in local[0]
 
     env = _env(tmp_path, HF_ENDPOINT=hub.url, HF_TOKEN="hf_test_token")
     cli = shutil.which("sigmoid-head", path=str(Path(sys.executable).parent))
@@ -106,7 +112,7 @@ def test_calibrate_push_pull_score_gives_identical_outputs(hub, tmp_path: Path, 
     assert push.returncode == 0, push.stderr
     files = StandInHub.repos[REPO]["files"]
     assert set(files) == set(head_files.HEAD_FILES)
-    for name in EXTRAS:
+    for name in ALL_EXTRAS:
         assert files[name] == (head / name).read_bytes()
         assert f"`{name}`".encode() in files["README.md"]  # the card lists it
     pinned = StandInHub.repos[REPO]["sha"]
@@ -122,19 +128,19 @@ def test_calibrate_push_pull_score_gives_identical_outputs(hub, tmp_path: Path, 
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(cache))
     pulled = SigmoidHeadModel.from_pretrained(REPO, str(FIXTURE / "base"), device="cpu",
                                               revision=pinned)
-    assert sorted(pulled.extras) == sorted(EXTRAS)
+    assert sorted(pulled.extras) == sorted(ALL_EXTRAS)
     assert pulled.extras == SigmoidHeadModel.from_pretrained(head, pulled.backbone).extras
     (cache / f"models--{REPO.replace('/', '--')}" / "refs").mkdir(exist_ok=True)
     (cache / f"models--{REPO.replace('/', '--')}" / "refs" / "main").write_text(pinned)
     assert _score(REPO, tmp_path, "hub.jsonl") == local
 
     # pushing a head without extras removes the old ones from the repository
-    for name in EXTRAS:
+    for name in ALL_EXTRAS:
         (head / name).unlink()
     push = subprocess.run([cli, "push", str(head), REPO], env=env, capture_output=True,
                           text=True, timeout=300)
     assert push.returncode == 0, push.stderr
-    assert not set(EXTRAS) & set(StandInHub.repos[REPO]["files"])
+    assert not set(ALL_EXTRAS) & set(StandInHub.repos[REPO]["files"])
     assert torch.equal(pulled.head.weight, SigmoidHeadModel.from_pretrained(
         head, pulled.backbone).head.weight)
 
