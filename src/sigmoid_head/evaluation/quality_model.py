@@ -115,13 +115,17 @@ class QualityModel(HeadExtra):
         return x @ np.asarray(self.coef) + self.intercept
 
     def apply(self, rows: Sequence[dict]) -> None:
-        """Add ``learned_quality`` to every row that has every feature (as a finite number)."""
+        """Add ``learned_quality`` to every row that has every feature (as a finite number):
+        one matrix product for the batch, not one per row."""
+        ok = []
         for r in rows:
             try:
-                (v,) = self.predict([r])
+                if all(math.isfinite(_value(k, r[k])) for k in self.features):
+                    ok.append(r)
             except (KeyError, TypeError, ValueError):
                 continue
-            if math.isfinite(v):
+        if ok:
+            for r, v in zip(ok, self.predict(ok), strict=True):
                 r["learned_quality"] = float(v)
 
     def describe(self) -> str:
