@@ -63,8 +63,12 @@ def test_saved_and_loaded_and_applied(tmp_path: Path) -> None:
     assert again == model
     test, _ = _rows(5, seed=2)
     del test[0]["softmax_min"]
-    again.apply(test)
-    assert "learned_quality" not in test[0]
+    test[1]["softmax_mean_log"] = float("nan")
+    lacking = again.apply(test)
+    assert "learned_quality" not in test[0] and "learned_quality" not in test[1]
+    assert lacking == {"softmax_min": 1, "softmax_mean_log": 1}
+    assert again.apply(test[2:]) == {}
+    test = test[:1] + test[2:]
     assert [r["learned_quality"] for r in test[1:]] == pytest.approx(list(model.predict(test[1:])))
 
 
@@ -107,7 +111,9 @@ def test_calibrate_saves_it_and_score_applies_it(tmp_path: Path) -> None:
     src, cand = _pairs(tmp_path)
     model = ["--head", str(head), "--model", str(FIXTURE / "base"), "--device", "cpu", "--quiet"]
     real = tmp_path / "real.jsonl"
-    assert main(["score", "-s", str(src), "-t", str(cand), *model, "--to-json", str(real)]) == 0
+    # dev scored with RAUQ: the model may use its columns
+    assert main(["score", "-s", str(src), "-t", str(cand), *model, "--rauq",
+                 "--to-json", str(real)]) == 0
     base = [json.loads(x) for x in real.read_text().splitlines() if x]
     rng = np.random.default_rng(0)
     dev, quality = [], []
@@ -127,10 +133,21 @@ def test_calibrate_saves_it_and_score_applies_it(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "learned quality score saved" in res.stdout and (head / "quality_model.json").is_file()
     out = tmp_path / "scored.jsonl"
-    assert main(["score", "-s", str(src), "-t", str(cand), *model, "--to-json", str(out)]) == 0
+    assert main(["score", "-s", str(src), "-t", str(cand), *model, "--rauq",
+                 "--to-json", str(out)]) == 0
     rows = [json.loads(x) for x in out.read_text().splitlines() if x]
     saved = QualityModel.load(head)
     assert [r["learned_quality"] for r in rows] == pytest.approx(list(saved.predict(rows)))
+    # rows scored without a method the model was fitted on get no learned_quality, and one
+    # notice after the run says how many and which features they lacked (it was silent)
+    res = run("score", "-s", str(src), "-t", str(cand), *model)  # without --rauq
+    assert res.returncode == 0, res.stderr
+    lacked = [f for f in saved.features if f.startswith("rauq")]
+    assert lacked, saved.features
+    n = len(src.read_text().splitlines())
+    line = next(x for x in res.stdout.splitlines() if "got no learned_quality" in x)
+    assert line.startswith(f"notice: {n} of {n} rows got no learned_quality")
+    assert all(f"{f} ({n})" in line for f in lacked)
     # without --quality it is refused before anything is written
     res = run("calibrate", "--head", str(head), "--scores", str(tmp_path / "dev.jsonl"),
               "--gold-spans", str(tmp_path / "q.txt"), "--quality-model")

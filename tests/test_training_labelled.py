@@ -419,3 +419,39 @@ def test_span_jsonl_items_become_labelled_examples(tiny_causal_path, tmp_path):
     good = [s for s, g in zip(spelled, ex[0]["good"], strict=True) if g == 1]
     assert "".join(bad) == "cat" and "".join(good) == "thesat"
     assert 0 not in ex[1]["good"] and 1 in ex[1]["good"]
+
+
+def test_items_left_without_a_labelled_token_are_counted_in_one_warning(
+    tiny_causal_path, tmp_path, caplog
+):
+    """An item whose prompt fills max_length has no labelled token left: it is dropped,
+    and one warning gives how many of how many and their lines (it was silent)."""
+    import logging
+
+    from sigmoid_head.head.model import SigmoidHeadModel
+
+    long_source = " ".join(["word"] * 200)
+    rows = [
+        {"src": "le chat", "tgt": "the cat sat", "mqm_spans": []},
+        {"src": long_source, "tgt": "a dog", "mqm_spans": []},
+        {"src": "un chien", "tgt": "a dog", "mqm_spans": []},
+        {"src": long_source + " again", "tgt": "the dog", "mqm_spans": []},
+    ]
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    tok = SigmoidHeadModel.from_base(str(tiny_causal_path), device="cpu").tokenizer
+    with caplog.at_level(logging.WARNING), pytest.warns(UserWarning) as record:
+        ex = load_labelled_examples(path, tok, PromptFormat(False, max_length=64))
+    assert len(ex) == 2
+    msgs = [str(w.message) for w in record if "labelled items dropped" in str(w.message)]
+    assert len(msgs) == 1
+    assert "2 of 4 labelled items dropped" in msgs[0] and "(lines 2, 4)" in msgs[0]
+    assert "max_length=64" in msgs[0]
+    assert any("labelled items dropped" in r.getMessage() for r in caplog.records)
+    # nothing dropped: no warning
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows[::2]), encoding="utf-8")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(load_labelled_examples(path, tok, PromptFormat(False, max_length=64))) == 2

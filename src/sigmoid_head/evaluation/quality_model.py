@@ -19,6 +19,7 @@ head add to a learned combination?". Numpy only.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,13 @@ def _value(name: str, v: Any) -> float:
     if name == "n_tokens":
         return math.log(max(x, 1.0))
     return x
+
+
+def _finite(name: str, v: Any) -> bool:
+    try:
+        return math.isfinite(_value(name, v))
+    except (TypeError, ValueError):
+        return False
 
 
 def feature_names(rows: Sequence[Mapping]) -> list[str]:
@@ -114,19 +122,25 @@ class QualityModel(HeadExtra):
         x = (_matrix(rows, self.features) - np.asarray(self.mean)) / np.asarray(self.scale)
         return x @ np.asarray(self.coef) + self.intercept
 
-    def apply(self, rows: Sequence[dict]) -> None:
+    def apply(self, rows: Sequence[dict]) -> Counter[str]:
         """Add ``learned_quality`` to every row that has every feature (as a finite number):
-        one matrix product for the batch, not one per row."""
-        ok = []
+        one matrix product for the batch, not one per row.
+
+        Returns:
+            The features the rows left without it lacked (missing, or not a finite
+            number), each with its count of rows; empty when every row got it.
+        """
+        ok, lacking = [], Counter()
         for r in rows:
-            try:
-                if all(math.isfinite(_value(k, r[k])) for k in self.features):
-                    ok.append(r)
-            except (KeyError, TypeError, ValueError):
-                continue
+            bad = [k for k in self.features if not _finite(k, r.get(k))]
+            if bad:
+                lacking.update(bad)
+            else:
+                ok.append(r)
         if ok:
             for r, v in zip(ok, self.predict(ok), strict=True):
                 r["learned_quality"] = float(v)
+        return lacking
 
     def describe(self) -> str:
         return (f"ridge over {len(self.features)} sequence scores (alpha {self.alpha:g}; dev "

@@ -13,6 +13,7 @@ a setting is documented once, under its field.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -52,6 +53,13 @@ class Explanations:
     """The :class:`~sigmoid_head.evaluation.quality_model.QualityModel` that ``calibrate
     --quality-model`` saved (None when absent): adds ``learned_quality``."""
 
+    quality_rows: int = 0
+    """Rows this run offered the quality model (set by :meth:`apply`)."""
+    quality_lacking: Counter[str] = field(default_factory=Counter)
+    """Rows left without ``learned_quality``, per feature they lacked (by :meth:`apply`)."""
+    quality_left: int = 0
+    """Rows left without ``learned_quality`` (by :meth:`apply`)."""
+
     def mix(self) -> str | None:
         """The line naming the mix that makes ``combined`` (None without a combination)."""
         from ..evaluation.combination import mix_line
@@ -64,7 +72,14 @@ class Explanations:
         head_notices`."""
         from ..evaluation.extras import head_notices
 
-        return head_notices(self.combination, self.spans)
+        out = head_notices(self.combination, self.spans)
+        if self.quality_left:
+            lacked = ", ".join(f"{k} ({n})" for k, n in sorted(self.quality_lacking.items()))
+            out.append(f"notice: {self.quality_left} of {self.quality_rows} rows got no "
+                       f"learned_quality: they lack features the saved quality model needs "
+                       f"(rows per feature: {lacked}); score them with the same methods "
+                       "as the dev rows it was fitted on")
+        return out
 
     @classmethod
     def load(cls, model: Any, command: str) -> Explanations:
@@ -93,7 +108,9 @@ class Explanations:
         if self.calibrator is not None:
             self.calibrator.apply(rows)
         if self.quality is not None:
-            self.quality.apply(rows)
+            self.quality_lacking.update(self.quality.apply(rows))
+            self.quality_rows += len(rows)
+            self.quality_left += sum("learned_quality" not in r for r in rows)
         if self.spans is not None:
             add_errors(rows, self.spans)
         if not keep_tokens:

@@ -29,7 +29,7 @@ from ..data.records import DataError
 from ..data.self_labels import BAD, OK, words
 from ..evaluation.gold_mqm import strip_marks, tsv_rows
 from .config import LABEL_FORMATS
-from .self_generated import labelled_example
+from .self_generated import labelled_example, warn_dropped
 
 """Gold formats a labelled file may have (those with a source text to prompt with)."""
 
@@ -121,18 +121,19 @@ def load_labelled_examples(
     """A gold file's items (in the gold format ``fmt``, see :func:`labelled_records`) as
     training examples (``input_ids``, ``labels``, ``good``), rendered as ``prompt_format`` says.
 
-    Items whose tokens carry no label after truncation are dropped.
+    Items whose tokens carry no label after truncation are dropped, with one warning that
+    counts them and names their lines (:func:`.self_generated.warn_dropped`).
 
     Raises:
         ValueError: see :func:`labelled_records`; also when no item is left.
     """
-    out = []
+    out, dropped = [], []
     for line, rec in labelled_records(path, fmt):
         ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
-        if ex is not None:
-            out.append(ex)
+        (out.append(ex) if ex is not None else dropped.append(line))
     if not out:
         raise DataError(f"{path}: no labelled item with a labelled token")
+    warn_dropped(path, dropped, len(out) + len(dropped), prompt_format)
     return out
 
 

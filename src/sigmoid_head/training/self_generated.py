@@ -130,16 +130,34 @@ def load_self_examples(path: str | Path, tokenizer: Any, prompt_format: PromptFo
     Raises:
         DataError: a malformed line (named ``file:line``).
     """
-    out = []
+    out, dropped = [], []
     for line, rec in read_jsonl_lines(path, objects=True):
         where = f"{path}:{line}"
         _check(rec, where)
         ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
-        if ex is not None:
-            out.append(ex)
+        (out.append(ex) if ex is not None else dropped.append(line))
     if not out:
         raise DataError(f"{path}: no self-labelled example with a labelled token")
+    warn_dropped(path, dropped, len(out) + len(dropped), prompt_format)
     return out
+
+
+def warn_dropped(path: str | Path, lines: Sequence[int], total: int,
+                 prompt_format: PromptFormat) -> None:
+    """Warn once (``warnings.warn`` and the module logger) when labelled items were dropped
+    for having no labelled token left, mostly a prompt that fills ``max_length``: how many
+    of ``total``, and the first of their ``lines``."""
+    if not lines:
+        return
+    import logging
+    import warnings
+
+    shown = ", ".join(str(k) for k in lines[:10]) + (", ..." if len(lines) > 10 else "")
+    msg = (f"{path}: {len(lines)} of {total} labelled items dropped with no labelled token "
+           f"left within max_length={prompt_format.max_length} (lines {shown}); a longer "
+           "--max-length keeps them")
+    logging.getLogger(__name__).warning(msg)
+    warnings.warn(msg, stacklevel=3)
 
 
 def labelled_example(rec: dict, tokenizer: Any, file: str, line: int,
