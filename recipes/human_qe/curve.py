@@ -28,6 +28,7 @@ trainer resumes from its last checkpoint)::
 
     python -m recipes.human_qe.curve --work DIR [--points pe8k,pe-all] [--shroom-data D]
         [--train-only | --score-only]
+    python -m recipes.human_qe.curve --count-tokens [--points ...]   # each point's data size
 """
 
 from __future__ import annotations
@@ -214,20 +215,49 @@ def score_point(point: str, head: Path | None, shroom_data: Path | None) -> None
         print(f"{point}: scored {name}", flush=True)
 
 
+def trained_text(record: dict) -> str:
+    """What the head is trained on in a record: a pair's target, a text record's text."""
+    return record.get("target") or record.get("text") or ""
+
+
+def count_tokens(points: list[str]) -> dict[str, tuple[int, int]]:
+    """Records and tokens of trained text (no special tokens, no prompt) of each point,
+    printed and returned; points of one corpus and size are counted once."""
+    from transformers import AutoTokenizer
+
+    from sigmoid_head.embedded.default_model import default_model_path
+
+    tok = AutoTokenizer.from_pretrained(str(default_model_path()))
+    out: dict[str, tuple[int, int]] = {}
+    for point in points:
+        rows = train_rows(point)
+        ids = tok([trained_text(r) for r in rows], add_special_tokens=False)["input_ids"]
+        out[point] = (len(rows), sum(map(len, ids)))
+        print(f"{point}: {out[point][0]:,} records of {POINTS[point]['data']}, "
+              f"{out[point][1]:,} tokens of trained text", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "--work", required=True, type=Path, help="heads and training files (not committed)"
-    )
+    ap.add_argument("--work", type=Path, help="heads and training files (not committed)")
     ap.add_argument("--points", default="pe2k,pe8k,pe-all,pe-all_s1,pe-all_s2,general-en")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output with mushroom-en")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--train-only", action="store_true")
     mode.add_argument("--score-only", action="store_true", help="only points already trained")
+    mode.add_argument("--count-tokens", action="store_true",
+                      help="print each point's training records and the tokens of their "
+                           "trained text (the embedded model's tokenizer), then stop")
     args = ap.parse_args(argv)
     points = [p for p in args.points.split(",") if p]
     if unknown := set(points) - set(POINTS):
         ap.error(f"unknown points {sorted(unknown)}; points: {', '.join(POINTS)}")
+    if args.count_tokens:
+        count_tokens(points)
+        return 0
+    if args.work is None:
+        ap.error("--work is required (but with --count-tokens)")
     for point in points:
         if POINTS[point].get("committed"):
             head = None

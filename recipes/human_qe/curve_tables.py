@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .curve import CURVE, POINTS, train_rows
+from .curve import CURVE, POINTS, train_rows, trained_text
 from .evaluate_sets import evaluate_set, flat_words, items_of
 
 N_BOOT = 1000
@@ -114,7 +114,7 @@ def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
     folder = CURVE / point / "mlqe-roen-word"
     if not (folder / "settings.json").exists():
         return None
-    seen = {w for r in train_rows(point) for w in (r.get("target") or r.get("text", "")).split()}
+    seen = {w for r in train_rows(point) for w in trained_text(r).split()}
     gold = gold_rows("mlqe-roen-word", "test", shroom_data)
     head = _read(folder / "test.scores.jsonl.gz")
     rows = with_head(joined(gold, _read(RESULTS / "mlqe-roen-word" / "test.scores.jsonl.gz")), head)
@@ -203,6 +203,15 @@ def _flags(d: dict[str, Any]) -> str:
     return f" ({f['sigmoid']:.0%} / {f['softmax']:.0%})"
 
 
+UNITS = {"mlqe-en-pool": "post-edits", "general-en": "passages of text"}
+"""What one training record of each corpus is."""
+
+
+def data_cell(point: str, n: int) -> str:
+    """A point's training data in the curve table: the count and what was counted."""
+    return f"{n:,} {UNITS[POINTS[point]['data']]}"
+
+
 def seed_groups(curve: dict[str, Any]) -> dict[str, list[str]]:
     """The curve's points grouped by training data (corpus and size): seeds of one size."""
     groups: dict[str, list[str]] = {}
@@ -247,7 +256,7 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
     lines = [
         "#### Learning curve: the head against the softmax, per training size",
         "",
-        "| point | train pairs | WMT word MCC head / softmax (words flagged) | delta [95% CI], Holm p | "
+        "| point | training data | WMT word MCC head / softmax (words flagged) | delta [95% CI], Holm p | "
         "WMT AP head / softmax | WMT Pearson head / softmax | MQM Pearson head / softmax "
         "| Mu-SHROOM IoU head / softmax |",
         "|---|---|---|---|---|---|---|---|",
@@ -267,7 +276,7 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
             for d, k in ((w, "mcc"), (w, "ap"), (w, "pearson"), (q, "pearson"), (s, "iou"))
         ]
         lines.append(
-            f"| {point} | {fig['n_train']:,} | {cells[0]} | {delta} | "
+            f"| {point} | {data_cell(point, fig['n_train'])} | {cells[0]} | {delta} | "
             + " | ".join(cells[1:])
             + " |"
         )
@@ -283,7 +292,8 @@ def curve_lines(curve: dict[str, Any]) -> list[str]:
                          else f"{h[0]:.3f} (SD {h[1]:.3f}) / {m[0]:.3f}")
         deltas = [curve[p]["mlqe-roen-word"]["paired"]["delta"] for p in points]
         lines.append(
-            f"| {base}, mean of {len(points)} seeds | {curve[base]['n_train']:,} | {cells[0]} | "
+            f"| {base}, mean of {len(points)} seeds | {data_cell(base, curve[base]['n_train'])} "
+            f"| {cells[0]} | "
             f"{np.mean(deltas):+.3f} (seeds {min(deltas):+.3f} to {max(deltas):+.3f}) | "
             + " | ".join(cells[1:]) + " |"
         )
@@ -366,6 +376,7 @@ def plot(curve: dict[str, Any], out: Path = FIGURE) -> None:
     fig, axes = plt.subplots(1, len(PANELS), figsize=(3.2 * len(PANELS), 3.0))
     pool = {p: f for p, f in curve.items() if POINTS[p]["data"] == "mlqe-en-pool"}
     groups = [g for g in seed_groups(pool).values()]
+    general = curve.get("general-en")
     for ax, (name, key, title) in zip(axes, PANELS, strict=True):
         for who, style, colour in (("sigmoid", "o", "C0"), ("softmax", "s", "C1")):
             label = "head" if who == "sigmoid" else "softmax"
@@ -386,13 +397,18 @@ def plot(curve: dict[str, Any], out: Path = FIGURE) -> None:
                             fillstyle="none")
             ax.plot(sizes, means, style + ("-" if who == "sigmoid" else "--"), color=colour,
                     label=label)
+        if general and name in general and key in general[name]:  # another kind of data
+            ax.axhline(general[name][key]["sigmoid"][0], color="C2", linestyle=":",
+                       label=f"head on general English ({general['n_train']:,} passages)")
         ax.set_xscale("log")
         ax.set_xticks(sizes, [f"{n / 1000:.0f}k" for n in sizes])
         ax.minorticks_off()
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("training pairs (MLQE-PE post-edits)", fontsize=8)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(out, format="svg", metadata={"Date": None})
     plt.close(fig)
 

@@ -96,3 +96,15 @@ def test_the_unseen_word_rule_is_the_mcc_of_flagging_words_missing_from_training
     assert v["n_unseen"] == int(flag.sum()) and v["n_words"] == bad.size
     assert v["rule_mcc"] == pytest.approx(matthews_corrcoef(bad, flag))
     assert 0.5 <= v["sigmoid_auc_seen"] <= 1 and 0.5 <= v["softmax_auc_unseen"] <= 1
+
+
+def test_each_point_names_what_it_trained_on() -> None:
+    """The curve table counts post-edits for the pool and passages for general English, and
+    the vocabulary rule reads each corpus's trained text (a pair's target, a text's text)."""
+    from recipes.human_qe.curve import trained_text
+    from recipes.human_qe.curve_tables import data_cell
+
+    assert data_cell("pe8k", 8000) == "8,000 post-edits"
+    assert data_cell("general-en", 9186) == "9,186 passages of text"
+    assert trained_text({"source": "s", "target": "a b"}) == "a b"
+    assert trained_text({"id": "x", "text": "c d"}) == "c d"
