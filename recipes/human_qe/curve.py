@@ -168,14 +168,15 @@ def _head_row(row: dict) -> dict:
     return sig6(head_columns(row))
 
 
-def score_point(point: str, head: Path | None, shroom_data: Path | None) -> None:
-    """Score the point's head on every set's curve texts and keep the head's columns."""
+def score_point(point: str, head: Path | None, shroom_data: Path | None,
+                sets: tuple[str, ...] = SETS) -> None:
+    """Score the point's head on the curve texts of ``sets`` and keep the head's columns."""
     from sigmoid_head.cli.common import ModelOptions
 
     from .committed import RESULTS, read_jsonl_gz
 
     model = None
-    for name in SETS:
+    for name in sets:
         dest = CURVE / point / name
         if (dest / "settings.json").exists():
             continue
@@ -243,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, help="heads and training files (not committed)")
     ap.add_argument("--points", default="pe2k,pe8k,pe-all,pe-all_s1,pe-all_s2,general-en")
     ap.add_argument("--shroom-data", type=Path, help="build_data.py's output with mushroom-en")
+    ap.add_argument("--sets", default=",".join(SETS),
+                    help="the sets to score (two processes may score different sets of a "
+                         "trained point at once)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--train-only", action="store_true")
     mode.add_argument("--score-only", action="store_true", help="only points already trained")
@@ -253,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     points = [p for p in args.points.split(",") if p]
     if unknown := set(points) - set(POINTS):
         ap.error(f"unknown points {sorted(unknown)}; points: {', '.join(POINTS)}")
+    sets = tuple(x for x in args.sets.split(",") if x)
+    if bad := set(sets) - set(SETS):
+        ap.error(f"unknown sets {sorted(bad)}; sets: {', '.join(SETS)}")
     if args.count_tokens:
         count_tokens(points)
         return 0
@@ -273,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{point}: {e}; skipped")
                 continue
         if not args.train_only:
-            score_point(point, head, args.shroom_data)
+            score_point(point, head, args.shroom_data, sets)
     return 0
 
 
