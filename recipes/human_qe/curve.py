@@ -162,6 +162,25 @@ def gold_split(name: str, split: str, shroom_data: Path | None) -> list[dict] | 
     return read_split(HERE / "data", name, split)
 
 
+def trained_by(point: str, head: Path | None) -> dict[str, list[str]]:
+    """The options the point's head was actually trained with, from its ``<point>.DONE``
+    (the command :func:`train` ran, or the one written there by hand when a run was
+    finished another way; no paths), when they differ from ``TRAIN_ARGS``."""
+    done = None if head is None else head.parent / f"{point}.DONE"
+    if done is None or not done.exists():
+        return {}
+    options = _words(done.read_text(encoding="utf-8").split())
+    return {} if options == _words(train_command(point, Path("t/t"), Path("h/h"))) \
+        else {"trained_with": options}
+
+
+def _words(cmd: list[str]) -> list[str]:
+    """A command's words after ``train``, split at whitespace, paths left out."""
+    words = " ".join(cmd).split()
+    start = words.index("train") + 1 if "train" in words else 0
+    return [w for w in words[start:] if "/" not in w and "\\" not in w]
+
+
 def _head_row(row: dict) -> dict:
     from .committed import head_columns, sig6
 
@@ -211,6 +230,7 @@ def score_point(point: str, head: Path | None, shroom_data: Path | None,
             "n_train": len(train_rows(point)),
             "train_options": TRAIN_ARGS,
             "prompt": PROMPT,
+            **trained_by(point, head),
         }
         (dest / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
         print(f"{point}: scored {name}", flush=True)

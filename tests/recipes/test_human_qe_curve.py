@@ -108,3 +108,20 @@ def test_each_point_names_what_it_trained_on() -> None:
     assert data_cell("general-en", 9186) == "9,186 passages of text"
     assert trained_text({"source": "s", "target": "a b"}) == "a b"
     assert trained_text({"id": "x", "text": "c d"}) == "c d"
+
+
+def test_settings_record_the_options_a_head_was_really_trained_with(tmp_path) -> None:
+    """A point's settings carry ``trained_with`` (no paths) only when its DONE command
+    differs from the curve's own."""
+    from recipes.human_qe.curve import train_command, trained_by
+
+    head = tmp_path / "pe8k"
+    assert trained_by("pe8k", head) == {}
+    cmd = train_command("pe8k", tmp_path / "train.jsonl", head)
+    (tmp_path / "pe8k.DONE").write_text(" ".join(cmd) + "\n")
+    assert trained_by("pe8k", head) == {}
+    other = [("2" if w == "1" and cmd[k - 1] == "--threads" else w) for k, w in enumerate(cmd)]
+    (tmp_path / "pe8k.DONE").write_text(" ".join(other) + "\n")
+    got = trained_by("pe8k", head)["trained_with"]
+    assert got[got.index("--threads") + 1] == "2"
+    assert not any("/" in w for w in got) and "--seed" in got
