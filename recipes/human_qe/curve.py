@@ -15,7 +15,8 @@ Only the head's columns are kept (as ``tables.py --pack`` does) under
 scores them on the same texts), so ``curve_tables.py`` joins the two by ``id``. The points
 (``POINTS``): ``pe2k`` (the committed head: its committed rows, no training), ``pe8k``,
 ``pe-all`` (every pair of ``data/mlqe-en-pool``) with seeds ``pe-all_s1``/``pe-all_s2``, and
-``general-en`` (a general English corpus, ``data/general-en``; the point waits for it).
+``general-en`` (English passages of six OpenStax textbooks, ``data/general-en``, trained as
+text with no prompt).
 
 The hidden-state cache is kept on disk in float32 (``--cache-dir <work>/<point>-cache``, the
 values the in-memory cache of the committed runs held), so a rerun resumes from the last
