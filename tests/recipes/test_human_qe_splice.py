@@ -98,12 +98,13 @@ def test_a_variant_gets_the_changed_rows_and_keeps_every_other(setup, tmp_path, 
 def test_a_head_that_does_not_reproduce_the_check_rows_is_refused(setup, tmp_path):
     splice, committed, folder = setup
     before = (folder / "test.scores.jsonl.gz").read_bytes()
+    record = (folder / "rescored.json").read_bytes()  # the committed re-scoring's ids
     run = _write_run(splice, committed, folder, tmp_path, (0, 3),
                      lambda r: {"sigmoid_mean_log": r["sigmoid_mean_log"] * 1.01})
     with pytest.raises(SystemExit, match="does not reproduce"):
         splice.adopt(run, NAME, since="earlier", variant=VARIANT)
     assert (folder / "test.scores.jsonl.gz").read_bytes() == before
-    assert not (folder / "rescored.json").exists()
+    assert (folder / "rescored.json").read_bytes() == record
     # and without any unchanged row there is nothing to check against
     run = _write_run(splice, committed, folder, tmp_path, (3, 7), lambda r: {})
     with pytest.raises(SystemExit, match="no unchanged row"):
