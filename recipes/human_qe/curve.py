@@ -244,7 +244,7 @@ def trained_text(record: dict) -> str:
 
 def count_tokens(points: list[str]) -> dict[str, tuple[int, int]]:
     """Records and tokens of trained text (no special tokens, no prompt) of each point,
-    printed and returned; points of one corpus and size are counted once."""
+    printed and returned."""
     from transformers import AutoTokenizer
 
     from sigmoid_head.embedded.default_model import default_model_path

@@ -122,16 +122,16 @@ def adopt(run_dir: Path, name: str, since: str | None = None, variant: str | Non
                 raise SystemExit(f"{i}: not a row of {name} {split}")
             if r.get("candidate", gold[i]["candidate"]) != gold[i]["candidate"]:
                 raise SystemExit(f"{i}: the run's candidate differs from the gold's")
+        targets[split] = read_jsonl_gz(_target(name, variant, split))
         if since:
             moved = {r["id"] for r in changed(name, split, since)}
-            old = {r["id"]: r for r in read_jsonl_gz(_target(name, variant, split))}
+            old = {r["id"]: r for r in targets[split]}
             for i in set(new) - moved:
                 if i not in old:
                     raise SystemExit(f"{i}: a check row that the committed rows lack")
                 gaps = [max(g, x) for g, x in zip(gaps, column_gap(new[i], old[i]), strict=True)]
             n_check += len(new) - len(moved & set(new))
             new = {i: r for i, r in new.items() if i in moved}
-        targets[split] = read_jsonl_gz(_target(name, variant, split))
         if missing := set(new) - {r["id"] for r in targets[split]}:
             raise SystemExit(f"{sorted(missing)[0]} (and {len(missing) - 1} more): rows of the "
                              f"run that the committed {split} rows lack; nothing spliced")

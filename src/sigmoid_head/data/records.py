@@ -55,6 +55,12 @@ def record_where(rec: Any, k: int) -> str:
 
 
 
+def first_lines(lines: list[Any], limit: int = 10) -> str:
+    """The first ``limit`` line numbers (or names) of a list, comma-separated, with ", ..."
+    when there are more: for messages that name what was dropped or skipped."""
+    return ", ".join(str(k) for k in lines[:limit]) + (", ..." if len(lines) > limit else "")
+
+
 def _open_binary(path: Path) -> Any:
     """``path`` opened for reading bytes (gunzipped on the fly for ``.gz``)."""
     if not path.exists():

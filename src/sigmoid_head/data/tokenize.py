@@ -32,6 +32,7 @@ from .records import (
     DataError,
     _check_record,
     detect_task,
+    first_lines,
     read_records_with_lines,
 )
 
@@ -305,9 +306,7 @@ def load_examples(
             f"max_length={form.max_length}; {stats.dropped} dropped with no trained token left"
         )
         if stats.dropped:
-            shown = ", ".join(w.rsplit(":", 1)[-1] for w in stats.dropped_where[:10])
-            more = ", ..." if stats.dropped > 10 else ""
-            msg += f" (lines {shown}{more})"
+            msg += f" (lines {first_lines([w.rsplit(':', 1)[-1] for w in stats.dropped_where])})"
         logger.warning(msg)
         warnings.warn(msg, stacklevel=2)
     return examples

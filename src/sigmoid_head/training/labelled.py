@@ -130,7 +130,10 @@ def load_labelled_examples(
     out, dropped = [], []
     for line, rec in labelled_records(path, fmt):
         ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
-        (out.append(ex) if ex is not None else dropped.append(line))
+        if ex is None:
+            dropped.append(line)
+        else:
+            out.append(ex)
     if not out:
         raise DataError(f"{path}: no labelled item with a labelled token")
     warn_dropped(path, dropped, len(out) + len(dropped), prompt_format)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..data.batching import IGNORE_INDEX
 from ..data.prompt_format import PromptFormat
-from ..data.records import DataError, read_jsonl_lines, record_where
+from ..data.records import DataError, first_lines, read_jsonl_lines, record_where
 from ..data.self_labels import BAD, IGNORE_LABEL, OK, token_labels, word_labels, words
 
 
@@ -135,7 +135,10 @@ def load_self_examples(path: str | Path, tokenizer: Any, prompt_format: PromptFo
         where = f"{path}:{line}"
         _check(rec, where)
         ex = labelled_example(rec, tokenizer, str(path), line, prompt_format)
-        (out.append(ex) if ex is not None else dropped.append(line))
+        if ex is None:
+            dropped.append(line)
+        else:
+            out.append(ex)
     if not out:
         raise DataError(f"{path}: no self-labelled example with a labelled token")
     warn_dropped(path, dropped, len(out) + len(dropped), prompt_format)
@@ -152,9 +155,8 @@ def warn_dropped(path: str | Path, lines: Sequence[int], total: int,
     import logging
     import warnings
 
-    shown = ", ".join(str(k) for k in lines[:10]) + (", ..." if len(lines) > 10 else "")
     msg = (f"{path}: {len(lines)} of {total} labelled items dropped with no labelled token "
-           f"left within max_length={prompt_format.max_length} (lines {shown}); a longer "
+           f"left within max_length={prompt_format.max_length} (lines {first_lines(lines)}); a longer "
            "--max-length keeps them")
     logging.getLogger(__name__).warning(msg)
     warnings.warn(msg, stacklevel=3)
