@@ -1,4 +1,4 @@
-"""Head update cost: AdamW (default, fused) versus lazy SparseAdam, side by side in one run.
+"""Head update cost: AdamW (default, fused), lazy SparseAdam and row-sparse AdamW, side by side.
 
 One training step of the head alone (gathered BCE over 1 + k rows, backward, optimizer
 step) at SmolLM2-135M's size, from random hidden states, so only the head's cost shows.
@@ -14,14 +14,17 @@ import time
 import torch
 
 from sigmoid_head.head.layer import SigmoidHead, sigmoid_bce
+from sigmoid_head.training.optim import RowSparseAdamW
 
 
 def run(optimizer: str, args: argparse.Namespace) -> float:
     gen = torch.Generator().manual_seed(0)
     head = SigmoidHead.from_lm_head(torch.randn(args.vocab, args.hidden, generator=gen) * 0.02)
-    head.sparse = optimizer == "sparse_adam"
-    if head.sparse:
+    head.sparse = optimizer in ("sparse_adam", "sparse_adamw")
+    if optimizer == "sparse_adam":
         opt = torch.optim.SparseAdam(head.parameters(), lr=1e-3)
+    elif optimizer == "sparse_adamw":
+        opt = RowSparseAdamW(head.parameters(), lr=1e-3, weight_decay=0.0)
     else:
         opt = torch.optim.AdamW(head.parameters(), lr=1e-3, weight_decay=0.0,
                                 fused=optimizer == "adamw_fused" or None)
@@ -52,7 +55,7 @@ def main() -> None:
         args.steps = 4
     if args.threads:
         torch.set_num_threads(args.threads)
-    names = ("adamw", "adamw_fused", "sparse_adam")
+    names = ("adamw", "adamw_fused", "sparse_adam", "sparse_adamw")
     times = {n: [] for n in names}
     for _ in range(3):  # alternate the variants, keep the median of the medians
         for n in names:

@@ -31,10 +31,11 @@ def test_training_reduces_validation_loss_and_touches_only_the_head(train_config
     assert changed.float().mean() > 0.0
 
 
+@pytest.mark.parametrize("optimizer", ["sparse_adam", "sparse_adamw"])
 def test_rows_with_gradient_change_and_others_do_not(train_config, tiny_causal_path,
-                                                     tiny_pairs_jsonl, tmp_path):
-    # With lazy sparse Adam exactly the rows that received gradient move.
-    model = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer="sparse_adam",
+                                                     tiny_pairs_jsonl, tmp_path, optimizer):
+    # With lazy sparse Adam (and row-sparse AdamW) exactly the rows that received gradient move.
+    model = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path, optimizer=optimizer,
                                negatives="token_freq", avoid_dominant=False, max_steps=3,
                                validation_fraction=0.0, eval_every=None,
                                untrained_prior=0.0))  # the prior would set untrained rows
@@ -55,12 +56,14 @@ def test_best_head_is_selected_and_files_written(train_config, tiny_causal_path,
     assert (tmp_path / "checkpoint" / "trainer_state.json").is_file()
 
 
+@pytest.mark.parametrize("optimizer", ["adamw", "sparse_adamw"])
 def test_interrupted_then_resumed_equals_uninterrupted(train_config, train_history,
                                                        tiny_causal_path, tiny_pairs_jsonl, tmp_path,
-                                                       monkeypatch):
+                                                       monkeypatch, optimizer):
     train_module = importlib.import_module("sigmoid_head.training.step")  # where micro_loss finds it
 
-    kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1)
+    kw = dict(negatives="token_freq+softmax", max_steps=16, eval_every=4, validation_fraction=0.1,
+              optimizer=optimizer)
     full = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "a", **kw))
     # kill the second run part-way through step 11 (its last checkpoint is from step 8)
     real, calls = train_module.batch_loss, {"n": 0}

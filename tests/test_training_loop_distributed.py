@@ -40,7 +40,8 @@ LAUNCHERS = {  # run through this interpreter, so no PATH lookup is needed
 }
 
 
-@pytest.mark.parametrize(("launcher", "optimizer"), [("accelerate", "adamw"), ("torchrun", "adamw")])
+@pytest.mark.parametrize(("launcher", "optimizer"), [("accelerate", "adamw"), ("torchrun", "adamw"),
+                                                   ("torchrun", "sparse_adamw")])
 def test_two_processes_train_the_same_head_as_one(launcher, optimizer, tiny_causal_path,
                                                   tiny_pairs_jsonl, tmp_path):
     script = tmp_path / "run.py"

@@ -212,7 +212,10 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     if model is None:
         model = SigmoidHeadModel.from_base(config.model, bias=config.bias, dtype=config.dtype,
                                            device=str(accelerator.device), rank=config.head_rank)
-    model.head.sparse = config.optimizer == "sparse_adam"
+    # sparse row gradients in one process; DDP all-reduces dense ones (sparse_adamw then
+    # finds the rows in the all-reduced gradient, the same on every process)
+    model.head.sparse = (config.optimizer == "sparse_adam"
+                         or config.optimizer == "sparse_adamw" and accelerator.num_processes == 1)
     config = _cap_max_length(config, model)
     train_ex, val_ex = load_data(config, model, parsed)
     if isinstance(train_ex, datasets_io.ArrowExamples):
