@@ -18,6 +18,7 @@ tags.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 RUNS_DIR = "user-eten"
@@ -79,27 +80,71 @@ def labelled_lines(results: Path) -> list[str]:
     return lines
 
 
+ETEN = {"kind": "wmt", "n_dev": 1000, "n_test": 1000, "n_words": 19576, "n_bad_words": 5084}
+"""What identifies a whole run on the et-en set (the committed runs' figures): its kind, its
+dev and test sizes, and its test words and BAD words."""
+MIN_BOOT = 1000
+"""The fewest resamples a kept run may have (the committed runs': 1000)."""
+
+
+def _identity(res: dict) -> dict:
+    word = res.get("word") if isinstance(res.get("word"), dict) else {}
+    counts = word.get("counts") if isinstance(word.get("counts"), dict) else {}
+    return {"kind": res.get("kind"), "n_dev": res.get("n_dev"), "n_test": res.get("n_test"),
+            "n_words": counts.get("n_words"), "n_bad_words": counts.get("n_bad_words")}
+
+
+def check_run(res: object, where: Path) -> dict:
+    """The settings of a run ``keep`` may keep: a whole run of the et-en set (:data:`ETEN`),
+    with a head and at least :data:`MIN_BOOT` resamples.
+
+    Raises:
+        ValueError: a quick or partial run, a run of another set, or one without a head;
+            one line naming ``where`` (its results.json).
+    """
+    settings = res.get("settings") if isinstance(res, dict) else None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{where}: no run settings (not a results.json of run.py)")
+    if settings.get("limit") is not None:
+        raise ValueError(f"{where}: a run of the first {settings['limit']} texts of each split "
+                         "(--limit/--quick), not the whole et-en set")
+    n_boot = settings.get("n_boot")
+    if not isinstance(n_boot, int) or isinstance(n_boot, bool) or n_boot < MIN_BOOT:
+        raise ValueError(f"{where}: {n_boot!r} resamples (n_boot), fewer than the kept runs' {MIN_BOOT}")
+    got = _identity(res)
+    if diff := [f"{k} {got[k]!r}, not {v!r}" for k, v in ETEN.items() if got[k] != v]:
+        raise ValueError(f"{where}: not a run of the et-en set ({'; '.join(diff)})")
+    path = settings.get("head")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{where}: a run without a head")
+    return settings
+
+
 def keep(run_dir: Path, head: str, results: Path) -> Path:
     """Copy one head's ``run.py`` output (``results.json``, ``report.md``) into
     ``results/user-eten/<head>/``, the head's path cut to its folder name (no path of the
-    machine that ran it enters the repository)."""
+    machine that ran it enters the repository). Only a whole et-en run with a head is kept
+    (:func:`check_run`); the folder is written whole, then swapped in."""
     import json
 
+    from sigmoid_head.safe.files import write_durable
     from sigmoid_head.safe.json_io import read_json
+    from sigmoid_head.safe.outputs import staged_folder
 
     if head not in HEADS:
         raise ValueError(f"--head {head!r}: one of {', '.join(HEADS)}")
+    for name in ("results.json", "report.md"):
+        if not (run_dir / name).is_file():
+            raise ValueError(f"{run_dir / name} is missing: not a finished run.py output folder")
     res = read_json(run_dir / "results.json")
-    path = res.get("settings", {}).get("head")
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"{run_dir / 'results.json'}: a run without a head")
+    path = check_run(res, run_dir / "results.json")["head"]
     short = f"heads/{Path(path).name}"
     res["settings"]["head"] = short
     report = (run_dir / "report.md").read_text(encoding="utf-8").replace(f"head={path}", f"head={short}")
     dest = results / RUNS_DIR / head
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    (dest / "report.md").write_text(report, encoding="utf-8")
+    with staged_folder(dest) as out:  # the kept run's folder replaced only once both are written
+        write_durable(out / "results.json", json.dumps(res, indent=1) + "\n")
+        write_durable(out / "report.md", report)
     return dest
 
 
@@ -112,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, required=True, help="a run.py output folder")
     ap.add_argument("--head", required=True, choices=sorted(HEADS))
     args = ap.parse_args(argv)
-    print(f"kept {keep(args.keep, args.head, RESULTS)}")
+    try:
+        print(f"kept {keep(args.keep, args.head, RESULTS)}")
+    except (ValueError, OSError) as err:
+        print(f"labelled_tables.py: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
     return 0
 
 

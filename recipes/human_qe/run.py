@@ -25,12 +25,20 @@ reads)::
 ``--quick``: the first 6 texts of each split, 20 resamples (a smoke test; the suite runs it
 on a tiny random model). ``--limit N``: the first N texts of each split. Without
 ``--model`` and ``--head`` the embedded SmolLM2-135M-Instruct scores (baselines only).
+
+Before the model is loaded (:mod:`run_checks`): ``--out`` must be a new folder or an earlier
+run of the same set, gold, model and head (which the new run replaces whole, once every
+file is written); a folder of committed data (``recipes/human_qe/{data,results}/``, or one
+holding files git tracks) or another run's is refused. Dev texts that are test texts (the
+same file twice, a copy) are refused when they make at least half of either split, with
+the counts; fewer are a warning with the counts.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import math
 import sys
@@ -40,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluate_sets import KIND, evaluate_set
+from .run_checks import RUN_FILES, check_leak, check_out, check_same_run, gold_digest  # noqa: F401
 
 HERE = Path(__file__).resolve().parent
 
@@ -64,22 +73,6 @@ def read_split(data: Path, name: str, split: str) -> list[dict]:
             f"--clones DIR --sets {name}"
         )
     return read_human_split(path, KIND[name])
-
-
-RUN_FILES = ("dev.scores.jsonl.gz", "test.scores.jsonl.gz", "results.json", "report.md")
-"""What a run writes into ``--out`` (a folder holding anything else is refused)."""
-
-
-def check_out(out: Path) -> None:
-    """Refuse an ``--out`` that is a file, a link, or a folder holding more than a run's
-    files (a committed results folder with its ``heads/``: ``tables.py --adopt`` makes a
-    run the committed one)."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise ValueError(f"--out {out}: not a folder (a file or a link); give a folder")
-    other = sorted(p.name for p in out.iterdir() if p.name not in RUN_FILES) if out.is_dir() else []
-    if other:
-        raise ValueError(f"--out {out} holds {', '.join(other[:3])}, not written by run.py: "
-                         "give a new folder (tables.py --adopt makes a run the committed one)")
 
 
 def _positive(text: str) -> int:
@@ -113,11 +106,23 @@ def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool
     return list(score_corpus(model, inputs, cfg).rows)
 
 
-def write_jsonl_gz(path: Path, rows: Iterable[dict]) -> None:
-    """One JSON object per line, gzipped with no timestamp (the same rows give the same bytes)."""
-    with gzip.GzipFile(path, "wb", mtime=0) as f:
+def jsonl_gz_bytes(path: Path, rows: Iterable[dict]) -> bytes:
+    """The bytes of ``path`` holding one JSON object per line, gzipped with no timestamp
+    (the same rows give the same bytes; the header names ``path`` as a file written in
+    place would)."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename=str(path), mode="wb", fileobj=buf, mtime=0) as f:
         for row in rows:
             f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
+    return buf.getvalue()
+
+
+def write_jsonl_gz(path: Path, rows: Iterable[dict]) -> None:
+    """:func:`jsonl_gz_bytes` written whole or not at all (a temporary file, flushed to disk,
+    renamed over ``path``: a killed run leaves the old file, never a cut one)."""
+    from sigmoid_head.safe.files import write_atomic
+
+    write_atomic(path, jsonl_gz_bytes(path, rows))
 
 
 def write_rows(path: Path, gold: list[dict], scored: list[dict]) -> None:
@@ -294,19 +299,43 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _split_names(args: argparse.Namespace) -> tuple[str, str]:
+    """How the dev and the test texts are named in an error: their files or options."""
+    if getattr(args, "user", None):
+        dev = f"--dev-gold {args.dev_gold}" if args.dev_gold else f"--dev-share of {args.test_gold}"
+        return dev, f"--test-gold {args.test_gold}"
+    return tuple(str(args.data / args.set / f"{split}.jsonl.gz") for split in ("dev", "test"))
+
+
+def checked_gold(args: argparse.Namespace, limit: int | None,
+                 model: str) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """(the dev and test records to score, each split's :func:`gold_digest`), once ``--out``
+    (:func:`check_out`, :func:`check_same_run`) and the splits' overlap (:func:`check_leak`)
+    are checked: every refusal comes before the model is loaded."""
+    check_out(args.out)
+    user = getattr(args, "user", None)
+    whole = {split: user[1 if split == "dev" else 2] if user else read_split(args.data, args.set, split)
+             for split in ("dev", "test")}
+    digests = {split: gold_digest(rows) for split, rows in whole.items()}
+    check_same_run(args.out, args.set, {"model": model, "head": args.head}, digests)
+    gold = {split: rows[:limit] for split, rows in whole.items()}
+    if min(len(g) for g in gold.values()) < 2:
+        raise ValueError(f"--limit {limit}: a split needs at least 2 texts")
+    check_leak(gold["dev"], gold["test"], *_split_names(args))
+    return gold, digests
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every input, score both splits, evaluate, and write the run's folder whole."""
     from sigmoid_head.cli.common import ModelOptions
+    from sigmoid_head.safe.files import fsync_dir, write_durable
     from sigmoid_head.safe.outputs import staged_folder
 
     limit = 6 if args.quick else args.limit
     n_boot = 20 if args.quick else args.n_boot
-    check_out(args.out)
     user = getattr(args, "user", None)  # your own gold files (user_files.py)
-    gold = {split: (user[1 if split == "dev" else 2] if user else read_split(args.data, args.set, split))[:limit]
-            for split in ("dev", "test")}
-    if min(len(g) for g in gold.values()) < 2:
-        raise ValueError(f"--limit {limit}: a split needs at least 2 texts")
+    model_setting = args.model or "(head's base / embedded SmolLM2)"
+    gold, digests = checked_gold(args, limit, model_setting)
     t0 = time.time()
     model = ModelOptions(args.head, args.model, device=args.device).load()
     splits = {split: (rows, score(model, rows, args, has_head=bool(args.head)))
@@ -315,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
     res = evaluate_set(args.set, *splits["dev"], *splits["test"], n_boot=n_boot,
                        kind=user[0] if user else None)
     settings = {
-        "model": args.model or "(head's base / embedded SmolLM2)",
+        "model": model_setting,
         "head": args.head,
         "limit": limit,
         "n_boot": n_boot,
@@ -323,13 +352,15 @@ def run(args: argparse.Namespace) -> int:
         "scoring_s": round(t_score, 1),
     }
     res["settings"] = settings
+    res["gold_sha256"] = digests  # what --out's next run is checked against (check_same_run)
     if "shroom" in res:
         res["shroom"].pop("per_item", None)
     with staged_folder(args.out) as out:  # replaces --out only once every file is written
         for split, (rows, scored) in splits.items():
             write_rows(out / f"{split}.scores.jsonl.gz", rows, scored)
-        (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
-        (out / "report.md").write_text(report(res, settings))
+        write_durable(out / "results.json", json.dumps(jsonable(res), indent=1))
+        write_durable(out / "report.md", report(res, settings))
+    fsync_dir(args.out.parent)
     print(f"{args.set}: wrote {args.out}/report.md ({time.time() - t0:.0f} s)")
     return 0
 

@@ -188,7 +188,9 @@ def test_keep_cuts_the_heads_path_to_its_folder_name(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     head = str(tmp_path / "x" / "roen-lab")
-    (run / "results.json").write_text(json.dumps({"settings": {"head": head, "limit": None}}))
+    res = json.loads((_committed().RESULTS / lt.RUNS_DIR / "prior001" / "results.json").read_text())
+    res["settings"] = {"head": head, "limit": None, "n_boot": 1000}  # a whole et-en run
+    (run / "results.json").write_text(json.dumps(res))
     (run / "report.md").write_text(f"Settings: model=m, head={head}, limit=None\n")
     dest = lt.keep(run, "labelled_roen", tmp_path / "results")
     assert json.loads((dest / "results.json").read_text())["settings"]["head"] == "heads/roen-lab"
