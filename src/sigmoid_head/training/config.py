@@ -41,6 +41,9 @@ def _check(checks: list[tuple[bool, str]]) -> None:
             raise ValueError(message)
 
 
+LOSS_WEIGHT_MAX = 1e4
+"""The largest loss weight (bad_weight, reference_weight, self_weight, rank_loss_weight):
+weights only set ratios, and one near float32's limit overflows the loss (issue 59)."""
 LABEL_FORMATS = ("wmt-tags", "esa", "mqm", "google-mqm")
 """The gold formats labelled training reads (training/labelled.py)."""
 
@@ -162,6 +165,11 @@ class OptimConfig:
                 (self.self_weight > 0, "self_weight must be > 0"),
                 (self.bad_weight > 0, "bad_weight must be > 0"),
                 (self.reference_weight > 0, "reference_weight must be > 0")])
+        _check([(getattr(self, name) <= LOSS_WEIGHT_MAX,
+                 f"{name} must be at most {LOSS_WEIGHT_MAX:g}, got {getattr(self, name):g}: "
+                 "a loss weight sets a ratio between kinds of positions (lower the others "
+                 "instead); a larger one overflows the loss")
+                for name in ("rank_loss_weight", "self_weight", "bad_weight", "reference_weight")])
 
 
 @dataclass

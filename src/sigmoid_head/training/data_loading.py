@@ -1,7 +1,9 @@
 """Training data of a run: the train and validation examples, in memory or through
 ``datasets`` (Arrow on disk), and the held-out split when no validation file is given.
 Human-labelled examples (``labelled_file``, :mod:`.labelled`) join the reference examples
-in both, each part with its own held-out split."""
+in both, each part with its own held-out split. Validation files that share examples with
+the training data, and labelled examples that are also reference examples, are refused or
+counted (:mod:`.leakage`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from ..data import datasets_io
 from ..data.tokenize import load_examples
 from ..head.model import SigmoidHeadModel
 from .config import TrainConfig, split_validation
+from .leakage import check_mixed, check_overlap
 
 
 def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None = None
@@ -34,12 +37,20 @@ def load_data(config: TrainConfig, model: SigmoidHeadModel, parsed: dict | None 
         if not train:
             raise ValueError(f"{config.train_file} yielded no trainable examples")
         val = val[: config.max_validation_examples]
+    labelled_train: list[dict] = []
+    labelled_val: list[dict] = []
     if config.labelled_file:  # human labels: mixed into the same batches (step.position_labels)
         from .labelled import load_labelled
 
         labelled_train, labelled_val = load_labelled(config, model)
-        train, val = train + labelled_train, val + labelled_val
-    return train, val
+        if config.train_file:  # the same items as references and with labels: counted
+            check_mixed(config.train_file, train, config.labelled_file, labelled_train)
+    check_overlap({"train_file": train, "labelled_file": labelled_train},
+                  {name: (path, part) for name, path, part in (
+                      ("validation_file", config.validation_file, val),
+                      ("labelled_validation_file", config.labelled_validation_file, labelled_val))
+                   if path})
+    return train + labelled_train, val + labelled_val
 
 
 def _load_arrow(config: TrainConfig, model: SigmoidHeadModel):

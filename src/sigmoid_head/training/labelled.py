@@ -51,6 +51,27 @@ def _source_beside(path: Path) -> Path:
     return gz if not plain.exists() and gz.exists() else plain
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a labelled file ("does not exist", "is a directory",
+    "is a FIFO, not a regular file", ...), or None for a regular file (a link followed)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    kind = next((name for test, name in kinds if test(mode)), "a special file")
+    return f"is {kind}, not a regular file"
+
+
 def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int, dict]]:
     """``(line, {source, target, word_labels})`` of every item of a gold file, ``line``
     the item's line in the file (its first row for Google's TSV, where a segment spans
@@ -63,8 +84,9 @@ def labelled_records(path: str | Path, fmt: str | None = None) -> list[tuple[int
     from ..evaluation.gold_formats import detect_format, read_gold_items
 
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"labelled_file {path} does not exist")
+    what = not_a_file(path)
+    if what:
+        raise ValueError(f"labelled file {path} {what}")
     fmt = fmt or detect_format(path)
     if fmt not in LABEL_FORMATS:
         raise ValueError(

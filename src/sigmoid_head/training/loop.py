@@ -158,7 +158,9 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
     """
     from ..data.records import read_records_with_lines
     from ..safe.files import DirectoryLock
+    from .leakage import refuse_same_files
 
+    refuse_same_files(config)  # a validation file that is a training file, one file twice
     # read (and so check) the data before the model is loaded; the datasets engines read
     # theirs as a stream into Arrow files instead (never every record in memory)
     parsed = {path: read_records_with_lines(path)
