@@ -91,15 +91,26 @@ def _print_combination(comb: object, info: dict, head: str) -> None:
               f"baseline alone {r['baseline_alone']:.4f})")
 
 
-def _print_quality_model(model: object, info: dict, head: str) -> None:
-    """Save the learned quality score when it clears its bar; say so either way."""
+def _print_quality_model(model: object, info: dict, head: str, head_sha256: str | None) -> None:
+    """Save the learned quality score, tied to the head's weights, when it clears its bar;
+    else remove the one saved before (it would stay active); say so either way."""
+    from dataclasses import replace
+
+    from ..head.files import QUALITY_MODEL_NAME, remove_extra
+
     line = (f"out-of-fold dev Pearson {info['cv_pearson']:.4f} against the best single score, "
             f"{info['best_single']}, {info['best_single_pearson']:.4f} ({info['n']} items, "
             f"{info['features']} features, alpha {info['alpha']:g})")
     if info["beats"]:
+        model = replace(model, head_sha256=head_sha256)  # type: ignore[type-var]
         print(f"learned quality score saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
-    else:
-        print(f"learned quality score not saved: {line}; rows get no learned_quality")
+        return
+    old = Path(head) / QUALITY_MODEL_NAME
+    removed = old.is_file()
+    remove_extra(head, QUALITY_MODEL_NAME)  # one unlink: the old model is active or gone
+    print(f"learned quality score not saved: {line}; "
+          + (f"the earlier {old} is removed, " if removed else "")
+          + "rows get no learned_quality")
 
 
 def _read_scores(path: str) -> list[dict]:
@@ -136,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                         "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
                         "test_gold")})
     rows = _read_scores(args.scores)
-    cal = comb = cfg = test_report = qmodel = None
+    cal = comb = cfg = test_report = qmodel = head_sha = None
     if args.gold:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field), methods)
@@ -147,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
         comb, info = _fit_combination(args, rows)
     if args.quality_model:
         from ..evaluation.quality_model import fit_quality_model
+        from ..head.files import head_weights_sha256
 
+        head_sha = head_weights_sha256(args.head)  # the head it is tied to
         try:
             qmodel, qinfo = fit_quality_model(rows, read_gold(args.quality, args.gold_field))
         except ValueError as e:
@@ -175,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if comb is not None:
         _print_combination(comb, info, args.head)
     if qmodel is not None:
-        _print_quality_model(qmodel, qinfo, args.head)
+        _print_quality_model(qmodel, qinfo, args.head, head_sha)
     if cfg is not None:
         print(f"error spans saved to {cfg.save(args.head)}: {cfg.method} word score "
               f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "

@@ -50,15 +50,26 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
 
 
 def head_quality_model(extras: Mapping[str, Mapping[str, Any]] | None,
-                       source: str = "") -> QualityModel | None:
+                       source: str = "", head_sha256: str | None = None) -> QualityModel | None:
     """The head's learned segment quality score (``quality_model.json``), or None.
 
+    Args:
+        extras: the head's extras (file name -> JSON object).
+        source: where the head was loaded from (names the file in errors).
+        head_sha256: the loaded head's ``weights_sha256``: the model must have been fitted
+            for it (:meth:`~sigmoid_head.evaluation.quality_model.QualityModel.check_head`).
+
     Raises:
-        ValueError: a malformed file, named as ``source/quality_model.json``.
+        ValueError: a malformed file, or one fitted for another head, named as
+            ``source/quality_model.json``.
     """
     data = (extras or {}).get(QUALITY_MODEL_NAME)
     where = f"{source}/{QUALITY_MODEL_NAME}" if source else QUALITY_MODEL_NAME
-    return None if data is None else QualityModel.from_dict(data, where)
+    if data is None:
+        return None
+    model = QualityModel.from_dict(data, where)
+    model.check_head(head_sha256, where)
+    return model
 
 
 def head_notices(combination: Combination | None, spans: SpanConfig | None) -> list[str]:

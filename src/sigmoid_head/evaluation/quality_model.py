@@ -10,7 +10,13 @@ cross-validation over dev (folds never split a ``source`` when the rows have one
 model then fitted on all of dev. It is saved (``quality_model.json``) only when its
 out-of-fold Pearson beats the best single feature's in-sample Pearson on the same rows (a
 bar in the single feature's favour); ``score`` and ``generate`` then add
-``learned_quality`` to every row that has every feature.
+``learned_quality`` to every row that has every feature. A refit that does not clear the
+bar removes the earlier file, so no older model stays active.
+
+A saved model is tied to its head: it records the SHA-256 of the head's weights
+(``head_sha256``) and is refused on any other head (:meth:`QualityModel.check_head`). Its
+file is read with a strict schema (:func:`parse_fields`: real JSON numbers, known feature
+names) and a size bound (:data:`sigmoid_head.head.files.EXTRA_MAX_BYTES`).
 
 Where it helps, and where the head's features add to it: docs/human_labels.md, "Does the
 head add to a learned combination?". Numpy only.
@@ -107,6 +113,10 @@ class QualityModel(HeadExtra):
     alpha: float
     dev: dict[str, Any] = field(default_factory=dict)
     """Dev figures: n, out-of-fold Pearson, the best single feature and its Pearson."""
+    head_sha256: str | None = None
+    """The head it was fitted for: the SHA-256 of its weights (``head_config.json``'s
+    ``weights_sha256``), which :meth:`check_head` compares; None in files written before
+    it was recorded (applied unchecked, with a notice)."""
 
     def __post_init__(self) -> None:
         n = len(self.features)
@@ -146,16 +156,132 @@ class QualityModel(HeadExtra):
         return (f"ridge over {len(self.features)} sequence scores (alpha {self.alpha:g}; dev "
                 f"out-of-fold Pearson {self.dev.get('cv_pearson', float('nan')):.4f})")
 
+    def check_head(self, head_sha256: str | None, source: str | Path | None = None) -> None:
+        """Refuse to serve another head than the one it was fitted for.
+
+        Args:
+            head_sha256: the loaded head's ``weights_sha256`` (None: a head written before
+                weights were hashed).
+            source: the file, named in the error.
+
+        Raises:
+            ValueError: the model records a head and it is not this one (one line).
+        """
+        if self.head_sha256 is None or self.head_sha256 == head_sha256:
+            return
+        theirs = (head_sha256 or "none recorded")[:16]
+        raise ValueError(
+            f"{source or self.FILE}: fitted for another head (weights sha256 "
+            f"{self.head_sha256[:16]}, this head's {theirs}); its learned_quality would be "
+            "wrong: refit it with calibrate --quality-model on this head's dev scores, or "
+            "remove the file")
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> QualityModel:
+        """The model of a ``quality_model.json`` object, read with a strict schema
+        (:func:`parse_fields`).
+
+        Raises:
+            ValueError: ``source: not a saved quality model (why)``, one line.
+        """
         source = source or cls.FILE
         try:
-            return cls(tuple(str(f) for f in data["features"]),
-                       tuple(float(v) for v in data["mean"]), tuple(float(v) for v in data["scale"]),
-                       tuple(float(v) for v in data["coef"]), float(data["intercept"]),
-                       float(data["alpha"]), dict(data.get("dev") or {}))
-        except (ValueError, KeyError, TypeError) as e:
+            return cls(**parse_fields(data))
+        except (ValueError, KeyError, TypeError, OverflowError) as e:
             raise ValueError(f"{source}: not a saved quality model ({e})") from None
+
+
+MAX_FEATURES = 4096
+"""The most features a saved model may name (a few per scoring method)."""
+FIELDS = ("features", "mean", "scale", "coef", "intercept", "alpha", "dev", "head_sha256")
+"""The keys of a saved model's JSON object (the first six required)."""
+
+
+def is_feature(name: str) -> bool:
+    """Whether ``name`` is a column the model may use (:data:`SUFFIXES`, :data:`EXTRA`,
+    not a column made from others)."""
+    return (name.endswith(SUFFIXES) or name in EXTRA) and not name.startswith(NOT_FEATURES)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _number(value: Any, what: str) -> float:
+    """A JSON number (not a string, not a boolean), finite."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be a number, got {_shown(value)}")
+    x = float(value)  # an integer past float's range raises OverflowError: refused
+    if not math.isfinite(x):
+        raise ValueError(f"{what} must be finite, got {_shown(value)}")
+    return x
+
+
+def _numbers(value: Any, what: str, n: int) -> tuple[float, ...]:
+    if not isinstance(value, list) or len(value) != n:
+        raise ValueError(f"{what} must be a list of {n} numbers, one per feature")
+    return tuple(_number(v, f"{what}[{i}]") for i, v in enumerate(value))
+
+
+def _features(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_FEATURES:
+        raise ValueError(f"features must be a list of 1 to {MAX_FEATURES} column names")
+    bad = next((f for f in value if not isinstance(f, str) or not is_feature(f)), None)
+    if bad is not None or len(set(value)) != len(value):
+        why = "repeats a name" if bad is None else f"holds {_shown(bad)}"
+        raise ValueError(f"features {why}: each must be a sequence score's column "
+                         f"(*{', *'.join(SUFFIXES)}, {', '.join(EXTRA)}), once")
+    return tuple(value)
+
+
+def _dev(value: Any) -> dict[str, Any]:
+    """The informative dev figures: numbers (null for NaN), ``best_single`` a string."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("dev must be an object")
+    out = dict(value)
+    for k, v in value.items():
+        if k == "best_single":
+            if not isinstance(v, str):
+                raise ValueError(f"dev.best_single must be a string, got {_shown(v)}")
+        elif k == "n" and (isinstance(v, bool) or not isinstance(v, int)):
+            raise ValueError(f"dev.n must be an integer, got {_shown(v)}")
+        elif k in ("cv_pearson", "best_single_pearson"):
+            out[k] = math.nan if v is None else _number(v, f"dev.{k}")
+    return out
+
+
+def _alpha(value: Any) -> float:
+    alpha = _number(value, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha must be >= 0, got {_shown(value)}")
+    return alpha
+
+
+def parse_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The checked fields of a saved model's JSON object: ``features`` a list of known
+    column names, the numbers real JSON numbers (``"0.5"`` and ``true`` are refused), one
+    mean, scale and coefficient per feature, ``head_sha256`` a hex string or null.
+
+    Raises:
+        ValueError: the first field that breaks the schema, named (KeyError: a missing one).
+    """
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    features = _features(data["features"])
+    n = len(features)
+    head = data.get("head_sha256")
+    if head is not None and not (isinstance(head, str) and len(head) == 64
+                                 and all(c in "0123456789abcdef" for c in head)):
+        raise ValueError(f"head_sha256 must be 64 hex digits or null, got {_shown(head)}")
+    return {"features": features, "mean": _numbers(data["mean"], "mean", n),
+            "scale": _numbers(data["scale"], "scale", n), "coef": _numbers(data["coef"], "coef", n),
+            "intercept": _number(data["intercept"], "intercept"),
+            "alpha": _alpha(data["alpha"]), "dev": _dev(data.get("dev")),
+            "head_sha256": head}
 
 
 def fit_quality_model(rows: Sequence[Mapping], quality: Sequence[float]) -> tuple[QualityModel, dict]:

@@ -37,6 +37,9 @@ EXTRA_FILES: dict[str, str] = {
     QUALITY_MODEL_NAME: "a learned segment quality score over the sequence scores",
 }
 """The optional JSON files ``sigmoid-head calibrate`` adds, with what each holds."""
+EXTRA_MAX_BYTES: dict[str, int] = {QUALITY_MODEL_NAME: 1 << 20}
+"""Size bounds of extras, checked before they are read: a quality model has a few numbers
+per feature (a 53 MB one took 79 s and 1.35 GB on 20 rows)."""
 HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, *EXTRA_FILES, CARD_NAME)
 """Every file of a head folder in this library's format, in upload order."""
 
@@ -45,13 +48,18 @@ def read_extra(directory: str | Path, name: str) -> dict[str, Any] | None:
     """The JSON object in ``directory/name``, or None when the file is not there.
 
     Raises:
-        ValueError: naming the file, when it is not UTF-8 JSON holding an object.
+        ValueError: naming the file, when it is not UTF-8 JSON holding an object, or is
+            larger than its bound (:data:`EXTRA_MAX_BYTES`).
     """
     from ..safe.json_io import read_json
 
     path = Path(directory) / name
     if not path.exists():
         return None
+    limit = EXTRA_MAX_BYTES.get(name)
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise ValueError(f"{path}: {path.stat().st_size} bytes, more than the {limit} a "
+                         f"{name} may have: not one that calibrate wrote")
     data = read_json(path)  # a directory, bad JSON or JSON nested too deep: one line
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
@@ -85,6 +93,16 @@ def remove_extra(directory: str | Path, name: str) -> None:
     if name not in EXTRA_FILES:
         raise ValueError(f"{name!r} is not a head folder extra; one of {list(EXTRA_FILES)}")
     (Path(directory) / name).unlink(missing_ok=True)
+
+
+def head_weights_sha256(directory: str | Path) -> str | None:
+    """The SHA-256 of a head folder's weights as its ``head_config.json`` records it
+    (``weights_sha256``; None when absent, as in heads written before 0.3)."""
+    from ..safe.json_io import read_json
+
+    data = read_json(Path(directory) / CONFIG_NAME)
+    value = data.get("weights_sha256") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def write_extras(directory: str | Path, extras: Mapping[str, Mapping[str, Any]]) -> None:

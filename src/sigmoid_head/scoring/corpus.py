@@ -73,6 +73,10 @@ class Explanations:
         from ..evaluation.extras import head_notices
 
         out = head_notices(self.combination, self.spans)
+        if self.quality is not None and self.quality.head_sha256 is None:
+            out.append("notice: quality_model.json names no head to check it against "
+                       "(written before quality models were tied to their head, or for a head "
+                       "without weights_sha256): learned_quality is added unchecked")
         if self.quality_left:
             lacked = ", ".join(f"{k} ({n})" for k, n in sorted(self.quality_lacking.items()))
             out.append(f"notice: {self.quality_left} of {self.quality_rows} rows got no "
@@ -95,7 +99,8 @@ class Explanations:
 
         extras, source = getattr(model, "extras", None), str(getattr(model, "source", None) or "")
         cal, spans, comb = head_extras(extras, command, source)
-        return cls(comb, cal, spans, command, head_quality_model(extras, source))
+        head_sha = getattr(getattr(model, "config", None), "weights_sha256", None)
+        return cls(comb, cal, spans, command, head_quality_model(extras, source, head_sha))
 
     def apply(self, rows: list[dict], keep_tokens: bool) -> None:
         """Add ``combined``/``combined_log``, ``<method>_platt``/``_isotonic`` and ``errors``
