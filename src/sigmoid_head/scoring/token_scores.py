@@ -32,8 +32,9 @@ import torch.nn.functional as F
 
 from ..head.layer import SigmoidHead
 from ..lm.backbone import Backbone
-from ..lm.dominant import DominantConfig, DominantSets, boosted_prob, find_dominant, slice_rows
+from ..lm.dominant import DominantConfig, DominantSets, boosted_prob, slice_rows
 from ..registry import methods as registry
+from .softmax_stats import softmax_stats
 
 LOGIT_CHUNK = 2048
 """Positions whose (chunk, V) LM logits are held in memory at once."""
@@ -155,8 +156,11 @@ class PassRows:
         targets: (R,) the scored token at each position.
         hidden: (R, d) the LM head's input.
         head: the Sigmoid Head being scored (methods reading ``"head"``), else None.
-        logp: (R, V) the LM's log-softmax (methods reading ``"lm_logits"``), else None.
-        dominant: the dominant sets of ``logp``, else None.
+        logp: (R, V) the LM's log-softmax (methods reading ``"lm_logits"``), else None;
+            the scoring pass makes it only for a registered method other than the
+            built-in ones, which read ``target_logp``.
+        dominant: the LM softmax's dominant sets, else None.
+        target_logp: (R,) the LM's log-probability of each token, else None.
     """
 
     targets: torch.Tensor
@@ -164,6 +168,7 @@ class PassRows:
     head: SigmoidHead | None = None
     logp: torch.Tensor | None = None
     dominant: DominantSets | None = None
+    target_logp: torch.Tensor | None = None
 
 
 def sigmoid_log(rows: PassRows) -> torch.Tensor:
@@ -174,11 +179,16 @@ def sigmoid_log(rows: PassRows) -> torch.Tensor:
 
 def softmax_log(rows: PassRows) -> torch.Tensor:
     """(R,) the LM's log-probability of each token."""
+    if rows.target_logp is not None:
+        return rows.target_logp
     return rows.logp.gather(-1, rows.targets.unsqueeze(-1)).squeeze(-1)
 
 
 def boostedprob(rows: PassRows) -> torch.Tensor:
     """(R,) BoostedProb of each token (a probability)."""
+    if rows.target_logp is not None and rows.dominant is not None:
+        dom = rows.dominant
+        return torch.where(dom.contains(rows.targets), dom.mass(), rows.target_logp.exp())
     return boosted_prob(rows.logp, rows.targets, dominant=rows.dominant)
 
 
@@ -238,15 +248,24 @@ def method_values(method: registry.Method, rows: PassRows, n: int) -> torch.Tens
     return token_values(method.name, method.token_unit, method.values_function()(rows), n)
 
 
+FUSED_METHODS = ("sigmoid_head.scoring.token_scores:softmax_log",
+                 "sigmoid_head.scoring.token_scores:boostedprob")
+"""The built-in methods reading the logits: they need no (R, V) log-softmax (:mod:`.softmax_stats`)."""
+
+
 def _softmax_stats(
     z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
 ) -> dict[str, torch.Tensor]:
     """Each method reading the LM's logits, entropy and n_dominant (each (R,)) from
-    logits z (R, V)."""
-    logp = torch.log_softmax(z, dim=-1)  # (R, V)
-    rows = PassRows(t, logp=logp, dominant=find_dominant(logp, dominant))
-    out = {m.value_key: method_values(m, rows, t.shape[0]) for m in registry.methods("lm_logits")}
-    return {**out, "entropy": entropy(logp), "n_dominant": rows.dominant.n_dominant}
+    logits z (R, V), with one exponential per logit (:func:`.softmax_stats.softmax_stats`);
+    the (R, V) log-softmax is made only for a registered method other than the built-in ones."""
+    methods = registry.methods("lm_logits")
+    stats = softmax_stats(z, t, dominant)
+    full = any(m.token_values not in FUSED_METHODS for m in methods)
+    rows = PassRows(t, logp=z.float() - stats.log_norm.unsqueeze(-1) if full else None,
+                    dominant=stats.dominant, target_logp=stats.target_logp)
+    out = {m.value_key: method_values(m, rows, t.shape[0]) for m in methods}
+    return {**out, "entropy": stats.entropy, "n_dominant": stats.dominant.n_dominant}
 
 
 def entropy(logp: torch.Tensor) -> torch.Tensor:
