@@ -16,8 +16,8 @@
 #   rerank.py                     best-of-N reranking beyond generation vs a forward pass;
 #   rauq_overhead.py --generate   RAUQ: eager attention vs SDPA, and RAUQ's own cost.
 # First, step_ops.py: operators and host syncs of one step at 256 / 1,024 / 4,096 positions.
-# Then train_throughput.py and scoring.py with the body under torch.compile (default, and
-# reduce-overhead = CUDA graphs). All of it runs in one process (gpu_suite.py); the header
+# Then train_throughput.py and scoring.py with the body under torch.compile (default;
+# reduce-overhead is refused: unbounded CUDA-graph warm-up). All of it runs in one process (gpu_suite.py); the header
 # names the card, driver and versions. Set PYTHON to choose the interpreter.
 set -euo pipefail
 

@@ -67,3 +67,37 @@ def test_scoring_ops_are_flat_in_the_rows_of_a_batch(capsys):
     assert scoring_ops.main(["--rows", "4", "32"]) == 0
     out = capsys.readouterr().out
     assert "ops(32 rows) / ops(4 rows) = 1.0" in out and "PASS" in out
+
+
+@pytest.mark.parametrize("script", ["scoring", "train_throughput"])
+def test_compile_reduce_overhead_is_refused_in_one_line_before_any_model_loads(script, monkeypatch):
+    import importlib
+
+    import common
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded before the refusal")
+
+    monkeypatch.setattr(common, "load", no_load)
+    monkeypatch.setattr(common, "backbone_for", no_load)
+    with pytest.raises(SystemExit) as refused:
+        importlib.import_module(script).main(["--compile", "reduce-overhead", "--device", "cpu"])
+    message = str(refused.value.code)
+    assert message.startswith("--compile reduce-overhead: refused") and "\n" not in message
+    assert "use --compile default" in message
+    args = common.parser("x").parse_args(["--compile", "default"])  # the bounded mode stays
+    assert args.compile == "default"
+
+
+def test_the_gpu_suite_never_runs_reduce_overhead(monkeypatch, capsys):
+    import gpu_suite
+
+    calls = []
+    for name in ("step_ops", "train_throughput", "scoring", "generation", "rerank",
+                 "rauq_overhead"):  # every section records its argv instead of running
+        monkeypatch.setattr(getattr(gpu_suite, name), "main",
+                            lambda argv, name=name: calls.append((name, argv)) or 0)
+    monkeypatch.setattr(gpu_suite.torch.cuda, "empty_cache", lambda: None)
+    assert gpu_suite.main(["--device", "cuda", "--models", "olmo2-1b"]) == 0
+    compiled = [argv for _, argv in calls if "--compile" in argv]
+    assert compiled and all(argv[argv.index("--compile") + 1] == "default" for argv in compiled)
