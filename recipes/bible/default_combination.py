@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recipes.common.compare import compare
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
 from sigmoid_head.evaluation.metrics import pearson, roc_auc
 from sigmoid_head.evaluation.pvalues import add_holm, describe_p
@@ -225,8 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         stale = 0
         for path, new in made.items():
             old = path.read_text(encoding="utf-8") if path.is_file() else ""
-            if old != new:
+            same = compare(old, new)  # numbers within a stated tolerance (recipes/common/compare.py)
+            if not same.ok:
                 stale += 1
+                print(f"{path}: {same.problem}")
                 sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                                            str(path), "regenerated"))
         if not stale:

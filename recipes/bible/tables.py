@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recipes.common.compare import compare, tolerance_note
 from sigmoid_head.evaluation.bootstrap import bootstrap_ci, paired_bootstrap
 from sigmoid_head.evaluation.metrics import METRICS
 from sigmoid_head.evaluation.pvalues import add_holm, describe_p
@@ -598,20 +599,25 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--baseline {args.baseline!r} is not one of {sorted(d['scores'])}")
         print(f"wrote {save(d)}; put <!-- table:{args.name} --> <!-- /table:{args.name} --> in a doc, then --write")
         return 0
-    stale = 0
+    stale, agree = 0, []
     for path, (now, made) in regenerate().items():
-        if now == made:
+        same = compare(now, made)  # numbers within a stated tolerance (recipes/common/compare.py)
+        agree.append(same)
+        if same.ok:
             continue
         stale += 1
         if args.write:
             path.write_text(made, encoding="utf-8")
             print(f"rewrote {path.relative_to(ROOT)}")
         else:
+            print(f"{path.relative_to(ROOT)}: {same.problem}")
             sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), made.splitlines(True),
                                                        str(path.relative_to(ROOT)), "regenerated"))
     if args.check and stale:
         print(f"{stale} doc(s) differ from the committed data: python -m recipes.bible.tables --write")
         return 1
+    if args.check:
+        print(f"the docs' tables match the committed data; {tolerance_note(agree)}")
     return 0
 
 

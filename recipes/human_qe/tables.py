@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common.compare import compare, tolerance_note
 from . import committed
 from .analyses import BLOCK as ANALYSIS_BLOCK
 from .committed import (
@@ -456,12 +457,15 @@ def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str
         if key in blocks:
             new_doc = new_doc[:start] + blocks[key] + new_doc[end:]
     missing = sorted(set(blocks) - set(found))
-    stale = []
+    stale, agree = [], []
     for path, text in [*files.items(), (DOC, new_doc)]:
         old = path.read_text() if path.exists() else ""
-        if old != text:
+        same = compare(old, text)  # numbers within a stated tolerance (recipes/common/compare.py)
+        agree.append(same)
+        if not same.ok:
             stale.append(path)
             if args.check:
+                print(f"{path.relative_to(ROOT)}: {same.problem}")
                 sys.stdout.writelines(list(difflib.unified_diff(
                     old.splitlines(True), text.splitlines(True), str(path.relative_to(ROOT)),
                     "rebuilt", n=1))[:60])
@@ -473,6 +477,8 @@ def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str
         print(f"{len(stale)} file(s) differ from the committed data: python -m recipes.human_qe.tables --write")
         return 1
     print("human-label tables " + ("match the committed data" if args.check else "written"))
+    if args.check:
+        print(tolerance_note(agree))
     return 0
 
 
