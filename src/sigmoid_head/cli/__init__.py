@@ -256,12 +256,27 @@ def quiet_libraries() -> Callable[[], None]:
             os.environ.pop(_BARS, None)
         else:
             os.environ[_BARS] = before_env
-        for name, kind in _BAR_SWITCHES:
-            module = sys.modules.get(name)
-            if module is not None and before_on[name] is not False:
-                getattr(module, f"enable_{kind}")()
+        if before_on[_BAR_SWITCHES[0][0]] is None:  # the Hub imported under our variable
+            _unpin_hub(before_env)
+        with warnings.catch_warnings():  # a caller's own variable keeps priority, silently
+            warnings.simplefilter("ignore")
+            for name, kind in _BAR_SWITCHES:
+                module = sys.modules.get(name)
+                if module is not None and before_on[name] is not False:
+                    getattr(module, f"enable_{kind}")()
 
     return restore
+
+
+def _unpin_hub(before_env: str | None) -> None:
+    """The Hub reads ``HF_HUB_DISABLE_PROGRESS_BARS`` once, at import, into a constant that
+    then outranks every switch (and warns at each). Imported while ``--quiet`` had set it,
+    the constant is put back to what the caller's own environment gives."""
+    value = None if before_env is None else before_env.strip().upper() in {"1", "ON", "YES", "TRUE"}
+    for name in ("huggingface_hub.constants", "huggingface_hub.utils.tqdm"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, _BARS):
+            setattr(module, _BARS, value)
 
 
 def _bars_on(name: str, kind: str) -> bool | None:
