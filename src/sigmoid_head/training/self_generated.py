@@ -147,19 +147,22 @@ def load_self_examples(path: str | Path, tokenizer: Any, prompt_format: PromptFo
 
 def warn_dropped(path: str | Path, lines: Sequence[int], total: int,
                  prompt_format: PromptFormat) -> None:
-    """Warn once (``warnings.warn`` and the module logger) when labelled items were dropped
-    for having no labelled token left, mostly a prompt that fills ``max_length``: how many
-    of ``total``, and the first of their ``lines``."""
+    """Warn once, in one line of the :data:`LABELLED_LOG` logger, when labelled items were
+    dropped for having no labelled token left, mostly a prompt that fills ``max_length``:
+    how many of ``total``, and the first of their ``lines``. (A logger, not
+    ``warnings.warn`` as well: the command line printed the same line twice.)"""
     if not lines:
         return
     import logging
-    import warnings
 
-    msg = (f"{path}: {len(lines)} of {total} labelled items dropped with no labelled token "
-           f"left within max_length={prompt_format.max_length} (lines {first_lines(lines)}); a longer "
-           "--max-length keeps them")
-    logging.getLogger(__name__).warning(msg)
-    warnings.warn(msg, stacklevel=3)
+    logging.getLogger(LABELLED_LOG).warning(
+        f"{path}: {len(lines)} of {total} labelled items dropped with no labelled token "
+        f"left within max_length={prompt_format.max_length} (lines {first_lines(lines)}); a longer "
+        "--max-length keeps them")
+
+
+LABELLED_LOG = "sigmoid_head.labelled_data"
+"""The logger of what reading a labelled-data file (human tags, self-labelled outputs) says."""
 
 
 def labelled_example(rec: dict, tokenizer: Any, file: str, line: int,
