@@ -26,8 +26,8 @@ def test_disk_cache_gives_the_same_training_and_is_reused(engine, train_config, 
     for x, y in zip(a, b, strict=True):
         assert x["val_loss"] == pytest.approx(y["val_loss"], rel=1e-4)
     torch.testing.assert_close(plain.head.weight, disk.head.weight, rtol=1e-3, atol=1e-4)
-    assert sorted(p.name for p in (cache / "train").iterdir())[:3] == [
-        "dominant-0.bin", "dominant.idx", "filled.u8"]
+    assert sorted(p.name for p in (cache / "train").iterdir())[:4] == [
+        ".sigmoid-head-cache", "dominant-0.bin", "dominant.idx", "filled.u8"]
     assert np.fromfile(cache / "train" / "filled.u8", np.uint8).all()
     # a second run reuses every cached example: the backbone body never runs
     calls = []
@@ -105,27 +105,29 @@ def test_cache_from_another_seed_copies_instead_of_running(train_config, train_h
     assert {r.tobytes() for r in v0} != {r.tobytes() for r in v1}
 
 
-def test_cache_from_an_old_cache_gets_its_keys_on_reuse(train_config, tiny_causal_path,
-                                                        tiny_pairs_jsonl, tmp_path, monkeypatch):
-    """A cache made before keys were kept is keyed when its own run reopens it; until then it
-    is refused as a donor with a clear error, nothing wiped."""
+def test_a_cache_without_its_keys_is_refused_as_a_donor_and_rebuilt_by_its_run(
+        train_config, tiny_causal_path, tiny_pairs_jsonl, tmp_path, monkeypatch, caplog):
+    """A cache whose keys.bin is gone cannot show whose rows it holds: --cache-from refuses
+    it with a one-line error naming the file, nothing wiped; its own run rebuilds it, with
+    a notice naming the file (issue 59: rows are never trusted without their keys)."""
     kw = dict(negatives="token_freq", epochs=1, eval_every=10, validation_fraction=0.2,
               cache_hidden=True, disk_cache_dtype="float32")
     train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0",
                        cache_dir=str(tmp_path / "c0"), **kw))
     for part in ("train", "validation"):
         (tmp_path / "c0" / part / "keys.bin").unlink()
-    with pytest.raises(ValueError, match="no cache there matches"):
+    with pytest.raises(ValueError, match=r"keys\.bin is missing; the cache is damaged"):
         train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1",
                            cache_dir=str(tmp_path / "c1"), cache_from=str(tmp_path / "c0"), seed=1, **kw))
     assert np.fromfile(tmp_path / "c0" / "train" / "filled.u8", np.uint8).all()
-    # the same run again (a finished run reopens its caches): keys written, no backbone call
     calls = _count_backbone(monkeypatch)
-    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0-again",
-                       cache_dir=str(tmp_path / "c0"), **kw))
-    assert calls == []
+    with caplog.at_level("WARNING", logger="sigmoid_head.training.disk_cache"):
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0-again",
+                           cache_dir=str(tmp_path / "c0"), **kw))
+    assert calls and "keys.bin is missing" in caplog.text
     keys = np.fromfile(tmp_path / "c0" / "train" / "keys.bin", np.uint8).reshape(-1, 16)
     assert keys.any(axis=1).all()
+    calls.clear()
     train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1",
                        cache_dir=str(tmp_path / "c1"), cache_from=str(tmp_path / "c0"), seed=1, **kw))
     assert calls == []

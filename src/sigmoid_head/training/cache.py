@@ -3,7 +3,9 @@
 The backbone is frozen, so the final hidden states of every trained position, and the
 dominant sets the samplers exclude, never change. With the cache on, the first pass
 stores them per example (CPU memory, in ``storage_dtype``), and every later micro-batch
-is assembled from the cache instead of running the backbone. The softmax sampler still
+is assembled from the cache instead of running the backbone. Each cached example keeps the
+key of its token ids (:func:`example_key`): an example whose key differs from the one it
+is asked for (a cache reused on other data) is recomputed, never served. The softmax sampler still
 needs each position's LM distribution; it is recomputed from the cached hidden states
 with the LM head alone (the body is skipped), which is what bounds a cached epoch with
 softmax sampling.
@@ -11,8 +13,11 @@ softmax sampling.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..data.batching import Collator
@@ -20,14 +25,28 @@ from ..data.datasets_io import examples_at
 from ..lm.backbone import Backbone, Positions
 from ..lm.dominant import DominantConfig, log_softmax_and_dominant
 
+logger = logging.getLogger(__name__)
+
+
+def example_key(example: dict) -> bytes:
+    """A 16-byte hash of what fixes an example's cached rows: its input and label ids."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in ("input_ids", "labels", "decoder_input_ids"):
+        if name in example and example[name] is not None:
+            h.update(name.encode())
+            h.update(np.asarray(example[name], dtype=np.int64).tobytes())
+    return h.digest()
+
 
 @dataclass
 class CachedExample:
-    """One example's trained positions: hidden (n, d), targets (n,), dominant (n, M) or None."""
+    """One example's trained positions: hidden (n, d), targets (n,), dominant (n, M) or None,
+    and the :func:`example_key` of the example they were computed from."""
 
     hidden: torch.Tensor
     targets: torch.Tensor
     dominant: torch.Tensor | None
+    key: bytes = b""
 
 
 class PositionCache:
@@ -57,21 +76,29 @@ class PositionCache:
 
     @torch.no_grad()
     def fill(self, indices: list[int], examples: list[dict], autocast: object) -> None:
-        """Run the backbone on the examples of ``indices`` that are not cached yet."""
-        todo = [i for i in indices if i not in self.items]
+        """Run the backbone on the examples of ``indices`` that are not cached yet, or whose
+        cached rows were computed from other token ids (another data set)."""
+        chosen = examples_at(examples, indices)
+        keys = [example_key(e) for e in chosen]
+        stale = {i for i, k in zip(indices, keys, strict=True) if i in self.items and self.items[i].key != k}
+        if stale:
+            logger.warning("hidden-state cache: %d cached examples were computed from other token ids "
+                           "(another data set); recomputing them", len(stale))
+        todo = [r for r, i in enumerate(indices) if i not in self.items or i in stale]
         if not todo:
             return
         pos, dom = backbone_positions(self.backbone, self.collate, self.dominant,
-                                      examples_at(examples, todo), autocast)
+                                      [chosen[r] for r in todo], autocast)
         # one copy to the host per tensor, then slices there (not one device sync per example)
         hidden, targets = pos.hidden.to("cpu", self.storage_dtype), pos.targets.cpu()
         row, dom = pos.row.cpu(), None if dom is None else dom.cpu()
-        for r, i in enumerate(todo):
-            sel = row == r
-            self.items[i] = CachedExample(
+        for b, r in enumerate(todo):
+            sel = row == b
+            self.items[indices[r]] = CachedExample(
                 hidden=hidden[sel],
                 targets=targets[sel],
                 dominant=None if dom is None else trim_dominant(dom[sel]),
+                key=keys[r],
             )
 
     def positions(self, indices: list[int]) -> tuple[Positions, torch.Tensor | None]:

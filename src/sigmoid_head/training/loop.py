@@ -67,9 +67,10 @@ def _per_example(examples: Any, is_encoder_decoder: bool, in_loss: bool = False)
 
 
 def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, train_ex=(),
-            val_ex=()) -> tuple[PositionCache | None, PositionCache | None]:
+            val_ex=(), autocast: object = None) -> tuple[PositionCache | None, PositionCache | None]:
     """Train and validation hidden-state caches, when asked for: in memory, or on disk
-    (memory-mapped shards, :mod:`.disk_cache`) with ``cache_dir``."""
+    (memory-mapped shards, :mod:`.disk_cache`, recording what made them: ``autocast`` is
+    the forward pass's) with ``cache_dir``."""
     if not config.cache_hidden:
         return None, None
     dominant = config.dominant_config() if config.avoid_dominant or config.rank_loss_weight > 0 else None
@@ -79,9 +80,12 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, tra
                 PositionCache(model.backbone, collate, dominant, dtype))
     from accelerate import PartialState
 
+    from .cache_guard import check_donor_root, model_record
     from .disk_cache import DiskPositionCache
 
-    dtype = DTYPES[config.disk_cache_dtype]
+    if config.cache_from:  # before any cache folder is opened (and maybe rebuilt)
+        check_donor_root(config.cache_dir, config.cache_from)
+    dtype, made_by = DTYPES[config.disk_cache_dtype], model_record(model.backbone, autocast)
     state = PartialState()
     root = Path(config.cache_dir) / (f"rank{state.process_index}" if state.num_processes > 1 else "")
     made = []
@@ -90,8 +94,8 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, tra
         key = json.dumps({**vars(config.data), "num_proc": None, "data_cache_dir": None,
                           "model": config.model, "seed": config.seed}, sort_keys=True)
         made.append(DiskPositionCache(model.backbone, collate, dominant, root / name, n_pos,
-                                      dtype, fingerprint=key, examples=examples,
-                                      donors=config.cache_from))
+                                      dtype, fingerprint=key, donors=config.cache_from,
+                                      made_by=made_by, own_root=config.cache_dir))
     return made[0], made[1]
 
 
@@ -251,7 +255,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
         state = load_checkpoint(checkpoint, config, model.head, optimizer, scheduler)
         accelerator.print(f"resuming from step {state.step} (epoch {state.epoch})")
     train_cache, val_cache = (caches if caches is not None
-                              else _caches(config, model, collate, train_ex, val_ex))
+                              else _caches(config, model, collate, train_ex, val_ex, ctx.autocast))
     eval_every = config.eval_every or steps_per_epoch
     return Run(config, accelerator, model, ctx, optimizer, scheduler, state, collate, train_ex,
                val_ex, _batches(config, val_ex, False, 0) if len(val_ex) else [], train_cache, val_cache,
