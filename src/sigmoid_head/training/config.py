@@ -197,13 +197,15 @@ class LoopConfig:
     cache_dtype: str = "float32"
     """Storage dtype of the hidden-state cache in memory: float32, bfloat16 or float16."""
     cache_dir: str | None = None
-    """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory."""
+    """With cache_hidden: keep the cache on disk here (memory-mapped shards, resumable) instead of in memory;
+    an existing train/ or validation/ folder here that is not a cache is refused, never deleted."""
     disk_cache_dtype: str = "bfloat16"
     """Storage dtype of the cache on disk (with cache_dir): bfloat16, float32 or float16."""
     cache_from: str | None = None
-    """With cache_dir: another run's cache directory over the same model and settings; every
-    example with the same token ids is copied from it instead of run through the frozen
-    model (another seed, validation split or subset of the same data)."""
+    """With cache_dir: a folder of other runs' caches over the same model and settings; every
+    example with the same token ids is copied from them instead of run through the frozen
+    model (another seed, validation split or subset of the same data). It may hold cache_dir
+    (skipped), but not be it or lie inside it."""
     seed: int = 0
     """Seed of data order, negatives and validation negatives."""
     dtype: str = "auto"
