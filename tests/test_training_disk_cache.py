@@ -137,3 +137,28 @@ def test_cache_from_needs_a_disk_cache(train_config, tiny_causal_path, tiny_pair
     with pytest.raises(ValueError, match="cache_from needs cache_hidden and cache_dir"):
         train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "x", cache_hidden=True,
                      cache_from=str(tmp_path))
+
+
+def test_a_cache_an_older_version_made_is_rebuilt_with_a_notice(train_config, tiny_causal_path,
+                                                                tiny_pairs_jsonl, tmp_path, caplog):
+    """A cache of the layout before issue 59 (no marker, no model content, no checksums) is
+    taken as a cache (its folder holds only a cache's files), rebuilt with a notice saying
+    why, and marked as one; a file of the user's beside it stays."""
+    kw = dict(negatives="token_freq", epochs=1, eval_every=10, validation_fraction=0.2,
+              cache_hidden=True, disk_cache_dtype="float32", cache_dir=str(tmp_path / "c"))
+    train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s0", **kw))
+    part = tmp_path / "c" / "train"
+    meta = json.loads((part / "meta.json").read_text())
+    meta["version"] = 1
+    del meta["model"]
+    (part / "meta.json").write_text(json.dumps(meta))
+    for name in (".sigmoid-head-cache", "sums.bin"):
+        (part / name).unlink()
+    (tmp_path / "c" / "notes.txt").write_text("mine\n")
+    with caplog.at_level("WARNING", logger="sigmoid_head.training.disk_cache"):
+        train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "s1", **kw))
+    assert f"hidden-state cache {part} is rebuilt: an older version made it" in caplog.text
+    assert (part / ".sigmoid-head-cache").is_file()
+    assert json.loads((part / "meta.json").read_text())["version"] == 2
+    assert np.fromfile(part / "filled.u8", np.uint8).all()
+    assert (tmp_path / "c" / "notes.txt").read_text() == "mine\n"
