@@ -15,7 +15,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head"
 LAYERS = [
-    {"_version", "embedded", "terminal", "safe", "registry"},
+    {"_version", "embedded", "terminal", "safe", "registry", "plugin", "methods", "columns",
+     "baseline_settings"},
     {"data"},
     {"lm"},
     {"head"},

@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PLUGIN = '''
 """A toy scoring method: the log of the largest softmax probability at each position."""
 
-from sigmoid_head.registry.methods import Method, register
+from sigmoid_head.plugin import Method, register_method
 
 
 def top_probability(rows):
@@ -30,7 +30,7 @@ def top_probability(rows):
 
 
 def setup():
-    register(Method("plugtop", reads="lm_logits", token_values=top_probability))
+    register_method(Method("plugtop", reads="lm_logits", token_values=top_probability))
 '''
 
 

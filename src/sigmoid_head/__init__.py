@@ -14,7 +14,8 @@ light):
   :func:`stream_generate` (Eval Self, each token's scores as it is generated),
   :class:`DecodingConfig`;
 * evaluation: :func:`evaluate_scores`;
-* the method's pieces: :func:`find_dominant`, :func:`boosted_prob`.
+* the method's pieces: :func:`find_dominant`, :func:`boosted_prob`;
+* plugins (new scoring methods and baselines): ``sigmoid_head.plugin``.
 
 Package layout, lowest layer first (each imports only from its own layer and those
 before it; ``tests/test_layout.py`` holds the same list):
@@ -23,7 +24,8 @@ before it; ``tests/test_layout.py`` holds the same list):
   terminal), ``safe/`` (durable writes, always-valid JSON, safe text, outputs that cannot
   overwrite inputs, finite numbers, settings' types, the resumable JSONL writer) and
   ``registry/`` (the scoring methods, the output columns and the baselines' settings,
-  torch-free);
+  torch-free), with ``plugin`` (the stable import for plugin authors) and the deprecated
+  aliases of its modules' old paths (``methods``, ``columns``, ``baseline_settings``);
 * ``data/`` (records, tokenization, batching, prompt rendering);
 * ``lm/`` (the frozen model: loading it, the Hub's reachability, dominant tokens, execution
   profiles, the CPU's half-precision probe);
