@@ -19,6 +19,16 @@
 # A dry run on a CPU: GPU_LENT_DEVICE=cpu GPU_LENT_SUITE_ARGS=--tiny GPU_LENT_NO_WHEELS=1.
 # GPU_LENT_SKIP_CHECKS=1 runs only step 3 (once the tests and the harness have passed there);
 # GPU_LENT_SUITE_ARGS passes options to gpu_suite.py (--models, --compile-models).
+#
+# GPU_LENT_ISSUE60=1 runs issue 60's table instead, in one call of at most GPU_LENT_BUDGET
+# seconds (default 470: under 8 minutes), without the tests and the harness -> OUT/issue60.txt:
+#   per model of GPU_LENT_MODELS (default smollm2-random,olmo2-1b,olmo2-7b, in that order)
+#   train_throughput.py --memory (ours_tf dense fused AdamW, ours_tf_sparse row-sparse AdamW,
+#   ours_tf_no_update, ours_mixed, side by side) and scoring.py (every method, sigmoid only);
+#   then rerank.py on the first model; then the one line --compile reduce-overhead answers.
+#   Sections that would start too late are skipped and named, so the call always ends with
+#   every finished figure. Dry run on a CPU: GPU_LENT_ISSUE60=1 GPU_LENT_DEVICE=cpu
+#   GPU_LENT_MODELS=tiny GPU_LENT_SUITE_ARGS=--tiny GPU_LENT_NO_WHEELS=1.
 set -uo pipefail
 out="${1:?usage: gpu_lent.sh OUT [SUITE_DEADLINE_S]}"
 deadline="${2:-360}"
@@ -38,6 +48,29 @@ export SIGMOID_HEAD_BENCH_TOKENIZER="${SIGMOID_HEAD_BENCH_TOKENIZER:-$root/.gpu/
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 t0=$(date +%s)
 stamp() { echo "[t=$(( $(date +%s) - t0 )) s] $*"; }
+
+if [ -n "${GPU_LENT_ISSUE60:-}" ]; then
+  models="${GPU_LENT_MODELS:-smollm2-random,olmo2-1b,olmo2-7b}"
+  budget="${GPU_LENT_BUDGET:-470}"
+  left() { local n=$(( budget - ($(date +%s) - t0) )); echo $(( n > 30 ? n : 30 )); }
+  log="$out/issue60.txt"
+  stamp "issue 60: train_throughput.py and scoring.py on $models" | tee "$log"
+  # leave 150 s for rerank and the refusal: no section starts after left - 240 s
+  (cd benchmarks && timeout $(( $(left) - 150 )) "$py" gpu_suite.py --device "$device" \
+    --models "$models" --only train_throughput,scoring --compile-models none \
+    --deadline $(( $(left) - 240 )) "${suite_args[@]}") >>"$log" 2>&1
+  echo "exit status: $?" >>"$log"
+  stamp "issue 60: rerank.py on ${models%%,*}" | tee -a "$log"
+  (cd benchmarks && timeout $(( $(left) - 15 )) "$py" gpu_suite.py --device "$device" \
+    --models "${models%%,*}" --only rerank --compile-models none "${suite_args[@]}") >>"$log" 2>&1
+  echo "exit status: $?" >>"$log"
+  stamp "issue 60: scoring.py --compile reduce-overhead" | tee -a "$log"
+  (cd benchmarks && timeout 10 "$py" scoring.py --compile reduce-overhead --device "$device") \
+    >>"$log" 2>&1
+  echo "exit status: $? (1: refused, as intended)" >>"$log"
+  stamp "done" | tee -a "$log"
+  exit 0
+fi
 
 if [ -z "${GPU_LENT_SKIP_CHECKS:-}" ]; then
 stamp "1. CUDA tests" | tee "$out/tests.txt"

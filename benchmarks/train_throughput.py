@@ -7,7 +7,12 @@ embedded SmolLM2-135M-Instruct), interleaved and repeated in one run:
 * ``fwd_trained``: body + LM head at the trained positions only, no_grad (the floor
   the targets are measured against);
 * ``fwd_all``: a plain Hugging Face forward, LM head at every position, no_grad;
-* ``ours_tf``: a full training step, token_freq + avoid-dominant;
+* ``ours_tf``: a full training step, token_freq + avoid-dominant (dense fused AdamW, the
+  shipped default);
+* ``ours_tf_sparse``: the same step updating only the rows with a gradient
+  (``--optimizer sparse_adamw``: sparse row gradients, :class:`RowSparseAdamW`);
+* ``ours_tf_no_update``: the same step without any optimizer update (loss and backward
+  only: the bound for the head's own work);
 * ``ours_mixed``: a full training step, token_freq + softmax t=2 + avoid-dominant;
 * ``published_mixed``: the published approach re-implemented with its described
   faults (inputs padded to max length, LM logits at every padded position, a
@@ -39,9 +44,13 @@ from sigmoid_head.head.layer import sigmoid_bce
 from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.lm.dominant import DominantConfig
 from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
+from sigmoid_head.training.optim import RowSparseAdamW
 from sigmoid_head.training.step import StepContext, batch_loss
 
-VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_mixed", "published_mixed")
+VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_tf_sparse", "ours_tf_no_update",
+            "ours_mixed", "published_mixed")
+UPDATES = ("adamw", "sparse_adamw", "none")
+"""How a step of ours updates the head: dense fused AdamW, row-sparse AdamW, or not at all."""
 
 
 def published_step(model: SigmoidHeadModel, opt, batch: dict, freq: torch.Tensor,
@@ -99,14 +108,22 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
     bb = model.backbone
     dev = bb.device
 
-    def ours(strategy):
+    def ours(strategy, update="adamw"):
         ctx = StepContext(model, model.head, samplers[strategy], DominantConfig(), nullcontext())
+        sparse = update == "sparse_adamw"
+        # its own state (made on its first step), freed with the functions
+        row_opt = RowSparseAdamW(model.head.parameters(), lr=1e-4) if sparse else None
 
         def run(i):
-            loss, n = batch_loss(ctx, batches[i], torch.Generator(device=dev).manual_seed(i))
-            (loss / n).backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+            model.head.sparse = sparse  # sparse row gradients for the row-sparse update only
+            try:
+                loss, n = batch_loss(ctx, batches[i], torch.Generator(device=dev).manual_seed(i))
+                (loss / n).backward()
+                if update != "none":
+                    (row_opt or opt).step()
+                opt.zero_grad(set_to_none=True)  # the same parameters: drops every variant's grads
+            finally:
+                model.head.sparse = False
         return run
 
     def published(i):
@@ -126,8 +143,10 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
         bb.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], use_cache=False)
 
     fns = {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
-           "ours_tf": ours("token_freq"), "ours_mixed": ours("token_freq+softmax"),
-           "published_mixed": published}
+           "ours_tf": ours("token_freq"),
+           "ours_tf_sparse": ours("token_freq", "sparse_adamw"),
+           "ours_tf_no_update": ours("token_freq", "none"),
+           "ours_mixed": ours("token_freq+softmax"), "published_mixed": published}
     if dev.type != "cpu":
         del fns["published_mixed"]
     return fns

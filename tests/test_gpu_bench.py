@@ -101,3 +101,35 @@ def test_the_gpu_suite_never_runs_reduce_overhead(monkeypatch, capsys):
     assert gpu_suite.main(["--device", "cuda", "--models", "olmo2-1b"]) == 0
     compiled = [argv for _, argv in calls if "--compile" in argv]
     assert compiled and all(argv[argv.index("--compile") + 1] == "default" for argv in compiled)
+
+
+def test_gpu_lent_issue60_dry_run_writes_the_whole_table(tiny_tokenizer_path, tmp_path):
+    """GPU_LENT_ISSUE60=1 on the CPU with the tiny shape: every row of issue 60's table is
+    there (the dense, sparse and no-update steps side by side, memory, scoring, rerank, the
+    reduce-overhead refusal), within its time budget."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHON": sys.executable, "SIGMOID_HEAD_BENCH_TOKENIZER": str(tiny_tokenizer_path),
+           "GPU_LENT_ISSUE60": "1", "GPU_LENT_DEVICE": "cpu", "GPU_LENT_MODELS": "tiny",
+           "GPU_LENT_SUITE_ARGS": "--tiny", "GPU_LENT_NO_WHEELS": "1", "GPU_LENT_BUDGET": "400",
+           "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run(["bash", str(BENCH / "gpu_lent.sh"), str(tmp_path / "out")], cwd=root,
+                         capture_output=True, text=True, env=env, timeout=480)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    text = (tmp_path / "out" / "issue60.txt").read_text()
+    for figure in ("ours_tf ", "ours_tf_sparse ", "ours_tf_no_update ", "ours_mixed ",
+                   "forward+head+optimizer state", "full_scores", "sigmoid_only",
+                   "(rerank - generate) / forward", "--compile reduce-overhead: refused",
+                   "sections failed: 0", "sections skipped (deadline): 0"):
+        assert figure in text, figure
+    assert "### step_ops.py" not in text and "### generation.py" not in text  # the table only
+
+
+def test_profile_step_honours_model(capsys, monkeypatch, tiny_tokenizer_path):
+    import profile_step
+
+    monkeypatch.setenv("SIGMOID_HEAD_BENCH_TOKENIZER", str(tiny_tokenizer_path))
+    profile_step.main(["--model", "tiny", "--examples", "16", "--batch-size", "2", "--rows", "3",
+                       "--threads", "1", "--optimizer", "sparse_adamw"])
+    out = capsys.readouterr().out
+    assert out.startswith("model=tiny ") and "optimizer=sparse_adamw" in out
+    assert "== training step" in out and "== full scoring" in out
