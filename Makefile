@@ -66,6 +66,9 @@ test-notice:
 
 # The suite, then the same suite's test files that touched an optional extra run again with
 # that extra hidden (tests/check_extras.py): a test that needs an extra must skip without it.
+# Last, the committed results that pass through BLAS or an optimizer are rebuilt once more
+# with numpy's AVX-512 paths off, OpenBLAS's Haswell kernels and two threads
+# (tests/check_portable.py): a check that compares floats as bytes cannot come back.
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each, each test
 # file whole on one worker (its module fixtures built once); TEST_WORKERS=0 runs it in one
 # process. Wall times: docs/development.md.
@@ -74,6 +77,7 @@ TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: test-notice setup browser
 	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(TEST_ENV) $(BIN)/python tests/check_extras.py --record .pytest-extras.json --workers $(TEST_WORKERS)
+	$(TEST_ENV) $(BIN)/python tests/check_portable.py
 
 lint: setup
 	$(BIN)/ruff check src tests recipes benchmarks

@@ -1,7 +1,7 @@
 """Deprecated: ``sigmoid_head.columns`` moved to ``sigmoid_head.registry.columns``. Plugins
 import from ``sigmoid_head.plugin`` (stable across releases). This alias is the same module
 object as the new one (a plugin registering through it registers in the one registry); it
-warns, and is kept through the 0.2 releases."""
+warns, and is kept for one more minor release."""
 
 from __future__ import annotations
 
@@ -11,6 +11,6 @@ import warnings
 from .registry import columns as _moved
 
 warnings.warn("sigmoid_head.columns is deprecated: import from sigmoid_head.plugin (or "
-              "sigmoid_head.registry.columns); the old path is kept through the 0.2 releases",
+              "sigmoid_head.registry.columns); the old path is kept for one more minor release",
               DeprecationWarning, stacklevel=2)
 sys.modules[__name__] = _moved

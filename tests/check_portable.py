@@ -1,0 +1,101 @@
+"""The committed results whose figures pass through BLAS or an optimizer, rebuilt once more on
+an older CPU's code paths and another thread count: a byte-exact check cannot come back.
+
+Usage (``make test`` runs it after the suite)::
+
+    python tests/check_portable.py
+
+The rebuild runs in a child process with
+
+- ``NPY_DISABLE_CPU_FEATURES`` naming every AVX-512 target (and x86-64-v4) that numpy would
+  dispatch to on this CPU, so its loops take the AVX2 paths an older CPU takes;
+- ``OPENBLAS_CORETYPE=Haswell``, OpenBLAS's kernels for an AVX2 CPU;
+- two threads for OpenMP and OpenBLAS, where the suite runs one.
+
+What is rebuilt: the analyses of recipes/human_qe (``analyses.outputs``: the feature
+combinations, fitted logistic regressions and ridges; error-free detection, Platt scaling
+fitted by an optimizer), compared with the committed figure files and the page's tables as
+``python -m recipes.human_qe.tables --check`` compares them (recipes/common/compare.py). The
+other committed tables are bootstrap counts and rounded figures of committed scores: no BLAS
+call and no optimizer sits between the data and them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHILD = "SIGMOID_HEAD_PORTABLE_CHILD"
+SETS = ("mlqe-roen-word", "mqm-ted-zhen")
+
+
+def older_cpu_env(features: dict[str, bool], dispatch: list[str]) -> dict[str, str]:
+    """The environment of the child: numpy's AVX-512 targets off (those this CPU has and
+    numpy dispatches to: disabling one it does not dispatch is an error), OpenBLAS on its
+    Haswell kernels, two threads."""
+    wide = [t for t in dispatch if features.get(t) and ("AVX512" in t or t == "X86_V4")]
+    env = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
+           CHILD: "1"}
+    if wide:
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(wide)
+    return env
+
+
+def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    return dict(__cpu_features__), list(__cpu_dispatch__)
+
+
+def rebuild_and_compare() -> int:
+    """In the child: the analyses rebuilt and compared; 0 when all agree."""
+    sys.path.insert(0, str(ROOT))
+    from recipes.common.compare import FITTED_REL, REL, compare, tolerance_note
+    from recipes.human_qe import analyses, tables
+
+    files, blocks = analyses.outputs(SETS)
+    page = tables.DOC.read_text()
+    found = tables.doc_blocks(page)
+    results, bad = [], 0
+    for path, text in files.items():
+        rel = FITTED_REL if path.name in tables.FITTED_FILES else REL
+        results.append(compare(path.read_text() if path.exists() else "", text, rel))
+        if not results[-1].ok:
+            bad += 1
+            print(f"{path.relative_to(ROOT)}: {results[-1].problem}")
+    for key, text in blocks.items():
+        if key not in found:
+            bad += 1
+            print(f"docs/human_labels.md has no block {key}")
+            continue
+        start, end = found[key]
+        results.append(compare(page[start:end], text))
+        if not results[-1].ok:
+            bad += 1
+            print(f"docs/human_labels.md, block {key}: {results[-1].problem}")
+    print(f"{len(files)} files and {len(blocks)} page tables rebuilt: "
+          + (f"{bad} differ" if bad else f"they match; {tolerance_note(results)}"))
+    return 1 if bad else 0
+
+
+def main() -> int:
+    if os.environ.get(CHILD):
+        return rebuild_and_compare()
+    extra = older_cpu_env(*_numpy_targets())
+    shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in extra.items() if k != CHILD)
+    print(f"check_portable: the BLAS/optimizer results rebuilt with {shown}", flush=True)
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, __file__], env={**os.environ, **extra}, cwd=ROOT)
+    print(f"check_portable: {'passed' if done.returncode == 0 else 'FAILED'} in "
+          f"{time.monotonic() - start:.0f} s")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
