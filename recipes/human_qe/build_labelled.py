@@ -7,7 +7,7 @@ set of ``run.py``):
 
 * ``mlqe-roen-train`` (sheffieldnlp/mlqe-pe, CC0-1.0): MLQE-PE's ro-en *train* split, 7,000
   MT sentences with word tags (gap tags dropped); each BAD word becomes one span. Split by
-  sentence: every 10th sentence is dev. No source of it occurs in the WMT 2021 test set.
+  sentence: every 10th sentence is dev (before the clean-split filter below).
 * ``mlqe-en-pool-train`` (sheffieldnlp/mlqe-pe, CC0-1.0): the word tags of every
   English-target pair's *train* split pooled (ro, et, ne, si, ru -> en: the pairs and files of
   the learning curve's ``mlqe-en-pool``, ``sources.json``), each BAD word one span. Dropped as
@@ -23,12 +23,22 @@ set of ``run.py``):
   is then BAD for training when any rater marked it. Split by document (every document
   of one news story on one side): every 10th document in sorted order is dev.
 
+Clean splits (issue 58): whatever its set, a sentence is dropped when its source or its MT
+matches (``curve_data.norm``: lower-cased, letters and digits only) a source or MT of any
+dev or test text a labelled head is scored on: the committed ``mlqe-roen-word`` and
+``mqm-ted-zhen`` sets, and every MLQE-PE English-target pair's dev, test20 and WMT 2021 test
+files (``curve_data.held_out_keys``: the et-en table's set among them). A train sentence
+that shares its source or MT with a sentence of the set's own ``dev`` split is dropped too.
+The counts and ids dropped go to ``<out>/<set>/stats.json``; a set in which any overlap
+remains is refused, not written.
+
 Usage::
 
     python -m recipes.human_qe.build_labelled --clones DIR [--out DIR] [--sets ...]
 
 ``DIR`` as for ``build_data.py`` (``<owner>+<name>/repo`` bare clones or checkouts); the
-sha256 of every source file is checked.
+sha256 of every source file is checked. The MLQE-PE clone is needed for every set (its dev
+and test sentences are kept out of each).
 """
 
 from __future__ import annotations
@@ -36,13 +46,20 @@ from __future__ import annotations
 import argparse
 import collections
 import io
+import json
 import re
 import tarfile
 from pathlib import Path
 
+from . import curve_data
 from .build_data import source_bytes, write_set
+from .committed import read_jsonl_gz
+from .curve_data import norm
 
 HERE = Path(__file__).resolve().parent
+SCORED = ("mlqe-roen-word", "mqm-ted-zhen")  # committed sets labelled heads are scored on
+HELD = "sentences matching a scored dev or test sentence"
+SPLIT = "train sentences matching a held-out validation sentence"
 
 SOURCES = {
     "mlqe-roen-train": {
@@ -106,7 +123,7 @@ def _bad_spans(mt: str, tags: str, where: str) -> list[dict]:
 
 def build_mlqe_en_pool(clones: Path) -> tuple[dict[str, list[dict]], collections.Counter]:
     """Every English-target pair's MLQE-PE train tags, pooled (see the module docstring)."""
-    from .curve_data import PAIRS, _files, held_out_keys, norm
+    from .curve_data import PAIRS, _files, held_out_keys
 
     files = _files(clones)
     held = held_out_keys(files)
@@ -227,23 +244,93 @@ def build_generalmt_zhen(clones: Path) -> tuple[dict[str, list[dict]], collectio
     )
 
 
+def scored_keys(clones: Path, data: Path = HERE / "data") -> set[str]:
+    """The normalised sources and MT of every dev and test text a labelled head is scored on.
+
+    Args:
+        clones: the folder of clones (MLQE-PE's dev and test archives, ``curve_data._files``).
+        data: the folder of the committed scored sets (``SCORED``).
+    """
+    return curve_data.held_out_keys(curve_data._files(clones)) | committed_keys(data)
+
+
+def committed_keys(data: Path = HERE / "data") -> set[str]:
+    """The normalised sources and MT of the committed scored sets' dev and test texts."""
+    keys: set[str] = set()
+    for name in SCORED:
+        for split in ("dev", "test"):
+            for r in read_jsonl_gz(data / name / f"{split}.jsonl.gz"):
+                keys.update((norm(r["source"]), norm(r["candidate"])))
+    keys.discard("")
+    return keys
+
+
+def _keys(row: dict) -> set[str]:
+    return {norm(row["src"]), norm(row["tgt"])} - {""}
+
+
+def _id(row: dict) -> str:
+    return str(row["id"]) if "id" in row else f"{row['system']}/{row['seg_id']}"
+
+
+def clean_splits(splits: dict[str, list[dict]], held: set[str]) -> dict[str, list]:
+    """Drop, in place, every sentence whose source or MT is in ``held``, then every train
+    sentence sharing its source or MT with a ``dev`` sentence -> {reason: [(split, id)]}."""
+    dropped: dict[str, list] = collections.defaultdict(list)
+    for split, rows in splits.items():
+        dropped[HELD] += [(split, _id(r)) for r in rows if _keys(r) & held]
+        rows[:] = [r for r in rows if not _keys(r) & held]
+    dev = set().union(*(_keys(r) for r in splits.get("dev", [])))
+    train = splits.get("train", [])
+    dropped[SPLIT] += [("train", _id(r)) for r in train if _keys(r) & dev]
+    train[:] = [r for r in train if not _keys(r) & dev]
+    return {k: v for k, v in dropped.items() if v}
+
+
+def overlaps(splits: dict[str, list[dict]], held: set[str]) -> list[str]:
+    """Every overlap left: a sentence matching ``held`` or a train sentence matching dev."""
+    out = [f"{split} {_id(r)} matches a scored dev or test sentence"
+           for split, rows in splits.items() for r in rows if _keys(r) & held]
+    dev = {k: _id(r) for r in splits.get("dev", []) for k in _keys(r)}
+    out += [f"train {_id(r)} matches dev {dev[k]}"
+            for r in splits.get("train", []) for k in sorted(_keys(r)) if k in dev]
+    return out
+
+
+def check_clean(name: str, splits: dict[str, list[dict]], held: set[str]) -> None:
+    """Refuse a set that still overlaps (raises ValueError naming the set and the first)."""
+    left = overlaps(splits, held)
+    if left:
+        raise ValueError(f"{name}: {len(left)} overlaps left ({left[0]}); not written")
+
+
+def _build(name: str, clones: Path) -> tuple[dict[str, list[dict]], collections.Counter]:
+    if name == "mlqe-roen-train":
+        return build_mlqe_roen(clones), collections.Counter()
+    if name == "mlqe-en-pool-train":
+        return build_mlqe_en_pool(clones)
+    if name == "generalmt2023-zhen":
+        return build_generalmt_zhen(clones)
+    known = ", ".join([*SOURCES, "mlqe-en-pool-train"])
+    raise SystemExit(f"unknown set {name!r}; known: {known}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clones", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=HERE / "data" / "labelled")
     ap.add_argument("--sets", default=",".join(SOURCES))
     args = ap.parse_args(argv)
+    held = scored_keys(args.clones)
     for name in args.sets.split(","):
-        if name == "mlqe-roen-train":
-            splits, dropped = build_mlqe_roen(args.clones), collections.Counter()
-        elif name == "mlqe-en-pool-train":
-            splits, dropped = build_mlqe_en_pool(args.clones)
-        elif name == "generalmt2023-zhen":
-            splits, dropped = build_generalmt_zhen(args.clones)
-        else:
-            known = ", ".join([*SOURCES, "mlqe-en-pool-train"])
-            raise SystemExit(f"unknown set {name!r}; known: {known}")
+        splits, dropped = _build(name, args.clones)
+        ids = clean_splits(splits, held)
+        dropped.update({k: len(v) for k, v in ids.items()})
+        check_clean(name, splits, held)
         manifest = write_set(args.out, name, splits)
+        stats = {"manifest": manifest, "dropped": dict(sorted(dropped.items())),
+                 "dropped_ids": {k: [f"{s}:{i}" for s, i in v] for k, v in ids.items()}}
+        (args.out / name / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
         for split, m in manifest.items():
             n_spans = sum(len(r["mqm_spans"]) for r in splits[split])
             print(f"{name} {split}: {m['n']} segments, {n_spans} spans, sha256 {m['sha256']}")
