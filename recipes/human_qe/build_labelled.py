@@ -304,6 +304,16 @@ def check_clean(name: str, splits: dict[str, list[dict]], held: set[str]) -> Non
         raise ValueError(f"{name}: {len(left)} overlaps left ({left[0]}); not written")
 
 
+def reference_rows(pool: list[dict], splits: dict[str, list[dict]], held: set[str]) -> list[dict]:
+    """The mixed head's references: the post-edits (``data/mlqe-en-pool`` rows) of the ro-en
+    tags' kept train sentences, without a row whose source or post-edit matches ``held`` or
+    a held-out tag sentence."""
+    train = {f"roen-train-{r['id']}" for r in splits["train"]}
+    dev = set().union(*(_keys(r) for r in splits["dev"]))
+    return [r for r in pool if r["id"] in train
+            and not {norm(r["source"]), norm(r["target"])} & (held | dev)]
+
+
 def _build(name: str, clones: Path) -> tuple[dict[str, list[dict]], collections.Counter]:
     if name == "mlqe-roen-train":
         return build_mlqe_roen(clones), collections.Counter()
@@ -315,11 +325,20 @@ def _build(name: str, clones: Path) -> tuple[dict[str, list[dict]], collections.
     raise SystemExit(f"unknown set {name!r}; known: {known}")
 
 
+def _write_references(path: Path, splits: dict[str, list[dict]], held: set[str]) -> None:
+    pool = read_jsonl_gz(HERE / "data" / "mlqe-en-pool" / "train.jsonl.gz")
+    rows = reference_rows(pool, splits, held)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    print(f"mlqe-roen-train references: {len(rows)} post-edits -> {path.name}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clones", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=HERE / "data" / "labelled")
     ap.add_argument("--sets", default=",".join(SOURCES))
+    ap.add_argument("--references", type=Path, help="with mlqe-roen-train: write the mixed "
+                    "head's reference pairs here (JSONL, reference_rows)")
     args = ap.parse_args(argv)
     held = scored_keys(args.clones)
     for name in args.sets.split(","):
@@ -331,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         stats = {"manifest": manifest, "dropped": dict(sorted(dropped.items())),
                  "dropped_ids": {k: [f"{s}:{i}" for s, i in v] for k, v in ids.items()}}
         (args.out / name / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+        if name == "mlqe-roen-train" and args.references:
+            _write_references(args.references, splits, held)
         for split, m in manifest.items():
             n_spans = sum(len(r["mqm_spans"]) for r in splits[split])
             print(f"{name} {split}: {m['n']} segments, {n_spans} spans, sha256 {m['sha256']}")

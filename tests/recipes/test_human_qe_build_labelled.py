@@ -153,3 +153,15 @@ def test_roen_tags_leaked_five_test_sentences_before_the_filter_and_none_after()
     build.clean_splits(splits, held)
     assert build.overlaps(splits, held) == []
     assert not {build.norm(r["tgt"]) for rows in splits.values() for r in rows} & set(by_mt)
+
+
+def test_mixed_head_references_are_the_clean_train_sentences_post_edits():
+    build = importlib.import_module("recipes.human_qe.build_labelled")
+    splits = {"train": [_row(0, "s0", "mt0"), _row(1, "s1", "mt1"), _row(3, "s3", "mt3")],
+              "dev": [_row(2, "s2", "Held-out MT")]}
+    pool = [{"id": f"roen-train-{k}", "source": f"s{k}", "target": f"pe{k}"} for k in range(4)]
+    pool[1]["target"] = "a scored MT"  # a post-edit equal to a scored text: dropped
+    pool[3]["target"] = "held out mt"  # equal to a held-out tag sentence's MT: dropped
+    pool.append({"id": "eten-train-0", "source": "s0", "target": "pe0"})  # another pair
+    rows = build.reference_rows(pool, splits, {build.norm("A scored MT.")})
+    assert [r["id"] for r in rows] == ["roen-train-0"]  # roen-train-2 is a dev sentence's
