@@ -343,8 +343,8 @@ def load_backbone(
 
     from ..embedded.default_model import DEFAULT_MODEL_NAME, resolve_model_name
 
+    device = check_device(device)  # before the default model is prepared: a typo fails at once
     path = resolve_model_name(name_or_path)
-    device = check_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     # a hub id on a machine that cannot reach the Hub: the cache only, no retried requests
     cached = {"local_files_only": True} if not Path(path).expanduser().is_dir() and hub_offline() else {}
