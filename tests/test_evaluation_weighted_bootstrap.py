@@ -162,3 +162,27 @@ def test_word_mcc_on_weighted_source_resamples_is_the_expanding_path(seed: int) 
     fast = paired_bootstrap(mcc, a, b, gold, n=300, seed=seed, groups=groups)
     assert fast == paired_bootstrap(unregistered, a, b, gold, n=300, seed=seed, groups=groups)
     assert fast["delta"] > 0 and fast["p_value"] < 0.05  # a finds the BAD items, b guesses
+
+
+def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
+    """ROC-AUC from the sources' multiplicities (a quadratic form of the Mann-Whitney counts
+    between sources, built in blocks) equals the count over the expanded words, bit for bit,
+    with tied values, one-class resamples and every block size."""
+    from sigmoid_head.evaluation import metrics
+    from sigmoid_head.evaluation.bootstrap import Clusters, _source_weights, _weights
+
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        n = int(rng.integers(5, 1500))
+        groups = rng.integers(0, int(rng.integers(1, 200)), n)
+        p = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # many ties
+        g = (rng.random(n) < rng.uniform(0.02, 0.98)).astype(float)
+        clusters = Clusters(groups)
+        for cells in (37, metrics._PAIR_CELLS):
+            metrics._PAIR_CELLS, before = cells, metrics._PAIR_CELLS
+            try:
+                values_of = metrics._roc_auc_grouped(p, g, clusters.codes)
+            finally:
+                metrics._PAIR_CELLS = before
+            for wg, w in zip(_source_weights(60, trial, clusters), _weights(60, trial, clusters), strict=True):
+                assert np.array_equal(values_of(wg), metrics._roc_auc_weighted(p, g, w), equal_nan=True)

@@ -40,6 +40,8 @@ ALTERNATIVES = ("two-sided", "better")
 _BATCHED: dict[Callable[..., float], Callable[[FloatArray, FloatArray], FloatArray]] = {}
 _INDEXED: dict[Callable[..., float], Callable[[FloatArray, FloatArray, IntArray], FloatArray]] = {}
 _WEIGHTED: dict[Callable[..., float], Callable[[FloatArray, FloatArray, FloatArray], FloatArray]] = {}
+_GROUPED: dict[Callable[..., float],
+               Callable[[FloatArray, FloatArray, IntArray], Callable[[FloatArray], FloatArray]]] = {}
 
 
 def register_batched(
@@ -47,6 +49,8 @@ def register_batched(
     rows_fn: Callable[[FloatArray, FloatArray], FloatArray],
     indexed_fn: Callable[[FloatArray, FloatArray, IntArray], FloatArray] | None = None,
     weighted_fn: Callable[[FloatArray, FloatArray, FloatArray], FloatArray] | None = None,
+    grouped_fn: Callable[[FloatArray, FloatArray, IntArray], Callable[[FloatArray], FloatArray]]
+    | None = None,
 ) -> None:
     """Let the bootstrap compute ``metric_fn`` on many resamples at once.
 
@@ -65,8 +69,17 @@ def register_batched(
             from counts). Used for source-level resamples: a drawn source weights its
             items, so nothing is expanded, gathered or grouped by length. Integer counts
             keep such a metric equal to the expanded path to the last bit.
+        grouped_fn: optional ``grouped_fn(pred, gold, codes) -> values_of``, for a metric
+            that is a fixed function of per-source counts (ROC-AUC: a bilinear form of the
+            sources' multiplicities): prepared once per prediction from ``codes`` ((N,)
+            source of each item), then ``values_of(source_weight)`` gives the values for
+            (B, G) source multiplicities, O(G^2) per resample instead of O(N). Used in
+            place of ``weighted_fn`` for source-level resamples; it must give the same
+            values to the last bit (integer counts, exact sums).
     """
     _BATCHED[metric_fn] = rows_fn
+    if grouped_fn is not None:
+        _GROUPED[metric_fn] = grouped_fn
     if indexed_fn is not None:
         _INDEXED[metric_fn] = indexed_fn
     if weighted_fn is not None:
@@ -139,14 +152,22 @@ def _resamples(
             yield np.stack(by_length[length])
 
 
-def _weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]:
-    """Yield (chunk, N) multiplicities of the items: the source draws of :func:`_resamples`
-    (the same generator, the same chunks), each item counted as often as its source is drawn."""
+def _source_weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]:
+    """Yield (chunk, G) multiplicities of the sources: the source draws of
+    :func:`_resamples` (the same generator, the same chunks), each source counted as often
+    as it is drawn."""
     g = clusters.n_groups
     for drawn in _source_draws(n_boot, np.random.default_rng(seed), clusters):
         b = drawn.shape[0]
         per_source = np.bincount((drawn + g * np.arange(b)[:, None]).ravel(), minlength=b * g)
-        yield per_source.reshape(b, g)[:, clusters.codes].astype(np.float64)
+        yield per_source.reshape(b, g).astype(np.float64)
+
+
+def _weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]:
+    """Yield (chunk, N) multiplicities of the items: each item counted as often as its
+    source is drawn (:func:`_source_weights` expanded)."""
+    for per_source in _source_weights(n_boot, seed, clusters):
+        yield per_source[:, clusters.codes]
 
 
 def _values(
@@ -155,6 +176,12 @@ def _values(
 ) -> Iterator[list[FloatArray]]:
     """Per chunk of resamples, the metric of every prediction in ``preds`` on those resamples
     (one (chunk,) array each; the same resamples for all, so they can be paired)."""
+    grouped = _GROUPED.get(fn) if clusters is not None else None
+    if grouped is not None and clusters is not None:
+        prepared = [grouped(p, g, clusters.codes) for p in preds]
+        for wg in _source_weights(n_boot, seed, clusters):
+            yield [values_of(wg) for values_of in prepared]
+        return
     weighted = _WEIGHTED.get(fn) if clusters is not None else None
     if weighted is not None and clusters is not None:
         for w in _weights(n_boot, seed, clusters):
