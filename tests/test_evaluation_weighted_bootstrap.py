@@ -186,3 +186,21 @@ def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
                 metrics._PAIR_CELLS = before
             for wg, w in zip(_source_weights(60, trial, clusters), _weights(60, trial, clusters), strict=True):
                 assert np.array_equal(values_of(wg), metrics._roc_auc_weighted(p, g, w), equal_nan=True)
+
+
+def test_average_precision_of_many_resamples_at_once_keeps_every_bit() -> None:
+    """The weighted AP of all rows at once equals the one-row count, bit for bit."""
+    from sigmoid_head.evaluation import span_metrics
+
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        n = int(rng.integers(3, 2000))
+        p = np.round(rng.normal(size=n), int(rng.integers(0, 3)))
+        g = (rng.random(n) < rng.uniform(0, 1)).astype(float)
+        w = rng.integers(0, 4, size=(int(rng.integers(1, 30)), n)).astype(float)
+        codes = np.unique(-p, return_inverse=True)[1].ravel()
+        v = int(codes.max()) + 1
+        rows = [span_metrics._ap_counts(np.bincount(codes, weights=w[b] * g, minlength=v),
+                                        np.bincount(codes, weights=w[b], minlength=v), float(w[b] @ g))
+                for b in range(w.shape[0])]
+        assert np.array_equal(span_metrics._ap_weighted(p, g, w), np.array(rows), equal_nan=True)

@@ -167,7 +167,7 @@ def _weights(n_boot: int, seed: int, clusters: Clusters) -> Iterator[FloatArray]
     """Yield (chunk, N) multiplicities of the items: each item counted as often as its
     source is drawn (:func:`_source_weights` expanded)."""
     for per_source in _source_weights(n_boot, seed, clusters):
-        yield per_source[:, clusters.codes]
+        yield np.ascontiguousarray(per_source[:, clusters.codes])  # (chunk, N): rows contiguous
 
 
 def _values(

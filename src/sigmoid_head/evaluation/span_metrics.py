@@ -139,8 +139,22 @@ def _ap_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
     wg = w * g[None, :]
     pos = np.bincount(cells, weights=wg.ravel(), minlength=b * v).reshape(b, v)
     total = np.bincount(cells, weights=w.ravel(), minlength=b * v).reshape(b, v)
-    npos = wg.sum(1)
-    return np.array([_ap_counts(pos[i], total[i], float(npos[i])) for i in range(b)])
+    return _ap_count_rows(pos, total, wg.sum(1))
+
+
+def _ap_count_rows(pos: np.ndarray, total: np.ndarray, npos: np.ndarray) -> np.ndarray:
+    """:func:`_ap_counts` of every row of (B, V) counts, with its arithmetic: the cumulative
+    sums, precision and recall steps of all rows at once, then each row's kept steps summed
+    as :func:`_ap_counts` sums them (a value with no item repeats the recall before it, so
+    its step is the same), which keeps every value equal to the last bit."""
+    tp = np.cumsum(pos, axis=1)  # (B, V)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = tp / np.cumsum(total, axis=1)
+        recall = tp / npos[:, None]
+    step = np.diff(recall, axis=1, prepend=0.0) * precision  # (B, V)
+    keep = total > 0
+    return np.array([float(np.sum(step[i][keep[i]])) if npos[i] else math.nan
+                     for i in range(pos.shape[0])])
 
 
 register_batched(average_precision, _ap_rows, _ap_indexed, _ap_weighted)
