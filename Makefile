@@ -75,7 +75,7 @@ test-notice:
 TEST_WORKERS ?= 2
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: test-notice setup browser
-	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12
 	$(TEST_ENV) $(BIN)/python tests/check_extras.py --record .pytest-extras.json --workers $(TEST_WORKERS)
 	$(TEST_ENV) $(BIN)/python tests/check_portable.py
 
