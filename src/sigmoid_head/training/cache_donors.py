@@ -16,8 +16,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .cache_guard import MARKER, donor_mismatch, meta_problem, size_problem
-from .disk_cache import _KEY, _RAW, _read_meta, rows_digest
+from .cache_guard import (
+    _KEY,
+    _RAW,
+    MARKER,
+    _read_meta,
+    donor_mismatch,
+    meta_problem,
+    rows_digest,
+    size_problem,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import torch
 
 MARKER = ".sigmoid-head-cache"
@@ -183,3 +184,27 @@ def check_donor_root(cache_dir: str | Path, cache_from: str | Path) -> None:
             f"--cache-from {cache_from} is the --cache-dir {cache_dir} or lies inside it: a cache "
             "reuses its own rows already, and a changed setting would rebuild it before it is "
             "read; copy it elsewhere and pass that as --cache-from")
+
+
+_RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
+_KEY = 16  # bytes of an example's content key and of its rows' checksum
+
+
+def rows_digest(raw: np.ndarray, targets: np.ndarray, dom: np.ndarray | None) -> bytes:
+    """The 16-byte checksum of an example's stored rows (raw hidden bits, int32 targets,
+    int32 dominant ids or None)."""
+    h = hashlib.blake2b(digest_size=_KEY)
+    for part in (raw, targets) if dom is None else (raw, targets, dom):
+        h.update(str(part.shape).encode())
+        h.update(np.ascontiguousarray(part).tobytes())
+    return h.digest()
+
+
+def _read_meta(path: Path) -> object:
+    """A cache's meta.json (None when missing or unreadable, nested too deep included)."""
+    from ..safe.json_io import read_json
+
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return None

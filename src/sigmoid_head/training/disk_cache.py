@@ -51,39 +51,21 @@ from ..lm.backbone import Backbone, Positions
 from ..lm.dominant import DominantConfig
 from .cache import CachedExample, assemble, backbone_positions, example_key, trim_dominant
 from .cache_guard import (
+    _KEY,
+    _RAW,
     VERSION,
+    _read_meta,
     cache_files,
     claim_directory,
     clear_cache_files,
     model_record,
+    rows_digest,
     size_problem,
     why_rebuilt,
 )
 
 logger = logging.getLogger(__name__)
-_RAW = {torch.float32: np.float32, torch.bfloat16: np.int16, torch.float16: np.int16}
-_KEY = 16  # bytes of an example's content key and of its rows' checksum
 __all__ = ["DiskPositionCache", "example_key", "rows_digest"]
-
-
-def rows_digest(raw: np.ndarray, targets: np.ndarray, dom: np.ndarray | None) -> bytes:
-    """The 16-byte checksum of an example's stored rows (raw hidden bits, int32 targets,
-    int32 dominant ids or None)."""
-    h = hashlib.blake2b(digest_size=_KEY)
-    for part in (raw, targets) if dom is None else (raw, targets, dom):
-        h.update(str(part.shape).encode())
-        h.update(np.ascontiguousarray(part).tobytes())
-    return h.digest()
-
-
-def _read_meta(path: Path) -> object:
-    """A cache's meta.json (None when missing or unreadable, nested too deep included)."""
-    from ..safe.json_io import read_json
-
-    try:
-        return read_json(path)
-    except (OSError, ValueError):
-        return None
 
 
 class DiskPositionCache:
