@@ -168,7 +168,7 @@ def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
     """ROC-AUC from the sources' multiplicities (a quadratic form of the Mann-Whitney counts
     between sources, built in blocks) equals the count over the expanded words, bit for bit,
     with tied values, one-class resamples and every block size."""
-    from sigmoid_head.evaluation import metrics
+    from sigmoid_head.evaluation import auc_counts as metrics
     from sigmoid_head.evaluation.bootstrap import Clusters, _source_weights, _weights
 
     rng = np.random.default_rng(7)
