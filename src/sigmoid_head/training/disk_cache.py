@@ -41,13 +41,14 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from ..data.batching import Collator
 from ..data.datasets_io import examples_at
-from ..lm.backbone import Backbone, Positions
+from ..lm.backbone import DTYPES, Backbone, Positions
 from ..lm.dominant import DominantConfig
 from .cache import CachedExample, assemble, backbone_positions, example_key, trim_dominant
 from .cache_guard import (
@@ -365,3 +366,31 @@ class DiskPositionCache:
         """The cached positions of a micro-batch (as :meth:`PositionCache.positions`)."""
         return assemble(self.backbone, [self._example(i) for i in indices],
                         self.dominant is not None)
+
+
+def disk_caches(config: Any, backbone: Backbone, collate: Collator, dominant: DominantConfig | None,
+                n_pos: list, autocast: object = None) -> tuple[DiskPositionCache, DiskPositionCache]:
+    """The run's train and validation caches under ``config.cache_dir`` (a folder per rank
+    when several processes train), each recording what made it (``autocast``: the forward
+    pass's) and drawing on ``config.cache_from``.
+
+    Args:
+        config: the run's :class:`~.config.TrainConfig`.
+        n_pos: the trained positions of every example, train then validation.
+    """
+    from accelerate import PartialState
+
+    from .cache_guard import check_donor_root, model_record
+
+    if config.cache_from:  # before any cache folder is opened (and maybe rebuilt)
+        check_donor_root(config.cache_dir, config.cache_from)
+    dtype, made_by = DTYPES[config.disk_cache_dtype], model_record(backbone, autocast)
+    state = PartialState()
+    root = Path(config.cache_dir) / (f"rank{state.process_index}" if state.num_processes > 1 else "")
+    key = json.dumps({**vars(config.data), "num_proc": None, "data_cache_dir": None,
+                      "model": config.model, "seed": config.seed}, sort_keys=True)
+    train, val = (DiskPositionCache(backbone, collate, dominant, root / name, n, dtype,
+                                    fingerprint=key, donors=config.cache_from, made_by=made_by,
+                                    own_root=config.cache_dir)
+                  for name, n in zip(("train", "validation"), n_pos, strict=True))
+    return train, val

@@ -18,7 +18,6 @@ self-generated term in :mod:`.self_term`.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -78,25 +77,10 @@ def _caches(config: TrainConfig, model: SigmoidHeadModel, collate: Collator, tra
         dtype = DTYPES[config.cache_dtype]
         return (PositionCache(model.backbone, collate, dominant, dtype),
                 PositionCache(model.backbone, collate, dominant, dtype))
-    from accelerate import PartialState
+    from .disk_cache import disk_caches
 
-    from .cache_guard import check_donor_root, model_record
-    from .disk_cache import DiskPositionCache
-
-    if config.cache_from:  # before any cache folder is opened (and maybe rebuilt)
-        check_donor_root(config.cache_dir, config.cache_from)
-    dtype, made_by = DTYPES[config.disk_cache_dtype], model_record(model.backbone, autocast)
-    state = PartialState()
-    root = Path(config.cache_dir) / (f"rank{state.process_index}" if state.num_processes > 1 else "")
-    made = []
-    for name, examples in (("train", train_ex), ("validation", val_ex)):
-        n_pos, _ = _per_example(examples, model.backbone.is_encoder_decoder)
-        key = json.dumps({**vars(config.data), "num_proc": None, "data_cache_dir": None,
-                          "model": config.model, "seed": config.seed}, sort_keys=True)
-        made.append(DiskPositionCache(model.backbone, collate, dominant, root / name, n_pos,
-                                      dtype, fingerprint=key, donors=config.cache_from,
-                                      made_by=made_by, own_root=config.cache_dir))
-    return made[0], made[1]
+    n_pos = [_per_example(ex, model.backbone.is_encoder_decoder)[0] for ex in (train_ex, val_ex)]
+    return disk_caches(config, model.backbone, collate, dominant, n_pos, autocast)
 
 
 def _autocast(accelerator, mode: str):
