@@ -1155,11 +1155,6 @@ ALL = [(group, name, fn) for group, cases in CASES.items() for name, fn in cases
 # -- pytest ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory, tiny_causal_path) -> World:
-    return make_world(tmp_path_factory.mktemp("world"), tiny_causal_path)
-
-
 @pytest.mark.parametrize(("group", "name", "fn"), ALL, ids=[f"{g}:{n}" for g, n, _ in ALL])
 def test_case(world, tmp_path, group, name, fn):
     outcome, detail = fn(world, tmp_path)
