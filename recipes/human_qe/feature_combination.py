@@ -42,8 +42,19 @@ FLOOR = 1e-12
 WORD_METHODS = ("softmax", "boostedprob", "rauq")
 SEQ_BASE = tuple(f"{m}_{a}" for m in WORD_METHODS for a in ("logprob", "mean_log", "min"))
 SEQ_HEAD = ("sigmoid_logprob", "sigmoid_mean_log", "sigmoid_min")
+SEQ_EXTRA = ("entropy_mean", "dominant_mean", "log(n_tokens + 1)")
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
 ALPHA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+WORD_FEATURES = (
+    "log word probability of the softmax", "of BoostedProb", "of RAUQ",
+    "the softmax's of the left neighbour", "of the right neighbour", "length in characters",
+    "no letter or digit", "relative position", "log(number of words + 1)",
+    "segment mean softmax log-probability", "segment mean entropy", "segment mean dominant count",
+)
+"""The columns of :func:`word_features` without the head, in order (the page prints them)."""
+HEAD_WORD_FEATURES = ("the head's log word score", "its left neighbour's", "its right neighbour's",
+                      "the head's segment mean log-probability")
+"""The columns :func:`word_features` adds with the head."""
 FAMILY = "with minus without the head's features: word MCC and segment Pearson, two sets (two-sided, Holm)"
 
 
@@ -74,6 +85,8 @@ def word_features(row: dict, item: GoldItem, head: bool) -> np.ndarray:
     if head:
         own = _log(gold_word_scores(row, "sigmoid"))
         cols += [own, *_neighbours(own), np.full(n, float(row["sigmoid_mean_log"]))]
+    if len(cols) != len(WORD_FEATURES) + (len(HEAD_WORD_FEATURES) if head else 0):
+        raise AssertionError("word_features and WORD_FEATURES disagree")
     return np.stack(cols, axis=1) if n else np.zeros((0, len(cols)))
 
 
@@ -346,6 +359,12 @@ def block(res: dict[str, Any]) -> str:
             f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
             "its mean log-probability at segment level. Family: " + res["family"] + f"; "
             f"{res['n_boot']} resamples of sources.",
+            "",
+            f"Word features without the head ({len(WORD_FEATURES)}, from the code's own list): "
+            + "; ".join(WORD_FEATURES) + f". With the head, {len(HEAD_WORD_FEATURES)} more: "
+            + "; ".join(HEAD_WORD_FEATURES) + f". Segment features without the head "
+            f"({len(SEQ_BASE) + len(SEQ_EXTRA)}): " + ", ".join(SEQ_BASE + SEQ_EXTRA)
+            + f"; with the head, {len(SEQ_HEAD)} more: " + ", ".join(SEQ_HEAD) + ".",
             "",
             "The library's own fit (`sigmoid-head calibrate --quality --quality-model`: ridge over "
             "every sequence score of the rows, fitted on the same dev rows), test segment Pearson: "

@@ -1,0 +1,287 @@
+"""The labelled head against the models the same labels buy without it (issue 58, item 2).
+
+A labelled head learns from human word tags; the softmax side does not. Its fair opponent is
+a model fitted on the same tags from what the frozen model already gives, so each
+opponent here is trained on the **same training tags** as the ro-en tag heads (the 6,287
+clean-split MLQE-PE ro-en train sentences, ``build_labelled.py``), its settings chosen on
+the **same held-out tenth** the heads stop early on (697 sentences), its BAD threshold
+chosen on the WMT ro-en dev set exactly as every score's is, and the WMT test scored once:
+
+* ``lr``: logistic regression of BAD over the softmax side's word features
+  (:func:`feature_combination.word_features` without the head: the list is printed under the
+  table from :data:`feature_combination.WORD_FEATURES`), standardised, C from
+  :data:`feature_combination.C_GRID` by held-out average precision of BAD;
+* ``gbm``: gradient-boosted trees on the same features (scikit-learn's histogram
+  boosting), the number of trees from :data:`GBM_ITER` by the same criterion;
+* ``probe``: a linear probe on the frozen model's final hidden state (:mod:`probe`; packed
+  as the head variant ``probe_roen``: a head whose ``V`` rows are one vector).
+
+The training tags' softmax-side scores are committed (``results/mlqe-roen-word/supervised/``,
+MLQE-PE is CC0; ``--keep`` writes them from a ``run.py`` run over the labelled files).
+
+**Declared before the run** (this module was committed before its results): the *best
+opponent* is the one of ``lr``, ``gbm``, ``probe`` with the highest WMT **dev** word MCC at
+its dev-chosen threshold. For each seed ``s`` of the ro-en tag head (``labelled_roen``,
+``_s1``, ``_s2``), two paired tests of test word MCC over sources (1,000 resamples,
+two-sided): (a) the head alone minus the best opponent; (b) the best opponent with the
+head's word features added minus the best opponent. "With the head's features": a logistic
+regression fitted on the WMT dev words over the opponent's logit of BAD and the head's log
+word score (own, left and right neighbour) and mean log-probability, C and threshold by
+5-fold cross-validation over dev sources (:func:`feature_combination.fit_word`). Holm over
+those six tests (:data:`FAMILY`). Every other difference on the table (each opponent
+against the softmax, the head against each opponent) is descriptive: its Holm p is within
+its own family (:data:`SECONDARY`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .committed import RESULTS
+from .feature_combination import C_GRID, FLOOR, WORD_FEATURES, fit_word, word_data, word_features
+
+SET = "mlqe-roen-word"
+KEPT = RESULTS / SET / "supervised"
+OPPONENTS = ("lr", "gbm", "probe")
+PROBE = "probe_roen"
+HEADS = ("labelled_roen", "labelled_roen_s1", "labelled_roen_s2")
+GBM_ITER = (100, 300)
+FAMILY = ("the ro-en tag head (3 seeds) against the best opponent on dev: head minus it, and "
+          "it with the head's features minus it; test word MCC, two-sided, Holm over 6")
+SECONDARY = "descriptive: each opponent minus the softmax, each head minus each opponent (two-sided, Holm)"
+
+
+def training_rows() -> dict[str, tuple[list[dict], list[Any]]]:
+    """The committed training and held-out tags with their softmax-side scores."""
+    from sigmoid_head.evaluation.gold_formats import GoldItem
+
+    from .committed import read_jsonl_gz
+
+    out = {}
+    for split in ("train", "validation"):
+        rows = read_jsonl_gz(KEPT / f"{split}.scores.jsonl.gz")
+        out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
+    return out
+
+
+def fit_opponents(train: tuple, validation: tuple) -> dict[str, dict[str, Any]]:
+    """``lr`` and ``gbm`` fitted on the training tags, their setting chosen on the held-out tags."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import average_precision_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y, _ = word_data(*train, head=False)
+    xv, yv, _ = word_data(*validation, head=False)
+    makers = {
+        "lr": ("C", C_GRID, lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))),
+        "gbm": ("max_iter", GBM_ITER, lambda n: HistGradientBoostingClassifier(
+            max_iter=n, early_stopping=False, random_state=0)),
+    }
+    out = {}
+    for name, (param, grid, make) in makers.items():
+        tried = []
+        for v in grid:
+            model = make(v).fit(x, y)
+            tried.append((float(average_precision_score(yv, model.predict_proba(xv)[:, 1])), v, model))
+        ap, v, model = max(tried, key=lambda t: t[0])
+        out[name] = {"model": model, param: v, "validation_ap": ap,
+                     "grid": {str(t[1]): t[0] for t in tried}}
+    out["counts"] = {"train_words": int(y.size), "train_bad": int(y.sum()),
+                     "validation_words": int(yv.size), "train_sentences": len(train[0]),
+                     "validation_sentences": len(validation[0])}
+    return out
+
+
+def wmt_rows(split: str, variant: str | None = None) -> tuple[list[dict], list[Any]]:
+    """The WMT split's committed rows (with ``variant``'s head columns) and gold items."""
+    from .committed import read_jsonl_gz, with_head
+    from .feature_combination import split_rows
+
+    rows, items = split_rows(SET, split)
+    if variant is not None:
+        rows = with_head(rows, read_jsonl_gz(RESULTS / SET / "heads" / variant / f"{split}.scores.jsonl.gz"))
+    return rows, items
+
+
+def head_features(rows: list[dict], items: list[Any]) -> np.ndarray:
+    """(W, 4) the head's own columns of :func:`word_features` (the last four)."""
+    return np.concatenate([word_features(r, it, True)[:, -4:] for r, it in zip(rows, items, strict=True)])
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, FLOOR, 1 - FLOOR)
+    return np.log(p) - np.log1p(-p)
+
+
+def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
+    """Dev and test word scores (higher = better) of the softmax, every opponent and head,
+    and every opponent with each head's features; the dev words' BAD and test sources."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
+
+    (drows, ditems), (trows, titems) = wmt_rows("dev"), wmt_rows("test")
+    bad = {s: np.concatenate([gold_word_bad(it) for it in items]) for s, items in (("dev", ditems), ("test", titems))}
+    groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in titems])
+    x = {"dev": word_data(drows, ditems, False)[0], "test": word_data(trows, titems, False)[0]}
+    out: dict[str, dict[str, np.ndarray]] = {
+        "softmax": {s: np.concatenate([gold_word_scores(r, "softmax") for r in rows])
+                    for s, rows in (("dev", drows), ("test", trows))}}
+    for name in ("lr", "gbm"):
+        out[name] = {s: 1.0 - fitted[name]["model"].predict_proba(x[s])[:, 1] for s in x}
+    hf = {}
+    for variant in (PROBE, *heads):
+        pair = {s: wmt_rows(s, variant) for s in ("dev", "test")}
+        out["probe" if variant == PROBE else variant] = {
+            s: np.concatenate([gold_word_scores(r, "sigmoid") for r in pair[s][0]]) for s in pair}
+        hf[variant] = {s: head_features(*pair[s]) for s in pair}
+    dev_groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in ditems])
+    combos = {}
+    for opp in OPPONENTS:
+        for h in heads:
+            feats = {s: np.column_stack([_logit(1.0 - out[opp][s]), hf[h][s]]) for s in ("dev", "test")}
+            model, c, oof = fit_word(feats["dev"], bad["dev"], dev_groups)
+            combos[f"{opp}+{h}"] = {"dev_oof": 1.0 - oof, "test": 1.0 - model.predict_proba(feats["test"])[:, 1],
+                                    "C": c}
+    return {"scores": out, "combos": combos, "bad": bad, "groups": groups}
+
+
+def evaluated(sc: dict) -> dict[str, dict[str, Any]]:
+    """Per score: dev-chosen threshold, dev MCC there, test MCC / AP / ROC-AUC, test flags."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import pick_threshold
+
+    bad = sc["bad"]
+    out = {}
+    pairs = {k: (v["dev"], v["test"]) for k, v in sc["scores"].items()}
+    pairs.update({k: (v["dev_oof"], v["test"]) for k, v in sc["combos"].items()})
+    for name, (dev, test) in pairs.items():
+        thr = pick_threshold(dev, bad["dev"])
+        flags = test < thr
+        out[name] = {"threshold": thr, "dev_mcc": mcc(dev < thr, bad["dev"]), "mcc": mcc(flags, bad["test"]),
+                     "ap": float(average_precision_score(bad["test"], -test)),
+                     "roc_auc": float(roc_auc_score(bad["test"], -test)),
+                     "flagged": float(flags.mean()), "pred": flags}
+        if name in sc["combos"]:
+            out[name]["C"] = sc["combos"][name]["C"]
+    return out
+
+
+def results(n_boot: int = 1000) -> dict[str, Any]:
+    """Every figure and test of the module docstring, JSON-ready."""
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.pvalues import add_holm
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    heads = tuple(h for h in HEADS if (RESULTS / SET / "heads" / h).is_dir())
+    data = training_rows()
+    fitted = fit_opponents(data["train"], data["validation"])
+    sc = scores(fitted, heads)
+    ev = evaluated(sc)
+    best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
+    bad, groups = sc["bad"]["test"], sc["groups"]
+
+    def test(a: str, b: str) -> dict:
+        return paired_bootstrap(mcc, ev[a]["pred"].astype(float), ev[b]["pred"].astype(float), bad,
+                                n=n_boot, groups=groups)
+
+    primary = {}
+    for h in heads:
+        primary[f"{h} - {best}"] = test(h, best)
+        primary[f"{best}+{h} - {best}"] = test(f"{best}+{h}", best)
+    add_holm(primary, FAMILY if len(heads) == 3 else f"{FAMILY} (only {len(heads)} seeds present)")
+    secondary = {f"{o} - softmax": test(o, "softmax") for o in OPPONENTS}
+    secondary.update({f"{h} - {o}": test(h, o) for h in heads for o in OPPONENTS if o != best})
+    add_holm(secondary, SECONDARY)
+    settings = {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
+    return {"family": FAMILY, "secondary_family": SECONDARY, "n_boot": n_boot, "best": best,
+            "heads": list(heads), "settings": settings, "counts": fitted["counts"],
+            "features": list(WORD_FEATURES),
+            "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
+            "tests": primary, "secondary": secondary}
+
+
+def block(res: dict[str, Any]) -> str:
+    """The page's tables of :func:`results`."""
+    from .committed import fmt_p
+
+    s, n = res["scores"], res["n_boot"]
+    names = ["softmax", *OPPONENTS, *res["heads"], *(f"{res['best']}+{h}" for h in res["heads"])]
+    lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
+             "|---|---|---|---|---|---|---|"]
+    trained = {"softmax": "nothing", "lr": "train tags", "gbm": "train tags", "probe": "train tags"}
+    for k in names:
+        e = s[k]
+        where = trained.get(k, "train tags + WMT dev" if "+" in k else "train tags")
+        mark = " (best on dev)" if k == res["best"] else ""
+        lines.append(f"| {k}{mark} | {where} | {e['dev_mcc']:.3f} | {e['mcc']:.3f} | {e['ap']:.3f} "
+                     f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
+    lines += ["", "| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
+              "|---|---|---|---|---|---|"]
+    for fam in ("tests", "secondary"):
+        for k, t in res[fam].items():
+            tag = "" if fam == "tests" else " (descriptive)"
+            lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                         f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
+    c, st = res["counts"], res["settings"]
+    return "\n".join([*lines, "",
+        f"Trained on {c['train_sentences']:,} sentences ({c['train_words']:,} words, {c['train_bad']:,} BAD); "
+        f"settings chosen on the {c['validation_sentences']} held-out sentences ({c['validation_words']:,} words): "
+        f"lr C {st['lr']['C']:g}, gbm {st['gbm']['max_iter']} trees (held-out AP of BAD "
+        f"{st['lr']['validation_ap']:.3f} / {st['gbm']['validation_ap']:.3f}). Features of lr and gbm: "
+        + ", ".join(res["features"]) + ". Primary family: " + res["family"] + "; secondary: "
+        + res["secondary_family"] + f"; {n} resamples of test sources.", ""])
+
+
+def keep(run_dir: Any, train_file: Any, validation_file: Any) -> None:
+    """Commit a ``run.py`` run over the labelled training files (``--test-gold`` the train
+    file, ``--dev-gold`` the held-out file): its rows with each sentence's BAD spans."""
+    from pathlib import Path
+
+    from sigmoid_head.safe.outputs import staged_folder
+
+    from .committed import read_jsonl_gz
+    from .run import write_jsonl_gz
+
+    with staged_folder(KEPT) as tmp:
+        for split, scored, gold in (("train", "test", train_file), ("validation", "dev", validation_file)):
+            rows, golds = read_jsonl_gz(Path(run_dir) / f"{scored}.scores.jsonl.gz"), read_jsonl_gz(Path(gold))
+            if len(rows) != len(golds):
+                raise SystemExit(f"{run_dir}: {len(rows)} {scored} rows for {len(golds)} items of {gold}")
+            out = []
+            for r, g in zip(rows, golds, strict=True):
+                if r["candidate"] != g["tgt"] or r["group"] != g["src"]:
+                    raise SystemExit(f"{run_dir}: row {r['id']} is not item {g['id']} of {gold}")
+                out.append({"id": g["id"], "group": g["src"], "candidate": g["tgt"],
+                            "spans": [{"start": s["start"], "end": s["end"]} for s in g["mqm_spans"]],
+                            **{k: v for k, v in r.items() if k not in ("id", "group", "candidate")}})
+            write_jsonl_gz(Path(tmp) / f"{split}.scores.jsonl.gz", out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+
+    from .run import jsonable
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--keep", nargs=3, metavar=("RUN", "TRAIN", "HELD_OUT"),
+                    help="commit a run.py run over the labelled files (see keep())")
+    ap.add_argument("--n-boot", type=int, default=1000)
+    args = ap.parse_args(argv)
+    if args.keep:
+        keep(*args.keep)
+        return 0
+    res = results(args.n_boot)
+    print(block(res))
+    print(json.dumps(jsonable({k: v for k, v in res.items() if k in ("best", "settings")}), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

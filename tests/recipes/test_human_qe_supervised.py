@@ -1,0 +1,106 @@
+"""The labelled head's opponents (issue 58, item 2): the linear probe as a tied head, its
+hidden states read back from a training cache, and the committed training rows."""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+
+def test_probe_fit_recovers_a_linear_rule_and_the_tied_head_scores_it():
+    probe = importlib.import_module("recipes.human_qe.probe")
+    from sigmoid_head.head.folder import HeadConfig
+
+    rng = np.random.default_rng(0)
+    w_true = rng.normal(size=8) * 3
+    x = rng.normal(size=(4000, 8)) * rng.uniform(0.5, 4, size=8) + 2.0  # unscaled, off-centre
+    y = (rng.uniform(size=4000) < 1 / (1 + np.exp(-(x - 2.0) @ w_true))).astype(np.int64)
+    fit = probe.fit_probe(x[:3000], y[:3000], x[3000:], y[3000:], grid=(0.01, 1.0))
+    assert fit["C"] in (0.01, 1.0) and len(fit["grid"]) == 2
+    # the folded-back weights give the regression's own probabilities on raw features
+    p = 1 / (1 + np.exp(-(x @ fit["w"] + fit["c"])))
+    assert np.corrcoef(x @ fit["w"], (x - 2.0) @ w_true)[0, 1] > 0.95
+    assert abs(float(((p > 0.5) == y).mean()) - 0.9) < 0.1
+
+    cfg = HeadConfig(base_model="m", vocab_size=11, hidden_size=8, fingerprint="f")
+    cfg2, head = probe.tied_head(cfg, {}, fit["w"], fit["c"], {"probe": True})
+    assert cfg2.bias and cfg2.training == {"probe": True}
+    h = torch.tensor(x[:5], dtype=torch.float32)
+    ids = torch.tensor([[0], [3], [10], [7], [1]])
+    got = torch.sigmoid(head.logits(h, ids)).squeeze(-1).detach().numpy()  # every token: the same score
+    np.testing.assert_allclose(got, p[:5], rtol=1e-4, atol=1e-5)
+
+
+def _cache(folder, examples, rows_per, d=3, key_of=None):
+    from sigmoid_head.training.cache import example_key
+
+    folder.mkdir(parents=True)
+    n = len(examples)
+    offsets = np.concatenate([[0], np.cumsum(rows_per)]).astype(np.int64)
+    offsets.tofile(folder / "offsets.i64")
+    np.concatenate([np.frombuffer((key_of or example_key)(e), np.uint8) for e in examples]).tofile(folder / "keys.bin")
+    np.ones(n, np.uint8).tofile(folder / "filled.u8")
+    hidden = np.arange(offsets[-1] * d, dtype=np.float32).reshape(-1, d)
+    hidden.tofile(folder / "hidden-0.bin")
+    (folder / "meta.json").write_text(json.dumps({"dtype": "torch.float32", "n_examples": n, "hidden": d,
+                                                  "shard_examples": 65536}))
+    return hidden
+
+
+def test_cached_hidden_reads_labelled_rows_and_refuses_other_data(tmp_path):
+    probe = importlib.import_module("recipes.human_qe.probe")
+    ex = [{"input_ids": [1, 2, 3], "labels": [-100, 2, 3], "good": [1, -1]},
+          {"input_ids": [4, 5, 6, 7], "labels": [-100, 5, 6, 7], "good": [0, 1, 0]}]
+    hidden = _cache(tmp_path / "ok", ex, [2, 3])
+    x, y = probe.cached_hidden(tmp_path / "ok", ex)
+    np.testing.assert_array_equal(x, hidden[[0, 2, 3, 4]])  # the -1 (no word) row skipped
+    np.testing.assert_array_equal(y, [1, 0, 1, 0])
+    other = [ex[0], {**ex[1], "input_ids": [4, 5, 6, 8]}]
+    with pytest.raises(ValueError, match="example 1 is not this data's"):
+        probe.cached_hidden(tmp_path / "ok", other)
+    with pytest.raises(ValueError, match="1 asked"):
+        probe.cached_hidden(tmp_path / "ok", ex[:1])
+
+
+def _write(path, rows):
+    with gzip.open(path, "wt") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def test_keep_joins_spans_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
+    sup = importlib.import_module("recipes.human_qe.supervised")
+    monkeypatch.setattr(sup, "KEPT", tmp_path / "kept")
+    run = tmp_path / "run"
+    run.mkdir()
+    gold = [{"id": 7, "src": "s a", "tgt": "a b", "mqm_spans": [{"start": 2, "end": 3, "category": None}]}]
+    _write(run / "test.scores.jsonl.gz", [{"id": "test-0", "group": "s a", "candidate": "a b", "softmax": 0.5}])
+    _write(run / "dev.scores.jsonl.gz", [{"id": "dev-0", "group": "s a", "candidate": "a b", "softmax": 0.4}])
+    _write(tmp_path / "train.jsonl.gz", gold)
+    _write(tmp_path / "held.jsonl.gz", gold)
+    sup.keep(run, tmp_path / "train.jsonl.gz", tmp_path / "held.jsonl.gz")
+    with gzip.open(tmp_path / "kept" / "train.scores.jsonl.gz", "rt") as f:
+        row = json.loads(f.readline())
+    assert row == {"id": 7, "group": "s a", "candidate": "a b", "spans": [{"start": 2, "end": 3}], "softmax": 0.5}
+    _write(tmp_path / "held.jsonl.gz", [{**gold[0], "tgt": "a c"}])
+    with pytest.raises(SystemExit, match="is not item 7"):
+        sup.keep(run, tmp_path / "train.jsonl.gz", tmp_path / "held.jsonl.gz")
+    assert (tmp_path / "kept" / "validation.scores.jsonl.gz").exists()  # the earlier keep stands
+
+
+def test_word_feature_names_match_the_columns():
+    fc = importlib.import_module("recipes.human_qe.feature_combination")
+    sup = importlib.import_module("recipes.human_qe.supervised")
+    rows, items = sup.wmt_rows("dev", "labelled_roen")  # committed rows with a head's columns
+    x0, x1 = fc.word_features(rows[0], items[0], False), fc.word_features(rows[0], items[0], True)
+    assert x0.shape[1] == len(fc.WORD_FEATURES)
+    assert x1.shape[1] == len(fc.WORD_FEATURES) + len(fc.HEAD_WORD_FEATURES)
+    np.testing.assert_array_equal(x1[:, : x0.shape[1]], x0)
+    np.testing.assert_array_equal(sup.head_features([rows[0]], [items[0]]), x1[:, x0.shape[1]:])
