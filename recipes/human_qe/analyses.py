@@ -4,7 +4,12 @@ committed per-item scores by its own module, collected here for ``tables.py``.
 * ``human-qe-analysis:combination``: does the head add to a learned combination of the
   softmax side's features (:mod:`feature_combination`);
 * ``human-qe-analysis:combination-pe-all``: the same with the learning curve's 28,115-pair
-  head (seed 0) on the texts that point scored (all of WMT; MQM's fixed subset);
+  head (seed 0) on the texts that point scored (all of WMT; MQM's fixed subset), and
+  ``combination-pe-all_s1``/``_s2`` with its seeds 1 and 2 (issue 58);
+* ``human-qe-analysis:supervised``: the ro-en tag heads against the models the same tags buy
+  without them (:mod:`supervised`; once its training rows are committed);
+* ``human-qe-analysis:dev-choices``: the untrained prior's comparison read on dev
+  (:mod:`dev_choices`);
 * ``human-qe-analysis:error-free``: error-free segment detection on MQM zh-en
   (:mod:`error_free`);
 * ``human-qe-analysis:wmt22``: the WMT 2022 km-en/ps-en word-level leaderboard computed from
@@ -13,7 +18,7 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   ``results/wmt22-word.json``, which ``build_wmt22.py --leaderboard`` and
   ``wmt22_rows.py`` write from the data.
 
-The first two write their figures to ``results/<name>.json`` beside their tables.
+The first six write their figures to ``results/<name>.json`` beside their tables.
 """
 
 from __future__ import annotations
@@ -28,12 +33,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
-    from . import error_free, feature_combination
+    from . import dev_choices, error_free, feature_combination, supervised
 
     return {
+        "dev-choices": (dev_choices.results, dev_choices.block),
+        "supervised": (supervised.results, supervised.block),
         "combination": (feature_combination.results, feature_combination.block),
         "combination-pe-all": (lambda: feature_combination.results(point="pe-all"),
                                feature_combination.block),
+        "combination-pe-all_s1": (lambda: feature_combination.results(point="pe-all_s1"),
+                                  feature_combination.block),
+        "combination-pe-all_s2": (lambda: feature_combination.results(point="pe-all_s2"),
+                                  feature_combination.block),
         "error-free": (error_free.results, error_free.block),
     }
 
@@ -48,9 +59,14 @@ def outputs(
     files: dict[Path, str] = {}
     blocks: dict[str, str] = {}
     needed = {"combination": {"mlqe-roen-word", "mqm-ted-zhen"},
-              "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"}}
+              "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"},
+              "combination-pe-all_s1": {"mlqe-roen-word", "mqm-ted-zhen"},
+              "combination-pe-all_s2": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"},
+              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}}
+    from . import supervised
+
     for name, (compute, render) in _modules().items():
-        if not needed[name] <= set(sets):
+        if not needed[name] <= set(sets) or (name == "supervised" and not supervised.KEPT.is_dir()):
             continue
         res = compute()
         files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"

@@ -50,9 +50,12 @@ ROOT = HERE.parents[1]
 
 CURVE = HERE / "results" / "curve"
 PROMPT = "Translate this sentence into English.\n{source}\n"
+VALIDATION_FRACTION = 0.1
+"""The share of a point's records ``train`` holds out for the validation loss (its command's
+``--validation-fraction``; at most 1,000 records, the library's default cap)."""
 TRAIN_ARGS = [
     "--untrained-prior", "0.01", "--lr", "1e-3", "--epochs", "8", "--batch-size", "16",
-    "--cache-hidden", "--patience", "3", "--max-length", "192", "--validation-fraction", "0.1",
+    "--cache-hidden", "--patience", "3", "--max-length", "192", "--validation-fraction", str(VALIDATION_FRACTION),
     "--threads", "1",
 ]  # fmt: skip
 """The committed head's (``prior001``) training options, but the data, task and seed."""
@@ -79,6 +82,20 @@ def train_rows(point: str) -> list[dict]:
     if spec["n"] and len(rows) < spec["n"]:
         raise ValueError(f"{path}: {len(rows)} records, the point needs {spec['n']}")
     return rows[: spec["n"]] if spec["n"] else rows
+
+
+def fitted_rows(point: str) -> list[dict]:
+    """The point's records the head's weights were fitted on: :func:`train_rows` less the
+    validation share ``train`` held out, drawn as it draws it (the library's
+    :func:`~sigmoid_head.training.config.split_validation`, same seed and share)."""
+    from types import SimpleNamespace
+
+    from sigmoid_head.training.config import split_validation
+
+    rows = train_rows(point)
+    cfg = SimpleNamespace(validation_fraction=VALIDATION_FRACTION, seed=POINTS[point]["seed"],
+                          max_validation_examples=1000)
+    return split_validation(cfg, rows)[0]
 
 
 def train_command(point: str, train_file: Path, out: Path) -> list[str]:

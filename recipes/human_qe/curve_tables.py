@@ -11,7 +11,8 @@ the point's texts (thresholds on dev, test once, 1,000 resamples over sources). 
   of the mean log-probability with the human score on WMT (minus HTER) and on the MQM
   subset, and Mu-SHROOM IoU;
 * the vocabulary diagnostic: on the WMT test words, the rule "flag every MT word absent from
-  the head's training targets" (whitespace tokens, exact match) against the head's word MCC,
+  the head's training targets" (whitespace tokens, exact match; the records the head was
+  fitted on, the validation share it held out excluded: :func:`curve.fitted_rows`) against the head's word MCC,
   and the head's and the softmax's ROC-AUC on the words seen and unseen in that data.
 
 Mu-SHROOM's gold is not committed: without ``--shroom-data`` its figures are taken from the
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .curve import CURVE, POINTS, train_rows, trained_text
+from .curve import CURVE, POINTS, fitted_rows, train_rows, trained_text
 from .evaluate_sets import evaluate_set, flat_words, items_of
 
 N_BOOT = 1000
@@ -114,7 +115,7 @@ def vocabulary(point: str, shroom_data: Path | None) -> dict[str, Any] | None:
     folder = CURVE / point / "mlqe-roen-word"
     if not (folder / "settings.json").exists():
         return None
-    seen = {w for r in train_rows(point) for w in trained_text(r).split()}
+    seen = {w for r in fitted_rows(point) for w in trained_text(r).split()}  # not the held-out share
     gold = gold_rows("mlqe-roen-word", "test", shroom_data)
     head = _read(folder / "test.scores.jsonl.gz")
     rows = with_head(joined(gold, _read(RESULTS / "mlqe-roen-word" / "test.scores.jsonl.gz")), head)

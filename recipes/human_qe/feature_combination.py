@@ -234,7 +234,21 @@ def segment_level(name: str, point: str | None = None) -> dict[str, Any]:
     out["softmax"] = {"pred": np.asarray([float(r["softmax_mean_log"]) for r in trows])}
     out["human"], out["groups"] = ht, gt
     out["library"] = library_model(drows, hd, trows, ht)
+    for label, head in (("narrow_without", False), ("narrow_with", True)):
+        model, alpha = fit_segment(narrow_features(drows, head), hd, gd)
+        out[label] = {"alpha": alpha, "pred": model.predict(narrow_features(trows, head))}
     return out
+
+
+NARROW = ("log(n_tokens + 1)", "softmax_mean_log", "entropy_mean", "dominant_mean")
+"""A narrower segment model outside the family (issue 58: the page once listed these for it by
+mistake; with the head, plus ``sigmoid_mean_log``): how much the answer depends on the rest."""
+
+
+def narrow_features(rows: Sequence[dict], head: bool) -> np.ndarray:
+    x = np.asarray([[math.log(float(r["n_tokens"]) + 1), float(r["softmax_mean_log"]), float(r["entropy_mean"]),
+                     float(r["dominant_mean"]), *([float(r["sigmoid_mean_log"])] if head else [])] for r in rows])
+    return np.where(np.isfinite(x), x, math.log(FLOOR))
 
 
 def library_model(drows: list[dict], hd: np.ndarray, trows: list[dict], ht: np.ndarray) -> dict:
@@ -289,6 +303,11 @@ def results(n_boot: int = 1000, point: str | None = None) -> dict[str, Any]:
                 **({"alpha": s[k]["alpha"]} if "alpha" in s[k] else {}),
             }
         entry["library"] = s["library"]
+        narrow = paired_bootstrap(pearson, s["narrow_with"]["pred"], s["narrow_without"]["pred"], s["human"],
+                                  n=n_boot, groups=s["groups"])
+        entry["narrow_segment"] = {"without": pearson(s["narrow_without"]["pred"], s["human"]),
+                                   "with": pearson(s["narrow_with"]["pred"], s["human"]),
+                                   **{k: narrow[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_normal")}}
         entry["counts"] = {
             "test_words": int(w["bad"].size),
             "test_bad": int(w["bad"].sum()),
@@ -359,6 +378,13 @@ def block(res: dict[str, Any]) -> str:
             f"Test: {counts}. Softmax alone: its word score at its own dev-chosen threshold, "
             "its mean log-probability at segment level. Family: " + res["family"] + f"; "
             f"{res['n_boot']} resamples of sources.",
+            "",
+            "Outside the family, a narrower segment model (" + ", ".join(NARROW) + "; with the head, "
+            "plus sigmoid_mean_log), test Pearson without / with the head: " + "; ".join(
+                f"{n}: {e['narrow_segment']['without']:.3f} / {e['narrow_segment']['with']:.3f} "
+                f"({e['narrow_segment']['delta']:+.3f} [{e['narrow_segment']['ci_low']:+.3f}, "
+                f"{e['narrow_segment']['ci_high']:+.3f}], p {fmt_p(e['narrow_segment']['p_value'], res['n_boot'])})"
+                for n, e in res["sets"].items()) + ".",
             "",
             f"Word features without the head ({len(WORD_FEATURES)}, from the code's own list): "
             + "; ".join(WORD_FEATURES) + f". With the head, {len(HEAD_WORD_FEATURES)} more: "

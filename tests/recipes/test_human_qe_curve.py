@@ -85,11 +85,19 @@ def test_each_point_trains_with_the_committed_heads_command_but_data_seed_and_fo
 def test_the_unseen_word_rule_is_the_mcc_of_flagging_words_missing_from_training() -> None:
     from sklearn.metrics import matthews_corrcoef
 
-    from recipes.human_qe.curve import train_rows
+    import random
+
+    from recipes.human_qe.curve import fitted_rows, train_rows
     from recipes.human_qe.curve_tables import vocabulary
 
     v = vocabulary("pe2k", None)
-    seen = {w for r in train_rows("pe2k") for w in r["target"].split()}
+    rows = train_rows("pe2k")
+    order = list(range(len(rows)))  # the held-out tenth as `train` draws it (seed 0), not seen
+    random.Random(0).shuffle(order)
+    held = set(order[: len(rows) // 10])
+    fitted = [r for i, r in enumerate(rows) if i not in held]
+    assert fitted_rows("pe2k") == fitted and len(fitted) == 1800
+    seen = {w for r in fitted for w in r["target"].split()}
     gold = _read(HQ / "data" / "mlqe-roen-word" / "test.jsonl.gz")
     flag = np.asarray([w not in seen for g in gold for w in g["candidate"].split()])
     bad = np.asarray([b for g in gold for b in g["word_bad"]])
