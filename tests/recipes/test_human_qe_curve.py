@@ -83,9 +83,9 @@ def test_each_point_trains_with_the_committed_heads_command_but_data_seed_and_fo
 
 
 def test_the_unseen_word_rule_is_the_mcc_of_flagging_words_missing_from_training() -> None:
-    from sklearn.metrics import matthews_corrcoef
-
     import random
+
+    from sklearn.metrics import matthews_corrcoef
 
     from recipes.human_qe.curve import fitted_rows, train_rows
     from recipes.human_qe.curve_tables import vocabulary
