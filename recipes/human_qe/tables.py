@@ -64,6 +64,8 @@ ROOT = HERE.parents[1]
 
 
 DOC = ROOT / "docs" / "human_labels.md"
+README = ROOT / "README.md"
+"""The project README: its "Which score to use" table on human labels is a block here too."""
 VARIANTS_BLOCK = "human-qe-variants"
 PUBLISHED_BLOCK = "human-qe-published"
 PUBLISHED = HERE / "published.json"
@@ -464,15 +466,18 @@ def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str
                                    with_analyses=not args.no_analyses)
     for n in notices:
         print(n)
-    doc = DOC.read_text()
-    found = doc_blocks(doc)
-    new_doc = doc
-    for key, (start, end) in sorted(found.items(), key=lambda kv: -kv[1][0]):
-        if key in blocks:
-            new_doc = new_doc[:start] + blocks[key] + new_doc[end:]
-    missing = sorted(set(blocks) - set(found))
+    docs, found_any = {}, set()
+    for page in (DOC, README):
+        new_doc = page.read_text()
+        found = doc_blocks(new_doc)
+        found_any |= set(found)
+        for key, (start, end) in sorted(found.items(), key=lambda kv: -kv[1][0]):
+            if key in blocks:
+                new_doc = new_doc[:start] + blocks[key] + new_doc[end:]
+        docs[page] = new_doc
+    missing = sorted(set(blocks) - found_any)
     stale, agree = [], []
-    for path, text in [*files.items(), (DOC, new_doc)]:
+    for path, text in [*files.items(), *docs.items()]:
         old = path.read_text() if path.exists() else ""
         same = compare(old, text, FITTED_REL if path.name in FITTED_FILES else REL)
         # numbers within a stated tolerance (recipes/common/compare.py)
@@ -487,7 +492,7 @@ def _main(args: argparse.Namespace, ap: argparse.ArgumentParser, sets: tuple[str
             else:
                 path.write_text(text)
     if missing:
-        print(f"docs/human_labels.md has no block for: {', '.join(missing)}")
+        print(f"neither docs/human_labels.md nor README.md has a block for: {', '.join(missing)}")
     if args.check and (stale or missing):
         print(f"{len(stale)} file(s) differ from the committed data: python -m recipes.human_qe.tables --write")
         return 1
