@@ -66,6 +66,19 @@ def training_rows() -> dict[str, tuple[list[dict], list[Any]]]:
     return out
 
 
+def check_disjoint(training: dict[str, tuple[list[dict], list[Any]]]) -> int:
+    """Refuse training rows that share a source or MT text (normalised as the builders do)
+    with a WMT dev or test text; returns the number of training texts checked."""
+    from .curve_data import norm
+
+    scored = {norm(t) for split in ("dev", "test") for it in wmt_rows(split)[1] for t in (it.text, it.group)}
+    rows = [r for split in training.values() for r in split[0]]
+    shared = [r["id"] for r in rows if norm(r["candidate"]) in scored or norm(r["group"]) in scored]
+    if shared:
+        raise ValueError(f"{len(shared)} training sentences share a text with WMT dev/test: {shared[:5]}")
+    return len(rows)
+
+
 def fit_opponents(train: tuple, validation: tuple) -> dict[str, dict[str, Any]]:
     """``lr`` and ``gbm`` fitted on the training tags, their setting chosen on the held-out tags."""
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -180,6 +193,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
     heads = tuple(h for h in HEADS if (RESULTS / SET / "heads" / h).is_dir())
     data = training_rows()
+    check_disjoint(data)
     fitted = fit_opponents(data["train"], data["validation"])
     sc = scores(fitted, heads)
     ev = evaluated(sc)

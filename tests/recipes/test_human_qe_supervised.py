@@ -104,3 +104,37 @@ def test_word_feature_names_match_the_columns():
     assert x1.shape[1] == len(fc.WORD_FEATURES) + len(fc.HEAD_WORD_FEATURES)
     np.testing.assert_array_equal(x1[:, : x0.shape[1]], x0)
     np.testing.assert_array_equal(sup.head_features([rows[0]], [items[0]]), x1[:, x0.shape[1]:])
+
+
+def _sup(alone: list[tuple[float, float]], combo: list[tuple[float, float]]) -> dict:
+    heads = ["h0", "h1", "h2"]
+    scores = {k: {"mcc": 0.3} for k in ["softmax", "lr", "gbm", "probe", *heads]}
+    tests = {}
+    for h, (d, p) in zip(heads, alone, strict=True):
+        tests[f"{h} - probe"] = {"delta": d, "p_holm": p, "n_boot": 1000}
+    for h, (d, p) in zip(heads, combo, strict=True):
+        tests[f"probe+{h} - probe"] = {"delta": d, "p_holm": p, "n_boot": 1000}
+    return {"scores": scores, "best": "probe", "heads": heads, "tests": tests}
+
+
+def test_the_readme_recommends_the_head_only_when_every_seed_passes():
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    win, lose = [(0.02, 0.01)] * 3, [(0.02, 0.01), (0.01, 0.2), (0.02, 0.01)]
+    assert ws.tags_row(_sup(win, lose))[0].startswith("the head trained on your tags")
+    assert "with the tag head's word scores added" in ws.tags_row(_sup(lose, win))[0]
+    use, evidence = ws.tags_row(_sup(lose, lose))
+    assert use.startswith("a linear probe") and "not above it" in use
+    assert "Holm p 0.2" in evidence
+    neg = [(-0.02, 0.01)] * 3  # significant, but the wrong way: not a win
+    assert "not above it" in ws.tags_row(_sup(neg, neg))[0]
+
+
+def test_training_rows_sharing_a_wmt_text_are_refused():
+    sup = importlib.import_module("recipes.human_qe.supervised")
+    rows, items = sup.wmt_rows("test")
+    clean = {"train": ([{"id": 1, "group": "a source of its own", "candidate": "an MT of its own"}], []),
+             "validation": ([], [])}
+    assert sup.check_disjoint(clean) == 1
+    leaked = {**clean, "validation": ([{"id": 2, "group": "x", "candidate": rows[14]["candidate"].upper() + " "}], [])}
+    with pytest.raises(ValueError, match=r"1 training sentences share a text with WMT dev/test: \[2\]"):
+        sup.check_disjoint(leaked)

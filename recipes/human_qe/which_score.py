@@ -1,0 +1,94 @@
+"""The README's "Which score to use" on human labels, by what the user has (issue 58, item 6).
+
+One row per situation, each naming the score or command and its measured figure against
+the softmax side, every figure read from the committed results (``tables.py`` writes the
+block into README.md; ``--check`` compares it):
+
+* nothing but the model: the WMT ro-en set's committed run (the unsupervised head of this
+  page against the softmax);
+* post-edits of the user's domain: the learning curve's 28,115-pair heads (word level) and
+  the combination analysis with them (segment level, ``calibrate --quality-model``);
+* word tags of the user's pair: :mod:`supervised` (the head against what the same tags buy
+  without it; the recommendation follows its declared family);
+* word tags of other pairs only: the et-en run of the ro-en tag head.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .committed import RESULTS, fmt_p
+
+BLOCK = "human-qe-analysis:which-score"
+
+
+def _json(*parts: str) -> dict:
+    return json.loads(RESULTS.joinpath(*parts).read_text())
+
+
+def tags_row(sup: dict[str, Any]) -> tuple[str, str]:
+    """(what to use, evidence) for a user with tags of their pair, from the declared family:
+    the head alone when it passes against the best opponent for every seed; else the best
+    opponent with the head's features when that passes for every seed; else the best
+    opponent alone."""
+    s, best, heads, t = sup["scores"], sup["best"], sup["heads"], sup["tests"]
+    alone = [t[f"{h} - {best}"] for h in heads]
+    combo = [t[f"{best}+{h} - {best}"] for h in heads]
+
+    def passes(ts: list[dict]) -> bool:
+        return len(ts) == 3 and all(x["p_holm"] < 0.05 and x["delta"] > 0 for x in ts)
+
+    how = {"lr": "logistic regression over the softmax side's word features, fitted on the tags",
+           "gbm": "gradient-boosted trees over the softmax side's word features, fitted on the tags",
+           "probe": "a linear probe on the final hidden state, fitted on the tags "
+                    "(`recipes/human_qe/probe.py`)"}[best]
+    heads_mcc = np.mean([s[h]["mcc"] for h in heads])
+    fig = (f"{best} {s[best]['mcc']:.3f} against the softmax's {s['softmax']['mcc']:.3f}; the tag head "
+           f"{heads_mcc:.3f} (mean of {len(heads)} seeds), minus {best}: "
+           + ", ".join(f"{x['delta']:+.3f} (Holm p {fmt_p(x['p_holm'], x['n_boot'])})" for x in alone))
+    if passes(alone):
+        return "the head trained on your tags (`train --labelled-file`)", fig
+    if passes(combo):
+        return f"{how}, with the tag head's word scores added", fig
+    return how + "; the tag head is not above it", fig
+
+
+def block(sup: dict[str, Any]) -> str:
+    main = _json("mlqe-roen-word", "results.json")
+    soft, head = (main["word"]["methods"][m]["mcc"][0] for m in ("softmax", "sigmoid"))
+    p0 = main["paired"]["softmax"]
+    curve = _json("curve", "curve.json")
+    seeds = [k for k in ("pe-all", "pe-all_s1", "pe-all_s2") if k in curve]
+    big = np.mean([curve[k]["mlqe-roen-word"]["mcc"]["sigmoid"][0] for k in seeds])
+    big_p = [curve[k]["mlqe-roen-word"]["paired"]["p_holm"] for k in seeds]
+    comb = _json("combination-pe-all.json")
+    seg = comb["sets"]["mlqe-roen-word"]["segment"]
+    seg_t = comb["tests"]["mlqe-roen-word segment Pearson"]
+    et = _json("user-eten", "labelled_roen", "results.json")
+    et_m = et["word"]["methods"]
+    et_best = max(("softmax", "boostedprob", "rauq"), key=lambda m: et_m[m]["mcc"][0])
+    use, evidence = tags_row(sup)
+    rows = [
+        ("nothing but the model", "the softmax side's word score (`softmax` per word, `score --with-tokens`)",
+         f"softmax {soft:.3f}; the unsupervised head (2,000 post-edits) {head:.3f} ({p0['delta']:+.3f}, "
+         f"Holm p {fmt_p(p0['p_holm'], p0['n_boot'])})"),
+        ("post-edits (references) of your domain",
+         "words: the softmax side; segments: a head trained on them (`train --train-file`) inside "
+         "`calibrate --quality --quality-model`",
+         f"words: the 28,115-pair head {big:.3f} (mean of {len(seeds)} seeds; Holm p "
+         + ", ".join(f"{p:.2g}" for p in big_p) + f"); segment Pearson {seg['with']['pearson']:.3f} with "
+         f"the head's columns against {seg['without']['pearson']:.3f} without (Holm p "
+         f"{fmt_p(seg_t['p_holm'], seg_t['n_boot'])}, seed 0)"),
+        ("word tags of your language pair", use, evidence),
+        ("word tags of other pairs only", "the softmax side (the tag head does not carry over)",
+         f"WMT 2021 et-en: the ro-en tag head (trained before the issue-58 filter) {et_m['sigmoid']['mcc'][0]:.3f} against {et_best} "
+         f"{et_m[et_best]['mcc'][0]:.3f}"),
+    ]
+    lines = ["| you have | use | test word MCC on WMT 2021 ro-en (unless named) |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join([*lines, "", "SmolLM2-135M-Instruct, thresholds and settings chosen on dev, test "
+                      "scored once, sources resampled, two-sided; every figure from the committed "
+                      "results of docs/human_labels.md (`python -m recipes.human_qe.tables --write`).", ""])
