@@ -22,14 +22,14 @@ PROMPT = "Translate this sentence into English.\n{source}\n"
 
 def counts(path: str, max_length: int, prompt: str = PROMPT) -> dict[str, Counter]:
     """pair -> Counter(items, kept, whole)."""
+    import gzip
+    import json
+
     from sigmoid_head.data.prompt_format import PromptFormat
     from sigmoid_head.data.self_labels import IGNORE_LABEL
     from sigmoid_head.lm.backbone import load_backbone
     from sigmoid_head.training.labelled import labelled_records
     from sigmoid_head.training.self_generated import labelled_example
-
-    import gzip
-    import json
 
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
