@@ -213,11 +213,40 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     secondary.update({f"{h} - {o}": test(h, o) for h in heads for o in OPPONENTS if o != best})
     add_holm(secondary, SECONDARY)
     settings = {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
+    curve = tags_curve(data, fitted, sc)
     return {"family": FAMILY, "secondary_family": SECONDARY, "n_boot": n_boot, "best": best,
             "heads": list(heads), "settings": settings, "counts": fitted["counts"],
             "features": list(WORD_FEATURES),
             "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
-            "tests": primary, "secondary": secondary}
+            "tests": primary, "secondary": secondary, "curve": curve}
+
+
+CURVE = (500, 2000)
+"""Training sentences of the descriptive curve of ``lr`` and ``gbm`` (the first N of the
+training file, each at its chosen setting; all of them is the table's row)."""
+
+
+def tags_curve(data: dict, fitted: dict, sc: dict) -> dict[str, dict[str, float]]:
+    """Test word MCC of ``lr`` and ``gbm`` fitted on the first N training sentences (dev
+    threshold as everywhere): how much of the opponents' level the first tags already buy."""
+    from sklearn.base import clone
+
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import pick_threshold
+
+    rows, items = data["train"]
+    (drows, ditems), (trows, titems) = wmt_rows("dev"), wmt_rows("test")
+    xd, xt = word_data(drows, ditems, False)[0], word_data(trows, titems, False)[0]
+    out: dict[str, dict[str, float]] = {}
+    for n in CURVE:
+        x, y, _ = word_data(rows[:n], items[:n], head=False)
+        for name in ("lr", "gbm"):
+            model = clone(fitted[name]["model"]).fit(x, y)
+            dev, test = (1.0 - model.predict_proba(v)[:, 1] for v in (xd, xt))
+            thr = pick_threshold(dev, sc["bad"]["dev"])
+            out.setdefault(str(n), {})[name] = mcc(test < thr, sc["bad"]["test"])
+    return out
 
 
 def block(res: dict[str, Any]) -> str:
@@ -249,7 +278,11 @@ def block(res: dict[str, Any]) -> str:
         f"lr C {st['lr']['C']:g}, gbm {st['gbm']['max_iter']} trees (held-out AP of BAD "
         f"{st['lr']['validation_ap']:.3f} / {st['gbm']['validation_ap']:.3f}). Features of lr and gbm: "
         + ", ".join(res["features"]) + ". Primary family: " + res["family"] + "; secondary: "
-        + res["secondary_family"] + f"; {n} resamples of test sources.", ""])
+        + res["secondary_family"] + f"; {n} resamples of test sources.", "",
+        "Fewer tags (descriptive; the first N training sentences, each model at its chosen setting), "
+        "test word MCC: " + "; ".join(f"{k} sentences: lr {v['lr']:.3f}, gbm {v['gbm']:.3f}"
+                                      for k, v in res["curve"].items())
+        + f"; all {c['train_sentences']:,}: lr {s['lr']['mcc']:.3f}, gbm {s['gbm']['mcc']:.3f}.", ""])
 
 
 def keep(run_dir: Any, train_file: Any, validation_file: Any) -> None:
