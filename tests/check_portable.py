@@ -60,8 +60,8 @@ def rebuild_and_compare() -> int:
     from recipes.human_qe import analyses, tables
 
     files, blocks = analyses.outputs(SETS)
-    page = tables.DOC.read_text()
-    found = tables.doc_blocks(page)
+    pages = {doc: doc.read_text() for doc in (tables.DOC, tables.README)}
+    found = {key: (doc, span) for doc, text in pages.items() for key, span in tables.doc_blocks(text).items()}
     results, bad = [], 0
     for path, text in files.items():
         rel = FITTED_REL if path.name in tables.FITTED_FILES else REL
@@ -72,13 +72,13 @@ def rebuild_and_compare() -> int:
     for key, text in blocks.items():
         if key not in found:
             bad += 1
-            print(f"docs/human_labels.md has no block {key}")
+            print(f"neither docs/human_labels.md nor README.md has a block {key}")
             continue
-        start, end = found[key]
-        results.append(compare(page[start:end], text))
+        doc, (start, end) = found[key]
+        results.append(compare(pages[doc][start:end], text))
         if not results[-1].ok:
             bad += 1
-            print(f"docs/human_labels.md, block {key}: {results[-1].problem}")
+            print(f"{doc.relative_to(ROOT)}, block {key}: {results[-1].problem}")
     print(f"{len(files)} files and {len(blocks)} page tables rebuilt: "
           + (f"{bad} differ" if bad else f"they match; {tolerance_note(results)}"))
     return 1 if bad else 0
