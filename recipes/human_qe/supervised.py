@@ -153,10 +153,10 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
     dev_groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in ditems])
     combos = {}
     for opp in OPPONENTS:
-        for h in heads:
+        for h in (*heads, *((PROBE,) if opp != "probe" else ())):  # the probe's columns: a control
             feats = {s: np.column_stack([_logit(1.0 - out[opp][s]), hf[h][s]]) for s in ("dev", "test")}
             model, c, oof = fit_word(feats["dev"], bad["dev"], dev_groups)
-            combos[f"{opp}+{h}"] = {"dev_oof": 1.0 - oof, "test": 1.0 - model.predict_proba(feats["test"])[:, 1],
+            combos[f"{opp}+{'probe' if h == PROBE else h}"] = {"dev_oof": 1.0 - oof, "test": 1.0 - model.predict_proba(feats["test"])[:, 1],
                                     "C": c}
     return {"scores": out, "combos": combos, "bad": bad, "groups": groups}
 
@@ -211,6 +211,8 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     add_holm(primary, FAMILY if len(heads) == 3 else f"{FAMILY} (only {len(heads)} seeds present)")
     secondary = {f"{o} - softmax": test(o, "softmax") for o in OPPONENTS}
     secondary.update({f"{h} - {o}": test(h, o) for h in heads for o in OPPONENTS if o != best})
+    if best != "probe":  # added after the primary results were seen (the block says so)
+        secondary.update({f"{best}+{h} - {best}+probe": test(f"{best}+{h}", f"{best}+probe") for h in heads})
     add_holm(secondary, SECONDARY)
     settings = {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
     curve = tags_curve(data, fitted, sc)
@@ -254,7 +256,8 @@ def block(res: dict[str, Any]) -> str:
     from .committed import fmt_p
 
     s, n = res["scores"], res["n_boot"]
-    names = ["softmax", *OPPONENTS, *res["heads"], *(f"{res['best']}+{h}" for h in res["heads"])]
+    names = ["softmax", *OPPONENTS, *res["heads"], *(f"{res['best']}+{h}" for h in res["heads"]),
+             *([f"{res['best']}+probe"] if res["best"] != "probe" else [])]
     lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
              "|---|---|---|---|---|---|---|"]
     trained = {"softmax": "nothing", "lr": "train tags", "gbm": "train tags", "probe": "train tags"}
@@ -278,7 +281,9 @@ def block(res: dict[str, Any]) -> str:
         f"lr C {st['lr']['C']:g}, gbm {st['gbm']['max_iter']} trees (held-out AP of BAD "
         f"{st['lr']['validation_ap']:.3f} / {st['gbm']['validation_ap']:.3f}). Features of lr and gbm: "
         + ", ".join(res["features"]) + ". Primary family: " + res["family"] + "; secondary: "
-        + res["secondary_family"] + f"; {n} resamples of test sources.", "",
+        + res["secondary_family"] + f"; {n} resamples of test sources. The control `{res['best']}+probe` "
+        "(the probe's four word columns added to the best opponent in place of a head's, and the "
+        "head's combination against it) was added after the primary results were seen.", "",
         "Fewer tags (descriptive; the first N training sentences, each model at its chosen setting), "
         "test word MCC: " + "; ".join(f"{k} sentences: lr {v['lr']:.3f}, gbm {v['gbm']:.3f}"
                                       for k, v in res["curve"].items())
@@ -306,8 +311,35 @@ def keep(run_dir: Any, train_file: Any, validation_file: Any) -> None:
                     raise SystemExit(f"{run_dir}: row {r['id']} is not item {g['id']} of {gold}")
                 out.append({"id": g["id"], "group": g["src"], "candidate": g["tgt"],
                             "spans": [{"start": s["start"], "end": s["end"]} for s in g["mqm_spans"]],
-                            **{k: v for k, v in r.items() if k not in ("id", "group", "candidate")}})
+                            **{k: _short(v) for k, v in r.items() if k not in ("id", "group", "candidate")}})
             write_jsonl_gz(Path(tmp) / f"{split}.scores.jsonl.gz", out)
+        (Path(tmp) / "README.md").write_text(README)
+
+
+README = """# The ro-en training tags with the softmax side's scores (issue 58)
+
+`train.scores.jsonl.gz`: the 6,287 MLQE-PE ro-en train sentences the ro-en tag heads were
+trained on (`build_labelled.py --sets mlqe-roen-train`: none shares a source or MT text with a
+WMT dev or test text); `validation.scores.jsonl.gz`: the 697 held out. Per sentence: the
+source (`group`), the MT (`candidate`), the BAD words as character spans (`spans`, from the
+word tags), and the frozen SmolLM2-135M-Instruct's softmax-side scores (per word in `words`;
+`run.py` over the labelled files, no head; figures at 7 significant digits).
+
+Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe, `data/post-editing/train/ro-en-train.tar.gz`),
+licence CC0-1.0. Written by `python -m recipes.human_qe.supervised --keep`; read by
+`recipes/human_qe/supervised.py`.
+"""
+
+
+def _short(v: Any) -> Any:
+    """Scores at 7 significant digits (they are float32 computations; the file halves)."""
+    if isinstance(v, float):
+        return float(f"{v:.7g}")
+    if isinstance(v, list):
+        return [_short(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _short(x) for k, x in v.items()}
+    return v
 
 
 def main(argv: list[str] | None = None) -> int:

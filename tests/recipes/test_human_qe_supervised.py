@@ -106,27 +106,25 @@ def test_word_feature_names_match_the_columns():
     np.testing.assert_array_equal(sup.head_features([rows[0]], [items[0]]), x1[:, x0.shape[1]:])
 
 
-def _sup(alone: list[tuple[float, float]], combo: list[tuple[float, float]]) -> dict:
+def _sup(dev: dict[str, float]) -> dict:
     heads = ["h0", "h1", "h2"]
-    scores = {k: {"mcc": 0.3} for k in ["softmax", "lr", "gbm", "probe", *heads]}
+    names = ["softmax", "lr", "gbm", "probe", *heads, *(f"gbm+{h}" for h in heads), "gbm+probe"]
+    scores = {k: {"mcc": 0.3, "dev_mcc": dev.get(k, 0.2)} for k in names}
     tests = {}
-    for h, (d, p) in zip(heads, alone, strict=True):
-        tests[f"{h} - probe"] = {"delta": d, "p_holm": p, "n_boot": 1000}
-    for h, (d, p) in zip(heads, combo, strict=True):
-        tests[f"probe+{h} - probe"] = {"delta": d, "p_holm": p, "n_boot": 1000}
-    return {"scores": scores, "best": "probe", "heads": heads, "tests": tests}
+    for h in heads:
+        tests[f"{h} - gbm"] = {"delta": -0.05, "p_holm": 0.012, "n_boot": 1000}
+        tests[f"gbm+{h} - gbm"] = {"delta": 0.07, "p_holm": 0.0, "n_boot": 1000}
+    return {"scores": scores, "best": "gbm", "heads": heads, "tests": tests}
 
 
-def test_the_readme_recommends_the_head_only_when_every_seed_passes():
+def test_the_readme_recommends_what_is_best_on_dev():
     ws = importlib.import_module("recipes.human_qe.which_score")
-    win, lose = [(0.02, 0.01)] * 3, [(0.02, 0.01), (0.01, 0.2), (0.02, 0.01)]
-    assert ws.tags_row(_sup(win, lose))[0].startswith("the head trained on your tags")
-    assert "with the tag head's word scores added" in ws.tags_row(_sup(lose, win))[0]
-    use, evidence = ws.tags_row(_sup(lose, lose))
-    assert use.startswith("a linear probe") and "not above it" in use
-    assert "Holm p 0.2" in evidence
-    neg = [(-0.02, 0.01)] * 3  # significant, but the wrong way: not a win
-    assert "not above it" in ws.tags_row(_sup(neg, neg))[0]
+    use, evidence = ws.tags_row(_sup({"gbm+probe": 0.46, "gbm+h1": 0.45}))
+    assert use.startswith("gradient-boosted trees") and "a linear probe" in use
+    assert "gbm+probe 0.300" in evidence and "(Holm p 0.012)" in evidence and "(Holm p < 0.001)" in evidence
+    assert ws.tags_row(_sup({"h2": 0.5}))[0].startswith("the head trained on your tags")
+    assert "the tag head's word scores" in ws.tags_row(_sup({"gbm+h0": 0.5}))[0]
+    assert ws.tags_row(_sup({"softmax": 0.5}))[0] == "the softmax side's word score"
 
 
 def test_training_rows_sharing_a_wmt_text_are_refused():
