@@ -132,7 +132,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
     """Dev and test word scores (higher = better) of the softmax, every opponent and head,
-    and every opponent with each head's features; the dev words' BAD and test sources."""
+    each head's word columns, the dev and test words' BAD and their sources."""
     from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
 
     (drows, ditems), (trows, titems) = wmt_rows("dev"), wmt_rows("test")
@@ -151,14 +151,19 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
             s: np.concatenate([gold_word_scores(r, "sigmoid") for r in pair[s][0]]) for s in pair}
         hf[variant] = {s: head_features(*pair[s]) for s in pair}
     dev_groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in ditems])
-    combos = {}
-    for opp in OPPONENTS:
-        for h in (*heads, *((PROBE,) if opp != "probe" else ())):  # the probe's columns: a control
-            feats = {s: np.column_stack([_logit(1.0 - out[opp][s]), hf[h][s]]) for s in ("dev", "test")}
-            model, c, oof = fit_word(feats["dev"], bad["dev"], dev_groups)
-            combos[f"{opp}+{'probe' if h == PROBE else h}"] = {"dev_oof": 1.0 - oof, "test": 1.0 - model.predict_proba(feats["test"])[:, 1],
-                                    "C": c}
-    return {"scores": out, "combos": combos, "bad": bad, "groups": groups}
+    return {"scores": out, "combos": {}, "bad": bad, "groups": groups, "head_features": hf,
+            "dev_groups": dev_groups}
+
+
+def combine(sc: dict, opp: str, heads: tuple[str, ...]) -> None:
+    """Into ``sc["combos"]``: ``opp`` with each head's word columns (and, as a control, the
+    probe's), a logistic regression fitted on the WMT dev words (:func:`feature_combination.fit_word`)."""
+    out, hf = sc["scores"], sc["head_features"]
+    for h in (*heads, *((PROBE,) if opp != "probe" else ())):
+        feats = {s: np.column_stack([_logit(1.0 - out[opp][s]), hf[h][s]]) for s in ("dev", "test")}
+        model, c, oof = fit_word(feats["dev"], sc["bad"]["dev"], sc["dev_groups"])
+        sc["combos"][f"{opp}+{'probe' if h == PROBE else h}"] = {
+            "dev_oof": 1.0 - oof, "test": 1.0 - model.predict_proba(feats["test"])[:, 1], "C": c}
 
 
 def evaluated(sc: dict) -> dict[str, dict[str, Any]]:
@@ -198,6 +203,8 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     sc = scores(fitted, heads)
     ev = evaluated(sc)
     best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
+    combine(sc, best, heads)  # the best opponent's combinations only (the others are not tested)
+    ev = evaluated(sc)
     bad, groups = sc["bad"]["test"], sc["groups"]
 
     def test(a: str, b: str) -> dict:
