@@ -66,7 +66,7 @@ def outputs(
     from . import supervised
 
     for name, (compute, render) in _modules().items():
-        if not needed[name] <= set(sets) or (name == "supervised" and not supervised.KEPT.is_dir()):
+        if not needed[name] <= set(sets) or (name == "supervised" and not supervised.kept().is_dir()):
             continue
         res = compute()
         files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .committed import RESULTS
+from . import committed
 
 SET = "mlqe-roen-word"
 SETTINGS = {
@@ -47,7 +47,7 @@ def variant_mcc(variant: str | None) -> dict[str, float]:
 def results() -> dict[str, Any]:
     out: dict[str, Any] = {"settings": {}}
     for name, variants in SETTINGS.items():
-        present = [v for v in variants if v is None or (RESULTS / SET / "heads" / v).is_dir()]
+        present = [v for v in variants if v is None or (committed.RESULTS / SET / "heads" / v).is_dir()]
         rows = {v or "prior001": variant_mcc(v) for v in present}
         out["settings"][name] = {
             "heads": rows,

@@ -35,18 +35,32 @@ its own family (:data:`SECONDARY`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .committed import RESULTS
+from . import committed
 from .feature_combination import C_GRID, FLOOR, WORD_FEATURES, fit_word, word_data, word_features
 
 SET = "mlqe-roen-word"
-KEPT = RESULTS / SET / "supervised"
+
+
+def kept() -> Path:
+    """Where the training tags' scored rows are committed (read at call time: a test may move
+    the results folder)."""
+    return committed.RESULTS / SET / "supervised"
+
+
+def _heads_dir() -> Path:
+    return committed.RESULTS / SET / "heads"
+
 OPPONENTS = ("lr", "gbm", "probe")
 PROBE = "probe_roen"
 HEADS = ("labelled_roen", "labelled_roen_s1", "labelled_roen_s2")
+MIXED = ("labelled_roen_mix1",)
+"""Heads trained on the same tags plus other data (the mixed objective: the tags' post-edits as
+references): outside the primary family, on the table and in the descriptive tests only."""
 GBM_ITER = (100, 300)
 FAMILY = ("the ro-en tag head (3 seeds) against the best opponent on dev: head minus it, and "
           "it with the head's features minus it; test word MCC, two-sided, Holm over 6")
@@ -61,7 +75,7 @@ def training_rows() -> dict[str, tuple[list[dict], list[Any]]]:
 
     out = {}
     for split in ("train", "validation"):
-        rows = read_jsonl_gz(KEPT / f"{split}.scores.jsonl.gz")
+        rows = read_jsonl_gz(kept() / f"{split}.scores.jsonl.gz")
         out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
     return out
 
@@ -116,7 +130,7 @@ def wmt_rows(split: str, variant: str | None = None) -> tuple[list[dict], list[A
 
     rows, items = split_rows(SET, split)
     if variant is not None:
-        rows = with_head(rows, read_jsonl_gz(RESULTS / SET / "heads" / variant / f"{split}.scores.jsonl.gz"))
+        rows = with_head(rows, read_jsonl_gz(_heads_dir() / variant / f"{split}.scores.jsonl.gz"))
     return rows, items
 
 
@@ -196,14 +210,15 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    heads = tuple(h for h in HEADS if (RESULTS / SET / "heads" / h).is_dir())
+    heads = tuple(h for h in HEADS if (_heads_dir() / h).is_dir())
     data = training_rows()
     check_disjoint(data)
     fitted = fit_opponents(data["train"], data["validation"])
-    sc = scores(fitted, heads)
+    mixed = tuple(h for h in MIXED if (_heads_dir() / h).is_dir())
+    sc = scores(fitted, heads + mixed)
     ev = evaluated(sc)
     best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
-    combine(sc, best, heads)  # the best opponent's combinations only (the others are not tested)
+    combine(sc, best, heads + mixed)  # the best opponent's combinations only (the others are not tested)
     ev = evaluated(sc)
     bad, groups = sc["bad"]["test"], sc["groups"]
 
@@ -220,11 +235,15 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     secondary.update({f"{h} - {o}": test(h, o) for h in heads for o in OPPONENTS if o != best})
     if best != "probe":  # added after the primary results were seen (the block says so)
         secondary.update({f"{best}+{h} - {best}+probe": test(f"{best}+{h}", f"{best}+probe") for h in heads})
+    for h in mixed:
+        secondary.update({f"{h} - {best}": test(h, best), f"{best}+{h} - {best}": test(f"{best}+{h}", best)})
+        if best != "probe":
+            secondary[f"{best}+{h} - {best}+probe"] = test(f"{best}+{h}", f"{best}+probe")
     add_holm(secondary, SECONDARY)
     settings = {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
     curve = tags_curve(data, fitted, sc)
     return {"family": FAMILY, "secondary_family": SECONDARY, "n_boot": n_boot, "best": best,
-            "heads": list(heads), "settings": settings, "counts": fitted["counts"],
+            "heads": list(heads), "mixed": list(mixed), "settings": settings, "counts": fitted["counts"],
             "features": list(WORD_FEATURES),
             "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
             "tests": primary, "secondary": secondary, "curve": curve}
@@ -263,7 +282,8 @@ def block(res: dict[str, Any]) -> str:
     from .committed import fmt_p
 
     s, n = res["scores"], res["n_boot"]
-    names = ["softmax", *OPPONENTS, *res["heads"], *(f"{res['best']}+{h}" for h in res["heads"]),
+    every = [*res["heads"], *res.get("mixed", [])]
+    names = ["softmax", *OPPONENTS, *every, *(f"{res['best']}+{h}" for h in every),
              *([f"{res['best']}+probe"] if res["best"] != "probe" else [])]
     lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
              "|---|---|---|---|---|---|---|"]
@@ -271,6 +291,8 @@ def block(res: dict[str, Any]) -> str:
     for k in names:
         e = s[k]
         where = trained.get(k, "train tags + WMT dev" if "+" in k else "train tags")
+        if any(m in k for m in res.get("mixed", [])):
+            where = where.replace("train tags", "train tags + their post-edits")
         mark = " (best on dev)" if k == res["best"] else ""
         lines.append(f"| {k}{mark} | {where} | {e['dev_mcc']:.3f} | {e['mcc']:.3f} | {e['ap']:.3f} "
                      f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
@@ -307,7 +329,7 @@ def keep(run_dir: Any, train_file: Any, validation_file: Any) -> None:
     from .committed import read_jsonl_gz
     from .run import write_jsonl_gz
 
-    with staged_folder(KEPT) as tmp:
+    with staged_folder(kept()) as tmp:
         for split, scored, gold in (("train", "test", train_file), ("validation", "dev", validation_file)):
             rows, golds = read_jsonl_gz(Path(run_dir) / f"{scored}.scores.jsonl.gz"), read_jsonl_gz(Path(gold))
             if len(rows) != len(golds):

@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from .committed import RESULTS, fmt_p
+from . import committed
+from .committed import fmt_p
 
 BLOCK = "human-qe-analysis:which-score"
 
 
 def _json(*parts: str) -> dict:
-    return json.loads(RESULTS.joinpath(*parts).read_text())
+    return json.loads(committed.RESULTS.joinpath(*parts).read_text())
 
 
 DESCRIBE = {
@@ -39,11 +40,17 @@ DESCRIBE = {
 
 def describe(name: str) -> str:
     """What a score of :mod:`supervised` is, for a user."""
+    from .supervised import MIXED
+
+    mixed = "a head trained on your tags and their post-edits (`train --labelled-file --train-file`)"
     if "+" in name:
         opp, other = name.split("+", 1)
-        with_ = "a linear probe on the final hidden state" if other == "probe" else "the tag head's word scores"
+        with_ = ("a linear probe on the final hidden state" if other == "probe" else
+                 f"the word scores of {mixed}" if other in MIXED else "the tag head's word scores")
         return (f"{DESCRIBE[opp]}, combined on your dev tags with {with_} "
                 "(`recipes/human_qe/supervised.py`)")
+    if name in MIXED:
+        return mixed
     return DESCRIBE.get(name, "the head trained on your tags (`train --labelled-file`)")
 
 
@@ -52,7 +59,7 @@ def tags_row(sup: dict[str, Any]) -> tuple[str, str]:
     dev MCC among everything :mod:`supervised` measured (chosen on dev, as every setting),
     beside what the declared family says of the tag head."""
     s, best, heads, t = sup["scores"], sup["best"], sup["heads"], sup["tests"]
-    pick = max(s, key=lambda k: s[k]["dev_mcc"])
+    pick, second = sorted(s, key=lambda k: -s[k]["dev_mcc"])[:2]
     alone = [t[f"{h} - {best}"] for h in heads]
     combo = [t[f"{best}+{h} - {best}"] for h in heads]
 
@@ -61,7 +68,8 @@ def tags_row(sup: dict[str, Any]) -> tuple[str, str]:
 
     heads_mcc = np.mean([s[h]["mcc"] for h in heads])
     evidence = (f"{pick} {s[pick]['mcc']:.3f} against the softmax's {s['softmax']['mcc']:.3f} (dev "
-                f"{s[pick]['dev_mcc']:.3f}, the best on dev); the tag head alone {heads_mcc:.3f} (mean of "
+                f"{s[pick]['dev_mcc']:.3f}, the best on dev; next on dev {second}: dev {s[second]['dev_mcc']:.3f}, "
+                f"test {s[second]['mcc']:.3f}); the tag head alone {heads_mcc:.3f} (mean of "
                 f"{len(heads)} seeds), minus {best}, the best opponent on dev: {deltas(alone)}; {best} with "
                 f"the head's columns minus {best}: {deltas(combo)}")
     return describe(pick), evidence

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -95,6 +96,17 @@ def human_qe(name: str, *keys: str) -> float:
     node = json.loads(
         (ROOT / "recipes" / "human_qe" / "results" / name / "results.json").read_text()
     )
+    for k in keys:
+        node = node[k]
+    return node
+
+
+def hq_json(name: str, *keys: str) -> Any:
+    """A value of recipes/human_qe/results/<name>.json (the page's analyses: supervised.json,
+    combination*.json, dev-choices.json), ``keys`` the path into it."""
+    import json
+
+    node = json.loads((ROOT / "recipes" / "human_qe" / "results" / f"{name}.json").read_text())
     for k in keys:
         node = node[k]
     return node

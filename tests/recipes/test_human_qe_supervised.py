@@ -77,7 +77,7 @@ def _write(path, rows):
 
 def test_keep_joins_spans_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
     sup = importlib.import_module("recipes.human_qe.supervised")
-    monkeypatch.setattr(sup, "KEPT", tmp_path / "kept")
+    monkeypatch.setattr(sup, "kept", lambda: tmp_path / "kept")
     run = tmp_path / "run"
     run.mkdir()
     gold = [{"id": 7, "src": "s a", "tgt": "a b", "mqm_spans": [{"start": 2, "end": 3, "category": None}]}]
@@ -136,3 +136,10 @@ def test_training_rows_sharing_a_wmt_text_are_refused():
     leaked = {**clean, "validation": ([{"id": 2, "group": "x", "candidate": rows[14]["candidate"].upper() + " "}], [])}
     with pytest.raises(ValueError, match=r"1 training sentences share a text with WMT dev/test: \[2\]"):
         sup.check_disjoint(leaked)
+
+
+def test_the_readme_names_the_mixed_heads_data():
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    assert "their post-edits" in ws.describe("labelled_roen_mix1")
+    assert "their post-edits" in ws.describe("gbm+labelled_roen_mix1")
+    assert "post-edits" not in ws.describe("gbm+labelled_roen")

@@ -125,7 +125,7 @@ def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefi
     run["settings"].update(limit=300, n_boot=100)
     (results / name / "results.json").write_text(json.dumps(run))
     _cut_variants(results, name, 120, {"paper": 120, "prior001_s1": 120})
-    _, blocks, _ = tables.build(None, sets=(name,))
+    _, blocks, _ = tables.build(None, sets=(name,), with_analyses=False)  # the variants only
     block = blocks[f"{tables.VARIANTS_BLOCK}:{name}"]
     assert block.startswith("The head variants were scored on the first 120 texts of each split")
     row = next(line for line in block.splitlines() if line.startswith("| prior001 |"))
@@ -137,7 +137,7 @@ def test_variants_on_a_prefix_are_compared_with_the_committed_head_on_that_prefi
         tables.rebuild(name, None, limit=None)
     _cut_variants(results, name, 120, {"paper": 80})
     with pytest.raises(SystemExit, match="different --limit values"):
-        tables.build(None, sets=(name,))
+        tables.build(None, sets=(name,), with_analyses=False)
 
 
 def test_adopt_commits_a_run_rounded_and_refuses_rows_out_of_the_set_order(tmp_path, monkeypatch):
