@@ -33,13 +33,15 @@ FULL_DIGITS = 10
 """Significant digits from which a printed number is a raw float, not a rounded figure."""
 REL = 1e-7
 """Relative tolerance of raw floats."""
-FITTED_REL = 1e-5
+FITTED_REL = 1e-4
 """Relative tolerance of the statistics of a model fitted during the rebuild (a logistic
 regression or a ridge stopped at a solver tolerance): predictions that nearly tie can swap
 order on another CPU, which moves a rank statistic (Kendall's tau, ROC-AUC) by one pair in
 n(n-1)/2. On a machine other than the writer's, Kendall's tau of the ridge segment model
-moved by 5.0e-06 relative (recipes/human_qe/results/combination-pe-all.json); a change in
-the fourth significant digit (1e-4 relative and more) still fails."""
+moved by 5.0e-06 relative (recipes/human_qe/results/combination-pe-all.json); rebuilt with
+numpy's AVX-512 paths off, the same statistic of the pe-all seed-1 model moved by 9.9e-06,
+one pair of the 450 MQM segments (``tests/check_portable.py``). 1e-4 leaves room for about
+ten such swaps; a change in the fourth significant digit (several 1e-4 relative) fails."""
 ABS = 1e-12
 """Absolute tolerance of raw floats (values at or near zero)."""
 

@@ -68,4 +68,5 @@ def test_fitted_statistics_have_their_own_stated_tolerance() -> None:
     committed, moved = '{"kendall": 0.2596446041643501}', '{"kendall": 0.2596433188045673}'
     assert not compare(committed, moved).ok
     assert compare(committed, moved, FITTED_REL).ok
-    assert not compare(committed, '{"kendall": 0.2597446041643501}', FITTED_REL).ok
+    assert not compare(committed, '{"kendall": 0.2597446041643501}', FITTED_REL).ok  # 3.9e-4
+    assert compare(committed, '{"kendall": 0.2596703}', FITTED_REL).ok  # ten swapped pairs, 9.9e-5
