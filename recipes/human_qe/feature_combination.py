@@ -380,7 +380,8 @@ def block(res: dict[str, Any]) -> str:
             f"{res['n_boot']} resamples of sources.",
             "",
             "Outside the family, a narrower segment model (" + ", ".join(NARROW) + "; with the head, "
-            "plus sigmoid_mean_log), test Pearson without / with the head: " + "; ".join(
+            "plus sigmoid_mean_log), test Pearson without / with the head (p: two-sided paired "
+            "bootstrap over sources, not Holm-corrected: no family): " + "; ".join(
                 f"{n}: {e['narrow_segment']['without']:.3f} / {e['narrow_segment']['with']:.3f} "
                 f"({e['narrow_segment']['delta']:+.3f} [{e['narrow_segment']['ci_low']:+.3f}, "
                 f"{e['narrow_segment']['ci_high']:+.3f}], p {fmt_p(e['narrow_segment']['p_value'], res['n_boot'])})"
