@@ -124,7 +124,7 @@ def fit_probe(x: np.ndarray, y: np.ndarray, xv: np.ndarray, yv: np.ndarray,
             "grid": rows}
 
 
-def tied_head(config: Any, state: dict, w: np.ndarray, c: float, training: dict) -> tuple[Any, Any]:
+def tied_head(config: Any, w: np.ndarray, c: float, training: dict) -> tuple[Any, Any]:
     """A head of ``config``'s shape whose every row is ``w`` and every bias ``c``."""
     import torch
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     from sigmoid_head.training.labelled import load_labelled_examples
 
     torch.set_num_threads(args.threads)
-    config, state = load_head_files(args.like)
+    config, _ = load_head_files(args.like)
     trained = TrainConfig.from_dict(config.training)
     backbone = unpack_model(SigmoidHeadModel.from_pretrained(args.like))[0]  # the head's base
     form = trained.prompt_format(backbone.is_encoder_decoder)
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "grid": fit["grid"], "fit_s": round(time.time() - t0, 1),
     }
     training = {**config.training, "probe": {k: report[k] for k in ("chosen_C", "chosen_on", "grid")}}
-    cfg, head = tied_head(config, state, fit["w"], fit["c"], training)
+    cfg, head = tied_head(config, fit["w"], fit["c"], training)
     save_head_files(out, cfg, head)
     Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))

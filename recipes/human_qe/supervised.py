@@ -35,6 +35,7 @@ its own family (:data:`SECONDARY`).
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -123,12 +124,20 @@ def fit_opponents(train: tuple, validation: tuple) -> dict[str, dict[str, Any]]:
     return out
 
 
+@cache
+def _base_rows(results: Path, split: str) -> tuple[list[dict], list[Any]]:
+    """The set's committed rows and gold items of one split, read once per results folder
+    (callers build new rows from them, never change them)."""
+    from .feature_combination import split_rows
+
+    return split_rows(SET, split)
+
+
 def wmt_rows(split: str, variant: str | None = None) -> tuple[list[dict], list[Any]]:
     """The WMT split's committed rows (with ``variant``'s head columns) and gold items."""
     from .committed import read_jsonl_gz, with_head
-    from .feature_combination import split_rows
 
-    rows, items = split_rows(SET, split)
+    rows, items = _base_rows(committed.RESULTS, split)
     if variant is not None:
         rows = with_head(rows, read_jsonl_gz(_heads_dir() / variant / f"{split}.scores.jsonl.gz"))
     return rows, items
@@ -166,7 +175,7 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
         hf[variant] = {s: head_features(*pair[s]) for s in pair}
     dev_groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in ditems])
     return {"scores": out, "combos": {}, "bad": bad, "groups": groups, "head_features": hf,
-            "dev_groups": dev_groups}
+            "dev_groups": dev_groups, "x": x}
 
 
 def combine(sc: dict, opp: str, heads: tuple[str, ...]) -> None:
@@ -264,8 +273,7 @@ def tags_curve(data: dict, fitted: dict, sc: dict) -> dict[str, dict[str, float]
     from .evaluate_sets import pick_threshold
 
     rows, items = data["train"]
-    (drows, ditems), (trows, titems) = wmt_rows("dev"), wmt_rows("test")
-    xd, xt = word_data(drows, ditems, False)[0], word_data(trows, titems, False)[0]
+    xd, xt = sc["x"]["dev"], sc["x"]["test"]  # the WMT words' features, built once in scores()
     out: dict[str, dict[str, float]] = {}
     for n in CURVE:
         x, y, _ = word_data(rows[:n], items[:n], head=False)

@@ -30,7 +30,7 @@ def test_probe_fit_recovers_a_linear_rule_and_the_tied_head_scores_it():
     assert abs(float(((p > 0.5) == y).mean()) - 0.9) < 0.1
 
     cfg = HeadConfig(base_model="m", vocab_size=11, hidden_size=8, fingerprint="f")
-    cfg2, head = probe.tied_head(cfg, {}, fit["w"], fit["c"], {"probe": True})
+    cfg2, head = probe.tied_head(cfg, fit["w"], fit["c"], {"probe": True})
     assert cfg2.bias and cfg2.training == {"probe": True}
     h = torch.tensor(x[:5], dtype=torch.float32)
     ids = torch.tensor([[0], [3], [10], [7], [1]])
