@@ -173,3 +173,34 @@ def test_a_gold_word_takes_its_weakest_scored_piece() -> None:
         {"word": "Hund", "start": 0, "end": 4, "sigmoid": 0.2},
         {"word": ".", "start": 4, "end": 5, "sigmoid": 0.9}]}
     assert gold_word_scores(rec, "sigmoid").tolist() == [0.2, 1.0]  # "ja" was not scored
+
+
+def test_wmt2021_long_tags_read_as_their_plain_lines(tmp_path) -> None:
+    """WMT 2021's gold (one tag a row) reads as the same words written one line a sentence."""
+    roen = Path(__file__).parent / "data" / "human_qe" / "mlqe_roen"
+    long = tmp_path / "test.tags"
+    long.write_bytes((roen / "task2_wordlevel_mt.tags").read_bytes())
+    (tmp_path / "test.mt").write_bytes((roen / "test21.tok.mt").read_bytes())
+    assert detect_format(long) == "wmt-tags"
+    items = read_gold_items(long)
+    # the plain layout written independently from the long rows' columns
+    per: dict[int, list[str]] = {}
+    for line in long.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if cols[2] == "mt":
+            per.setdefault(int(cols[3]), []).append(cols[6])
+    texts = (roen / "test21.tok.mt").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "plain.tags").write_text("\n".join(" ".join(per[k]) for k in range(len(texts))) + "\n")
+    plain = read_wmt_tags(tmp_path / "plain.tags", tmp_path / "test.mt")
+    assert len(items) == len(texts) == 30
+    assert [it.word_bad for it in items] == [it.word_bad for it in plain]
+    assert sum(map(sum, (it.word_bad for it in items))) > 0
+    assert [it.spans for it in items] == [it.spans for it in plain]
+    # a long file naming a sentence the MT file lacks, or a word id that is not a number
+    (tmp_path / "short.mt").write_text("\n".join(texts[:5]) + "\n")
+    with pytest.raises(ValueError, match="MT tags for sentence 29 but .* has 5 lines"):
+        read_wmt_tags(long, tmp_path / "short.mt")
+    bad = tmp_path / "bad.tags"
+    bad.write_text("ro-en\tREFERENCE\tmt\t0\tx\tIn\tOK\n")
+    with pytest.raises(ValueError, match="bad.tags:1: sentence and word ids must be whole numbers"):
+        read_wmt_tags(bad, tmp_path / "test.mt")

@@ -6,7 +6,9 @@ Formats (``--gold-format``; :func:`detect_format` picks one from the file):
   separated by spaces, for the MT words (the MT file split on whitespace) or with gap
   tags interleaved (``2n + 1`` tags: gap, word, gap, ..., gap; the WMT 2018-2020 layout),
   beside the MT text file (same stem, ``.mt``, or named) and optionally the source file
-  and source tags. Each BAD word becomes one error span; gap tags are kept
+  and source tags; WMT 2021's long layout (one tag a row, seven tab-separated columns:
+  pair, system, type, sentence id, word id, word, tag; its ``mt`` rows) is read too. Each
+  BAD word becomes one error span; gap tags are kept
   (``gap_tags``) but have no character span.
 * ``esa`` / ``mqm``: JSONL, one segment per line, with the translation (``tgt``, ``mt``,
   ``translation``, ``hypothesis`` or ``target``), optionally the source (``src`` or
@@ -68,7 +70,8 @@ def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
     """WMT word-level QE tags beside their MT text (see the module docstring).
 
     Args:
-        tags: the MT tags file (word tags, or word and gap tags interleaved).
+        tags: the MT tags file (word tags, or word and gap tags interleaved; or WMT 2021's
+            long layout).
         mt: the MT text file; default the tags file with suffix ``.mt``.
         source: the source text file (optional).
     """
@@ -81,7 +84,14 @@ def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
             raise ValueError(f"{tags}: wmt-tags needs the MT text beside the tags file, and {mt} "
                              f"is not there; name it with --gold-mt{hint}")
     mt = Path(mt)
-    tag_lines, texts = _drop_final_empty(read_lines(tags)), _drop_final_empty(read_lines(mt))
+    texts = _drop_final_empty(read_lines(mt))
+    if is_long_tags(tags):  # WMT 2021: one tag a row; sentence k's MT word tags as one line
+        table = read_long_tags(tags).get("mt", {})
+        if set(table) - set(range(len(texts))):
+            raise ValueError(f"{tags}: MT tags for sentence {max(table)} but {mt} has {len(texts)} lines")
+        tag_lines = [" ".join("BAD" if b else "OK" for b in table.get(k, [])) for k in range(len(texts))]
+    else:
+        tag_lines = _drop_final_empty(read_lines(tags))
     sources = _drop_final_empty(read_lines(source)) if source else [None] * len(texts)
     if not len(tag_lines) == len(texts) == len(sources):
         raise ValueError(f"{tags}: {len(tag_lines)} tag lines but {len(texts)} MT lines"
@@ -102,6 +112,30 @@ def read_wmt_tags(tags: str | Path, mt: str | Path | None = None,
         group = sources[k] if sources[k] is not None else str(k)
         items.append(GoldItem(text, spans, group, sources[k], t, gaps))
     return items
+
+
+def read_long_tags(path: str | Path) -> dict[str, dict[int, list[int]]]:
+    """A WMT 2021 long-layout tags file -> {type: {sentence id: tags in word order}}."""
+    out: dict[str, dict[int, dict[int, int]]] = {}
+    for k, line in enumerate(_drop_final_empty(read_lines(path))):
+        cols = line.split("\t")
+        if len(cols) != 7:
+            raise ValueError(f"{path}:{k + 1}: expected 7 tab-separated columns, got {len(cols)}")
+        if not (cols[3].isdigit() and cols[4].isdigit()):
+            raise ValueError(f"{path}:{k + 1}: sentence and word ids must be whole numbers, got "
+                             f"{cols[3]!r} and {cols[4]!r}")
+        kind, sent, word = cols[2], int(cols[3]), int(cols[4])
+        out.setdefault(kind, {}).setdefault(sent, {})[word] = _tag(cols[6], f"{path}:{k + 1}")
+    return {
+        kind: {s: [w[i] for i in sorted(w)] for s, w in sents.items()}
+        for kind, sents in out.items()
+    }
+
+
+def is_long_tags(path: str | Path) -> bool:
+    """Whether a tags file is in WMT 2021's long layout (7 tab-separated columns a line)."""
+    first = next(iter(_drop_final_empty(read_lines(path))), "")
+    return first.count("\t") == 6
 
 
 def _suffix(path: Path) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.records import read_lines
-from .gold_formats import GoldItem, whitespace_words
+from .gold_formats import GoldItem, is_long_tags, read_long_tags, whitespace_words  # noqa: F401 - read_long_tags re-exported
 from .span_metrics import mcc, word_metrics
 
 NO_SOURCE_SCORES = (
@@ -64,31 +64,11 @@ def _lines(path: str | Path) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def read_long_tags(path: str | Path) -> dict[str, dict[int, list[int]]]:
-    """A WMT 2021 long-layout tags file -> {type: {sentence id: tags in word order}}."""
-    out: dict[str, dict[int, dict[int, int]]] = {}
-    for k, line in enumerate(_lines(path)):
-        cols = line.split("\t")
-        if len(cols) != 7:
-            raise ValueError(f"{path}:{k + 1}: expected 7 tab-separated columns, got {len(cols)}")
-        kind, sent, word = cols[2], int(cols[3]), int(cols[4])
-        out.setdefault(kind, {}).setdefault(sent, {})[word] = _tag(cols[6], f"{path}:{k + 1}")
-    return {
-        kind: {s: [w[i] for i in sorted(w)] for s, w in sents.items()}
-        for kind, sents in out.items()
-    }
-
-
-def _is_long(path: str | Path) -> bool:
-    first = next(iter(_lines(path)), "")
-    return first.count("\t") == 6
-
-
 def _per_sentence(path: str | Path | None, kind: str, n: int) -> list[list[int] | None]:
     """Tags of one kind for sentences 0..n-1 from either layout (None: no file)."""
     if path is None:
         return [None] * n
-    if _is_long(path):
+    if is_long_tags(path):
         table = read_long_tags(path).get(kind, {})
         return [table.get(k, []) for k in range(n)]
     rows = [
