@@ -71,31 +71,25 @@ def hidden_and_good(backbone: Any, examples: list[dict], progress: str = "") -> 
 
 
 def cached_hidden(folder: Path, examples: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`hidden_and_good` read from a training run's float32 disk cache of these examples
-    (``train --cache-dir``: ``train/`` or ``validation/``) instead of the frozen model. Every
-    example must be filled with its own key (its token ids) and as many rows as labels;
-    anything else is an error naming the example."""
+    """:func:`hidden_and_good` read from a training run's disk cache of these examples
+    (``train --cache-dir``: ``train/`` or ``validation/``) instead of the frozen model, through
+    the trainer's own read-only view (:func:`sigmoid_head.training.cache_donors.read_cache`:
+    rows found by the example's token ids, checksum-checked). Every example must be there with
+    as many rows as labels; anything else is an error naming the example."""
     from sigmoid_head.data.self_labels import IGNORE_LABEL
     from sigmoid_head.training.cache import example_key
+    from sigmoid_head.training.cache_donors import read_cache
 
-    meta = json.loads((folder / "meta.json").read_text())
-    if meta.get("dtype") != "torch.float32" or meta["n_examples"] != len(examples):
-        raise ValueError(f"{folder}: {meta['n_examples']} examples stored as {meta.get('dtype')}; "
-                         f"{len(examples)} asked, float32 needed")
-    d, n = int(meta["hidden"]), len(examples)
-    offsets = np.fromfile(folder / "offsets.i64", np.int64)
-    keys = np.fromfile(folder / "keys.bin", np.uint8).reshape(-1, 16)
-    filled = np.fromfile(folder / "filled.u8", np.uint8)
-    if n > int(meta["shard_examples"]):
-        raise ValueError(f"{folder}: more than one shard is not read here")
-    hidden = np.memmap(folder / "hidden-0.bin", np.float32, "r", shape=(int(offsets[n]), d))
+    view = read_cache(folder)
     xs, ys = [], []
     for i, e in enumerate(examples):
         good = np.asarray(e["good"])
-        if not filled[i] or keys[i].tobytes() != example_key(e) or offsets[i + 1] - offsets[i] != good.size:
-            raise ValueError(f"{folder}: example {i} is not this data's (unfilled, other ids or rows)")
+        hidden = view.hidden(example_key(e))
+        if hidden is None or hidden.shape[0] != good.size:
+            raise ValueError(f"{folder}: example {i} is not in the cache (not filled, other token ids "
+                             "or rows, or damaged rows)")
         keep = good != IGNORE_LABEL
-        xs.append(np.asarray(hidden[offsets[i]:offsets[i + 1]])[keep])
+        xs.append(hidden[keep])
         ys.append(good[keep])
     return np.concatenate(xs), np.concatenate(ys).astype(np.int64)
 

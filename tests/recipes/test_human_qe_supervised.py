@@ -38,35 +38,46 @@ def test_probe_fit_recovers_a_linear_rule_and_the_tied_head_scores_it():
     np.testing.assert_allclose(got, p[:5], rtol=1e-4, atol=1e-5)
 
 
-def _cache(folder, examples, rows_per, d=3, key_of=None):
-    from sigmoid_head.training.cache import example_key
+def test_cached_hidden_reads_the_trainers_cache_as_the_frozen_pass_gives_it(
+        tiny_causal_path, pairs_maker, train_config, tmp_path):
+    """The probe's rows from a real training cache equal the frozen model's own (no second
+    reader of the cache's files: the trainer's read-only view); other data is refused."""
+    import torch
 
-    folder.mkdir(parents=True)
-    n = len(examples)
-    offsets = np.concatenate([[0], np.cumsum(rows_per)]).astype(np.int64)
-    offsets.tofile(folder / "offsets.i64")
-    np.concatenate([np.frombuffer((key_of or example_key)(e), np.uint8) for e in examples]).tofile(folder / "keys.bin")
-    np.ones(n, np.uint8).tofile(folder / "filled.u8")
-    hidden = np.arange(offsets[-1] * d, dtype=np.float32).reshape(-1, d)
-    hidden.tofile(folder / "hidden-0.bin")
-    (folder / "meta.json").write_text(json.dumps({"dtype": "torch.float32", "n_examples": n, "hidden": d,
-                                                  "shard_examples": 65536}))
-    return hidden
+    from sigmoid_head.head.folder import load_head_files
+    from sigmoid_head.lm.backbone import load_backbone
+    from sigmoid_head.training.config import TrainConfig
+    from sigmoid_head.training.labelled import load_labelled_examples
+    from sigmoid_head.training.loop import train
 
-
-def test_cached_hidden_reads_labelled_rows_and_refuses_other_data(tmp_path):
     probe = importlib.import_module("recipes.human_qe.probe")
-    ex = [{"input_ids": [1, 2, 3], "labels": [-100, 2, 3], "good": [1, -1]},
-          {"input_ids": [4, 5, 6, 7], "labels": [-100, 5, 6, 7], "good": [0, 1, 0]}]
-    hidden = _cache(tmp_path / "ok", ex, [2, 3])
-    x, y = probe.cached_hidden(tmp_path / "ok", ex)
-    np.testing.assert_array_equal(x, hidden[[0, 2, 3, 4]])  # the -1 (no word) row skipped
-    np.testing.assert_array_equal(y, [1, 0, 1, 0])
-    other = [ex[0], {**ex[1], "input_ids": [4, 5, 6, 8]}]
-    with pytest.raises(ValueError, match="example 1 is not this data's"):
-        probe.cached_hidden(tmp_path / "ok", other)
-    with pytest.raises(ValueError, match="1 asked"):
-        probe.cached_hidden(tmp_path / "ok", ex[:1])
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    pairs = pairs_maker(24, seed=3)
+    for name, part in (("train", pairs[:16]), ("dev", pairs[16:])):
+        (gold / f"{name}.src").write_text("".join(p["source"] + "\n" for p in part))
+        (gold / f"{name}.mt").write_text("".join(p["target"] + "\n" for p in part))
+        (gold / f"{name}.tags").write_text("".join(
+            " ".join("BAD" if (k + j) % 3 == 0 else "OK" for j, _ in enumerate(p["target"].split())) + "\n"
+            for k, p in enumerate(part)))
+    train(train_config(tiny_causal_path, None, tmp_path / "head", train_file=None,
+                       labelled_file=str(gold / "train.tags"), labelled_validation_file=str(gold / "dev.tags"),
+                       max_steps=2, eval_every=2, cache_hidden=True, cache_dir=str(tmp_path / "cache"),
+                       disk_cache_dtype="float32"))
+    config, _ = load_head_files(tmp_path / "head")
+    backbone = load_backbone(str(tiny_causal_path), dtype=torch.float32)
+    form = TrainConfig.from_dict(config.training).prompt_format(backbone.is_encoder_decoder)
+    ex = load_labelled_examples(gold / "train.tags", backbone.tokenizer, form)
+    x, y = probe.cached_hidden(tmp_path / "cache" / "train", ex)
+    x0, y0 = probe.hidden_and_good(backbone, ex)
+    np.testing.assert_array_equal(y, y0)
+    assert 0 < y.sum() < y.size
+    np.testing.assert_allclose(x, x0, rtol=1e-5, atol=1e-5)
+    other = [ex[0], {**ex[1], "input_ids": [*ex[1]["input_ids"][:-1], ex[1]["input_ids"][-1] + 1]}]
+    with pytest.raises(ValueError, match="example 1 is not in the cache"):
+        probe.cached_hidden(tmp_path / "cache" / "train", other)
+    with pytest.raises(ValueError, match="no hidden-state cache there"):
+        probe.cached_hidden(tmp_path / "gold", ex)
 
 
 def _write(path, rows):

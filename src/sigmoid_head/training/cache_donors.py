@@ -102,6 +102,31 @@ class Donors:
             return None
         return rows
 
+    def hidden(self, key: bytes) -> np.ndarray | None:
+        """(positions, d) float32 hidden states of the example with ``key`` (None as :meth:`rows`)."""
+        rows = self.rows(key)
+        if rows is None:
+            return None
+        raw = torch.from_numpy(np.ascontiguousarray(rows[0]))
+        dtype = self.parts[self.index[key][0]]["dtype"]
+        return (raw if dtype == torch.float32 else raw.view(dtype)).float().numpy()
+
+
+def read_cache(folder: str | Path) -> Donors:
+    """One cache folder (``train --cache-dir``'s ``train/`` or ``validation/``, or a folder
+    above them), read-only, by its own ``meta.json``: :meth:`Donors.hidden` gives an
+    example's hidden states by its key (:func:`~.cache.example_key`), checksum-checked.
+
+    Raises:
+        ValueError: no cache there, or a damaged one (one line naming the folder or file).
+    """
+    folder = Path(folder)
+    metas = sorted(folder.rglob("meta.json"))
+    meta = _read_meta(metas[0]) if metas else None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{folder}: no hidden-state cache there (no readable meta.json)")
+    return Donors(folder, meta)
+
 
 def _open_part(root: Path, d: Path, meta: dict) -> tuple[dict, np.ndarray, np.ndarray]:
     """A donor folder's index arrays, once every file has its size; (part, filled, keys)."""
@@ -118,7 +143,8 @@ def _open_part(root: Path, d: Path, meta: dict) -> tuple[dict, np.ndarray, np.nd
     part = {"dir": d, "shard": shard, "dim": dim, "raw": raw, "offsets": offsets,
             "dom_index": np.fromfile(d / "dominant.idx", np.int64).reshape(-1, 2),
             "sums": np.fromfile(d / "sums.bin", np.uint8).reshape(-1, _KEY),
-            "dominant": meta["dominant"] != "None"}
+            "dominant": meta["dominant"] != "None",
+            "dtype": getattr(torch, meta["dtype"].removeprefix("torch."))}
     for k in np.unique(np.flatnonzero(filled) // shard):
         lo, hi = int(offsets[k * shard]), int(offsets[min((k + 1) * shard, n)])
         _refuse(root, size_problem(d / f"hidden-{k}.bin", max(hi - lo, 1) * dim * np.dtype(raw).itemsize))
