@@ -45,8 +45,11 @@ import argparse
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
-from . import curve_data
+import numpy as np
+
+from . import committed, curve_data
 
 PAIRS = curve_data.PAIRS
 PER_PAIR = 500
@@ -97,19 +100,6 @@ def _as_pair(row: dict, pair: str) -> dict:
     return {**row, "src": NO_SOURCE_TEXT} if pair in NO_SOURCE else row
 
 
-def _plain_tags(long: list[str], n: int) -> list[str]:
-    """WMT 2021's long tag format (``pair, system, mt, sentence, word, token, tag`` a line) as
-    one line of tags per sentence."""
-    per: list[list[str]] = [[] for _ in range(n)]
-    for line in long:
-        cols = line.split("\t")
-        sent, word = int(cols[3]), int(cols[4])
-        if word != len(per[sent]):
-            raise ValueError(f"long tags out of order at sentence {sent}, word {word}")
-        per[sent].append(cols[-1])
-    return [" ".join(t) for t in per]
-
-
 def build(pool: Path, clones: Path, out: Path, tokenizer: object) -> dict:
     """Write the study's training subsets and each pair's dev/test gold files under ``out``.
 
@@ -153,13 +143,227 @@ def build(pool: Path, clones: Path, out: Path, tokenizer: object) -> dict:
         for name, members, keys in (("test", test, ("task2_wordlevel_mt.tags", "test21.tok.mt", "test21.tok.src")),
                                     ("dev", dev, ("dev.tags", "dev.mt", "dev.src"))):
             lines = {suffix: members[key] for suffix, key in zip(("tags", "mt", "src"), keys, strict=True)}
-            if len(lines["tags"]) != len(lines["mt"]):  # WMT 2021's long format: one word a line
-                lines["tags"] = _plain_tags(lines["tags"], len(lines["mt"]))
-            for suffix, text in lines.items():
+            for suffix, text in lines.items():  # the test tags in WMT 2021's long layout, as published
                 (gold / f"{name}.{suffix}").write_text("\n".join(text) + "\n", encoding="utf-8")
             stats["pairs"][pair][f"{name}_sentences"] = len(members[keys[1]])
     (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
     return stats
+
+
+def folder() -> Path:
+    """Where the study's scored rows are committed (read at call time: a test may move it)."""
+    return committed.RESULTS / "lopo"
+
+
+README = """# Leave one pair out: the scored rows (issue 58, item 3)
+
+`pool/{train,validation}.scores.jsonl.gz`: the 2,500 MLQE-PE train sentences (500 of each
+English-target pair) and 500 held-out ones the heads and opponents of
+`recipes/human_qe/lopo.py` are fitted on, with their BAD words as character spans (`spans`)
+and the frozen SmolLM2-135M-Instruct's softmax-side scores (`run.py` over the labelled files,
+no head). `<pair>/{dev,test}.scores.jsonl.gz`: each pair's MLQE-PE dev and WMT 2021 test
+sentences with their word tags (`word_bad`, 1 = BAD) and the scores of the softmax side and
+of the head trained on the four other pairs. Figures at 7 significant digits.
+
+Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Written by
+`python -m recipes.human_qe.lopo keep`; read by `recipes/human_qe/lopo.py`.
+"""
+
+
+def keep(runs: Path, data: Path) -> None:
+    """Commit the study's ``run.py`` runs: ``runs/pool`` (``--test-gold`` the pool's train
+    file, ``--dev-gold`` its validation file) and ``runs/lopo-<pair>`` (the pair's gold files
+    with its held-out head), with each sentence's gold beside its scores."""
+    from sigmoid_head.safe.outputs import staged_folder
+
+    from .committed import read_jsonl_gz
+    from .run import write_jsonl_gz
+    from .supervised import _short
+    from .user_files import read_user_sets
+
+    def scores_of(r: dict) -> dict:
+        return {k: _short(v) for k, v in r.items() if k not in ("id", "group", "candidate")}
+
+    with staged_folder(folder()) as tmp:
+        for split, scored in (("train", "test"), ("validation", "dev")):
+            rows, golds = read_jsonl_gz(runs / "pool" / f"{scored}.scores.jsonl.gz"), _read(data / "pool" / f"{split}.jsonl.gz")
+            if [r["candidate"] for r in rows] != [g["tgt"] for g in golds]:
+                raise SystemExit(f"{runs / 'pool'}: its {scored} rows are not {data}/pool/{split}")
+            (Path(tmp) / "pool").mkdir(exist_ok=True)
+            write_jsonl_gz(Path(tmp) / "pool" / f"{split}.scores.jsonl.gz", [
+                {"id": g["id"], "group": g["src"], "candidate": g["tgt"],
+                 "spans": [{"start": s["start"], "end": s["end"]} for s in g["mqm_spans"]], **scores_of(r)}
+                for r, g in zip(rows, golds, strict=True)])
+        for pair in PAIRS:
+            gold = data / "gold" / pair
+            _, dev, test = read_user_sets(gold / "test.tags", gold / "dev.tags", None)
+            (Path(tmp) / pair).mkdir()
+            for split, recs in (("dev", dev), ("test", test)):
+                rows = read_jsonl_gz(runs / f"lopo-{pair}" / f"{split}.scores.jsonl.gz")
+                if [r["candidate"] for r in rows] != [g["candidate"] for g in recs]:
+                    raise SystemExit(f"{runs}/lopo-{pair}: its {split} rows are not {gold}'s")
+                write_jsonl_gz(Path(tmp) / pair / f"{split}.scores.jsonl.gz",
+                               [{**g, "id": f"{_key(pair)}-{g['id']}", **scores_of(r)}
+                                for r, g in zip(rows, recs, strict=True)])
+        (Path(tmp) / "README.md").write_text(README)
+
+
+def _pool() -> dict[str, tuple[list[dict], list[Any]]]:
+    from sigmoid_head.evaluation.gold_formats import GoldItem
+
+    from .committed import read_jsonl_gz
+
+    out = {}
+    for split in ("train", "validation"):
+        rows = read_jsonl_gz(folder() / "pool" / f"{split}.scores.jsonl.gz")
+        out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
+    return out
+
+
+def _only(data: tuple[list[dict], list[Any]], keep_pair: Any) -> tuple[list[dict], list[Any]]:
+    picked = [k for k, r in enumerate(data[0]) if keep_pair(r["id"].split("-")[0])]
+    return [data[0][k] for k in picked], [data[1][k] for k in picked]
+
+
+def _pair_rows(pair: str, split: str) -> tuple[list[dict], list[Any]]:
+    from .committed import read_jsonl_gz
+    from .evaluate_sets import items_of
+
+    rows = read_jsonl_gz(folder() / pair / f"{split}.scores.jsonl.gz")
+    return rows, items_of("wmt", rows)
+
+
+def check_disjoint(pool: dict, pair: str) -> None:
+    """Refuse pool rows sharing a normalised source or MT with the pair's dev or test texts."""
+    from .curve_data import norm
+
+    scored = {norm(t) for split in ("dev", "test") for it in _pair_rows(pair, split)[1]
+              for t in (it.text, it.group)} - {norm(NO_SOURCE_TEXT)}
+    shared = [r["id"] for split in pool.values() for r in split[0]
+              if norm(r["candidate"]) in scored or norm(r["group"]) in scored]
+    if shared:
+        raise ValueError(f"{len(shared)} pool sentences share a text with {pair} dev/test: {shared[:5]}")
+
+
+def _pair_scores(pair: str, fitted: dict) -> dict[str, Any]:
+    """:func:`supervised.scores`' structure for one held-out pair: softmax, ``lr``, ``gbm``
+    and the pair's held-out ``head``."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
+
+    from .feature_combination import word_data
+    from .supervised import head_features
+
+    split = {s: _pair_rows(pair, s) for s in ("dev", "test")}
+    bad = {s: np.concatenate([gold_word_bad(it) for it in split[s][1]]) for s in split}
+    groups = {s: np.concatenate([[it.group] * len(gold_word_bad(it)) for it in split[s][1]]) for s in split}
+    x = {s: word_data(*split[s], head=False)[0] for s in split}
+    out = {"softmax": {s: np.concatenate([gold_word_scores(r, "softmax") for r in split[s][0]]) for s in split},
+           "head": {s: np.concatenate([gold_word_scores(r, "sigmoid") for r in split[s][0]]) for s in split}}
+    for name in ("lr", "gbm"):
+        out[name] = {s: 1.0 - fitted[name]["model"].predict_proba(x[s])[:, 1] for s in x}
+    return {"scores": out, "combos": {}, "bad": bad, "groups": groups["test"], "dev_groups": groups["dev"],
+            "head_features": {"head": {s: head_features(*split[s]) for s in split}}, "x": x}
+
+
+OPPONENTS = ("lr", "gbm")
+FAMILY = ("per held-out pair: the head trained on the four other pairs minus the best opponent on dev, "
+          "and that opponent with the head's features minus it; test word MCC, two-sided, Holm over 10")
+SECONDARY = "descriptive: the head and each opponent minus the softmax side, per pair (two-sided, Holm over 15)"
+CURVE = (0, 250, PER_PAIR)
+
+
+def results(n_boot: int = 1000) -> dict[str, Any]:
+    """Every figure and test of the module docstring, JSON-ready."""
+    from sklearn.base import clone
+
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.pvalues import add_holm
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import pick_threshold
+    from .feature_combination import word_data
+    from .supervised import combine, evaluated, fit_opponents
+
+    pool = _pool()
+    per: dict[str, dict[str, Any]] = {}
+    primary: dict[str, dict] = {}
+    secondary: dict[str, dict] = {}
+    for pair in PAIRS:
+        check_disjoint(pool, pair)
+        key = _key(pair)
+        train = _only(pool["train"], lambda k, key=key: k != key)
+        fitted = fit_opponents(train, _only(pool["validation"], lambda k, key=key: k != key))
+        sc = _pair_scores(pair, fitted)
+        ev = evaluated(sc)
+        best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
+        combine(sc, best, ("head",), control=False)
+        ev = evaluated(sc)
+        bad, groups = sc["bad"]["test"], sc["groups"]
+
+        def test(a: str, b: str, ev: dict = ev, bad: np.ndarray = bad, groups: np.ndarray = groups) -> dict:
+            return paired_bootstrap(mcc, ev[a]["pred"].astype(float), ev[b]["pred"].astype(float), bad,
+                                    n=n_boot, groups=groups)
+
+        primary[f"{pair}: head - {best}"] = test("head", best)
+        primary[f"{pair}: {best}+head - {best}"] = test(f"{best}+head", best)
+        for name in ("head", *OPPONENTS):
+            secondary[f"{pair}: {name} - softmax"] = test(name, "softmax")
+        own = _only(pool["train"], lambda k, key=key: k == key)
+        curve: dict[str, dict[str, float]] = {}
+        for n in CURVE:
+            x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False)
+            for name in OPPONENTS:
+                model = clone(fitted[name]["model"]).fit(x, y)
+                dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
+                curve.setdefault(str(n), {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
+        x, y, _ = word_data(*own, head=False)
+        for name in OPPONENTS:  # the pair's own tags alone, for scale
+            model = clone(fitted[name]["model"]).fit(x, y)
+            dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
+            curve.setdefault("own only", {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
+        per[pair] = {"best": best, "counts": fitted["counts"],
+                     "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in OPPONENTS},
+                     "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
+                     "curve": curve, "test_words": int(bad.size), "test_bad": float(bad.mean())}
+    add_holm(primary, FAMILY)
+    add_holm(secondary, SECONDARY)
+    return {"family": FAMILY, "secondary_family": SECONDARY, "n_boot": n_boot, "per_pair": PER_PAIR,
+            "no_source": list(NO_SOURCE), "max_length": MAX_LENGTH, "pairs": per,
+            "tests": primary, "secondary": secondary}
+
+
+def block(res: dict[str, Any]) -> str:
+    """The page's tables of :func:`results`."""
+    from .committed import fmt_p
+
+    lines = ["| held-out pair | test words (BAD) | softmax | lr | gbm | head | best+head | best on dev |",
+             "|---|---|---|---|---|---|---|---|"]
+    for pair, e in res["pairs"].items():
+        s, b = e["scores"], e["best"]
+        lines.append(f"| {pair} | {e['test_words']:,} ({e['test_bad']:.0%}) | {s['softmax']['mcc']:.3f} | "
+                     f"{s['lr']['mcc']:.3f} | {s['gbm']['mcc']:.3f} | {s['head']['mcc']:.3f} | "
+                     f"{s[f'{b}+head']['mcc']:.3f} | {b} |")
+    lines += ["", f"Test word MCC, thresholds on each pair's MLQE-PE dev; every model fitted on "
+              f"{res['per_pair']} tagged sentences of each of the four other pairs "
+              f"({', '.join(res['no_source'])}: prompt without the source).", "",
+              f"Primary family ({res['family']}; {res['n_boot']:,} resamples of test sources):", "",
+              "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
+    for fam in ("tests", "secondary"):
+        if fam == "secondary":
+            lines += ["", f"Secondary family ({res['secondary_family']}):", "",
+                      "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
+        for name, t in res[fam].items():
+            lines.append(f"| {name} | {t['diff']:+.3f} | [{t['ci'][0]:+.3f}, {t['ci'][1]:+.3f}] | "
+                         f"{fmt_p(t['p'])} | {fmt_p(t['p_holm'])} |")
+    lines += ["", "In-pair tags added to the four pairs' (descriptive; test word MCC at the dev threshold):", "",
+              "| held-out pair | " + " | ".join(f"{m} +{n}" for n in CURVE for m in OPPONENTS)
+              + " | " + " | ".join(f"{m} own only" for m in OPPONENTS) + " |",
+              "|---|" + "---|" * (2 * len(CURVE) + 2)]
+    for pair, e in res["pairs"].items():
+        c = e["curve"]
+        lines.append(f"| {pair} | " + " | ".join(f"{c[str(n)][m]:.3f}" for n in CURVE for m in OPPONENTS)
+                     + " | " + " | ".join(f"{c['own only'][m]:.3f}" for m in OPPONENTS) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +373,16 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--pool", type=Path, required=True, help="build_labelled's mlqe-en-pool-train folder")
     b.add_argument("--clones", type=Path, required=True)
     b.add_argument("--out", type=Path, required=True)
+    k = sub.add_parser("keep", help="commit the study's run.py runs")
+    k.add_argument("--runs", type=Path, required=True, help="folder of the runs pool/ and lopo-<pair>/")
+    k.add_argument("--data", type=Path, required=True, help="the build command's --out")
+    r = sub.add_parser("table", help="print the tables from the committed rows")
+    r.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args(argv)
+    if args.cmd == "keep":
+        keep(args.runs, args.data)
+    if args.cmd == "table":
+        print(block(results(args.n_boot)))
     if args.cmd == "build":
         from transformers import AutoTokenizer
 

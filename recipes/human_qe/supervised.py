@@ -178,11 +178,12 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
             "dev_groups": dev_groups, "x": x}
 
 
-def combine(sc: dict, opp: str, heads: tuple[str, ...]) -> None:
+def combine(sc: dict, opp: str, heads: tuple[str, ...], control: bool = True) -> None:
     """Into ``sc["combos"]``: ``opp`` with each head's word columns (and, as a control, the
-    probe's), a logistic regression fitted on the WMT dev words (:func:`feature_combination.fit_word`)."""
+    probe's, unless ``control`` is False), a logistic regression fitted on the WMT dev words
+    (:func:`feature_combination.fit_word`)."""
     out, hf = sc["scores"], sc["head_features"]
-    for h in (*heads, *((PROBE,) if opp != "probe" else ())):
+    for h in (*heads, *((PROBE,) if control and opp != "probe" else ())):
         feats = {s: np.column_stack([_logit(1.0 - out[opp][s]), hf[h][s]]) for s in ("dev", "test")}
         model, c, oof = fit_word(feats["dev"], sc["bad"]["dev"], sc["dev_groups"])
         sc["combos"][f"{opp}+{'probe' if h == PROBE else h}"] = {

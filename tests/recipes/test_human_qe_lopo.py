@@ -1,0 +1,115 @@
+"""Leave one pair out (issue 58, item 3): the study's data builder keeps each held-out pair
+out of its head's training file, its rows are committed with their gold, and pool rows that
+share a text with a pair's dev or test set are refused."""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import json
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+
+def _write(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def _read(path):
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def test_si_en_is_trained_and_scored_without_its_source():
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    assert lopo.prompt("si-en") == lopo.NO_SOURCE_PROMPT and "{source}" not in lopo.NO_SOURCE_PROMPT
+    assert lopo.prompt("ro-en") == lopo.SOURCE_PROMPT and "{source}" in lopo.SOURCE_PROMPT
+    row = {"id": "sien-train-0", "src": "සිංහල", "tgt": "x", "mqm_spans": []}
+    assert lopo._as_pair(row, "si-en")["src"] == lopo.NO_SOURCE_TEXT and row["src"] == "සිංහල"
+    assert lopo._as_pair(row, "ro-en") is row
+
+
+def _members(pair, k):
+    """A pair's test (WMT 2021 long tags) and dev (interleaved gaps) files, one sentence each."""
+    mt = f"good {pair} words {k}"
+    long = [f"{pair}\tSYS\tmt\t0\t{j}\t{w}\t{'BAD' if j == 1 else 'OK'}" for j, w in enumerate(mt.split())]
+    test = {"task2_wordlevel_mt.tags": long, "test21.tok.mt": [mt], "test21.tok.src": [f"src {pair} {k}"]}
+    dev = {"dev.tags": ["OK OK BAD OK OK OK OK OK OK"], "dev.mt": [f"dev {pair} text {k}"], "dev.src": [f"dsrc {pair}"]}
+    return test, dev
+
+
+def test_build_keeps_each_held_out_pair_out_of_its_training_file(tmp_path, monkeypatch, tiny_tokenizer):
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    monkeypatch.setattr(lopo, "PER_PAIR", 2)
+    monkeypatch.setattr(lopo, "VALIDATION_PER_PAIR", 1)
+    files = {}
+    for k, pair in enumerate(lopo.PAIRS):
+        files[f"data/test21_goldlabels/{pair}-test21.tar.gz"], files[f"data/post-editing/dev/{pair}-dev.tar.gz"] = _members(pair, k)
+    monkeypatch.setattr(lopo.curve_data, "_files", lambda clones: files)
+    pool = tmp_path / "pool"
+    rows = []
+    for pair in lopo.PAIRS:
+        key = pair.replace("-", "")
+        long = " ".join(["word"] * 400)  # longer than MAX_LENGTH tokens: dropped and counted
+        rows += [{"id": f"{key}-train-{j}", "src": f"{pair} source {j}", "tgt": long if j == 0 else f"mt {j}",
+                  "mqm_spans": []} for j in range(4)]
+    _write(pool / "train.jsonl.gz", rows)
+    _write(pool / "dev.jsonl.gz", rows)
+    stats = lopo.build(pool, tmp_path / "clones", tmp_path / "out", tiny_tokenizer)
+    assert all(p["train_dropped_too_long"] == 1 for p in stats["pairs"].values())
+    picked = _read(tmp_path / "out" / "pool" / "train.jsonl.gz")
+    assert len(picked) == 2 * len(lopo.PAIRS) and not any(r["tgt"] == long for r in picked)
+    assert {r["src"] for r in picked if r["id"].startswith("sien")} == {lopo.NO_SOURCE_TEXT}
+    for held in lopo.PAIRS:
+        for split, n in (("train", 2), ("validation", 1)):
+            ids = [r["id"] for r in _read(tmp_path / "out" / "without" / held / f"{split}.jsonl.gz")]
+            assert len(ids) == n * 4 and not any(i.startswith(held.replace("-", "") + "-") for i in ids)
+    # the gold files read as the pair's items: WMT 2021's long tags, dev's interleaved gaps dropped
+    user_files = importlib.import_module("recipes.human_qe.user_files")
+    gold = tmp_path / "out" / "gold" / "et-en"
+    _, dev, test = user_files.read_user_sets(gold / "test.tags", gold / "dev.tags", None)
+    assert test[0]["word_bad"] == [0, 1, 0, 0] and dev[0]["word_bad"] == [0, 0, 0, 0]
+
+
+def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    monkeypatch.setattr(lopo, "folder", lambda: tmp_path / "kept")
+    data, runs = tmp_path / "data", tmp_path / "runs"
+    pool = [{"id": "roen-train-3", "src": "s", "tgt": "a b", "mqm_spans": [{"start": 2, "end": 3, "category": None}]}]
+    _write(data / "pool" / "train.jsonl.gz", pool)
+    _write(data / "pool" / "validation.jsonl.gz", pool)
+    for split in ("test", "dev"):
+        _write(runs / "pool" / f"{split}.scores.jsonl.gz", [{"id": f"{split}-0", "group": "s", "candidate": "a b",
+                                                             "softmax": 0.123456789}])
+    for k, pair in enumerate(lopo.PAIRS):
+        test, dev = _members(pair, k)
+        gold = data / "gold" / pair
+        gold.mkdir(parents=True)
+        for name, m, keys in (("test", test, ("task2_wordlevel_mt.tags", "test21.tok.mt", "test21.tok.src")),
+                              ("dev", dev, ("dev.tags", "dev.mt", "dev.src"))):
+            for suffix, key in zip(("tags", "mt", "src"), keys, strict=True):
+                (gold / f"{name}.{suffix}").write_text("\n".join(m[key]) + "\n")
+            _write(runs / f"lopo-{pair}" / f"{name}.scores.jsonl.gz",
+                   [{"id": f"{name}-0", "group": m[keys[2]][0], "candidate": m[keys[1]][0], "sigmoid": 0.5}])
+    lopo.keep(runs, data)
+    row = _read(tmp_path / "kept" / "pool" / "train.scores.jsonl.gz")[0]
+    assert row == {"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [{"start": 2, "end": 3}],
+                   "softmax": 0.1234568}
+    si = _read(tmp_path / "kept" / "si-en" / "test.scores.jsonl.gz")[0]
+    assert si["id"] == "sien-test-0" and si["word_bad"] == [0, 1, 0, 0] and si["sigmoid"] == 0.5
+    _write(runs / "lopo-ru-en" / "dev.scores.jsonl.gz", [{"id": "dev-0", "group": "x", "candidate": "other", "sigmoid": 0.5}])
+    with pytest.raises(SystemExit, match="lopo-ru-en: its dev rows are not"):
+        lopo.keep(runs, data)
+    assert (tmp_path / "kept" / "si-en" / "test.scores.jsonl.gz").exists()  # the earlier keep stands
+    # a pool sentence sharing a pair's test MT (normalised) is refused; the si-en dash is no text
+    pooled = lopo._pool()
+    lopo.check_disjoint(pooled, "et-en")
+    leaked = {**pooled, "train": ([{"id": "x", "group": "-", "candidate": "Good ET-EN words, 1"}], [])}
+    lopo.check_disjoint(leaked, "ro-en")
+    with pytest.raises(ValueError, match=r"1 pool sentences share a text with et-en dev/test: \['x'\]"):
+        lopo.check_disjoint(leaked, "et-en")
