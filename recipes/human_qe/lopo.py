@@ -28,8 +28,11 @@ its MLQE-PE dev set, as for every score of the project).
   frozen pass runs once per sentence over the five runs (``--cache-from``).
 * Opponents: ``lr`` and ``gbm`` of :mod:`supervised` over the softmax side's word features of
   the same training sentences, settings by held-out average precision on the same
-  validation sentences. The probe is not run here (its test scores need a second scoring
-  pass of every test set: beyond this machine's budget).
+  validation sentences; and the linear probe of :mod:`probe` on the final hidden state of
+  the same sentences (read from the held-out pair's head's training cache, C by the same
+  held-out AP), scored by ``run.py`` as a tied head. (The first version of this docstring
+  left the probe out for compute; it was added before any result existed. A pair whose
+  probe run did not finish is marked so, and its best opponent is the best of the others.)
 * Primary family (Holm over 10, two-sided paired bootstrap over test sources, 1,000
   resamples): for each held-out pair, (a) the head minus the best opponent on that pair's
   dev, (b) the best opponent with the head's word features added minus the best opponent
@@ -176,7 +179,7 @@ def keep(runs: Path, data: Path) -> None:
     with its held-out head), with each sentence's gold beside its scores."""
     from sigmoid_head.safe.outputs import staged_folder
 
-    from .committed import read_jsonl_gz
+    from .committed import head_columns, read_jsonl_gz
     from .run import write_jsonl_gz
     from .supervised import _short
     from .user_files import read_user_sets
@@ -205,6 +208,18 @@ def keep(runs: Path, data: Path) -> None:
                 write_jsonl_gz(Path(tmp) / pair / f"{split}.scores.jsonl.gz",
                                [{**g, "id": f"{_key(pair)}-{g['id']}", **scores_of(r)}
                                 for r, g in zip(rows, recs, strict=True)])
+                probe_run = runs / f"probe-{pair}" / f"{split}.scores.jsonl.gz"
+                if probe_run.exists():  # the probe's columns only (the softmax side is the same pass's)
+                    probe = read_jsonl_gz(probe_run)
+                    if [r["candidate"] for r in probe] != [g["candidate"] for g in recs]:
+                        raise SystemExit(f"{runs}/probe-{pair}: its {split} rows are not {gold}'s")
+                    (Path(tmp) / pair / "probe").mkdir(exist_ok=True)
+                    write_jsonl_gz(Path(tmp) / pair / "probe" / f"{split}.scores.jsonl.gz",
+                                   [_short(head_columns({**r, "id": f"{_key(pair)}-{g['id']}"}))
+                                    for r, g in zip(probe, recs, strict=True)])
+            fit = runs.parent / f"probe-{pair}.json"
+            if fit.exists():
+                (Path(tmp) / pair / "probe-fit.json").write_text(fit.read_text())
         (Path(tmp) / "README.md").write_text(README)
 
 
@@ -261,11 +276,27 @@ def _pair_scores(pair: str, fitted: dict) -> dict[str, Any]:
            "head": {s: np.concatenate([gold_word_scores(r, "sigmoid") for r in split[s][0]]) for s in split}}
     for name in ("lr", "gbm"):
         out[name] = {s: 1.0 - fitted[name]["model"].predict_proba(x[s])[:, 1] for s in x}
+    if (folder() / pair / "probe").is_dir():
+        from .committed import read_jsonl_gz, with_head
+
+        out["probe"] = {s: np.concatenate([gold_word_scores(r, "sigmoid") for r in with_head(
+            split[s][0], read_jsonl_gz(folder() / pair / "probe" / f"{s}.scores.jsonl.gz"))]) for s in split}
     return {"scores": out, "combos": {}, "bad": bad, "groups": groups["test"], "dev_groups": groups["dev"],
             "head_features": {"head": {s: head_features(*split[s]) for s in split}}, "x": x}
 
 
-OPPONENTS = ("lr", "gbm")
+OPPONENTS = ("lr", "gbm", "probe")
+CURVED = ("lr", "gbm")
+"""The opponents the in-pair curve refits (the probe would need a frozen pass per point)."""
+
+
+def _probe_fit(pair: str) -> dict[str, Any] | None:
+    """The probe's chosen C and held-out figures (None: no probe for this pair)."""
+    path = folder() / pair / "probe-fit.json"
+    if not path.exists():
+        return None
+    fit = json.loads(path.read_text())
+    return {k: fit[k] for k in ("chosen_C", "grid", "train_tokens", "validation_tokens")}
 FAMILY = ("per held-out pair: the head trained on the four other pairs minus the best opponent on dev, "
           "and that opponent with the head's features minus it; test word MCC, two-sided, Holm over 10")
 SECONDARY = "descriptive: the head and each opponent minus the softmax side, per pair (two-sided, Holm over 15)"
@@ -295,7 +326,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         fitted = fit_opponents(train, _only(pool["validation"], lambda k, key=key: k != key))
         sc = _pair_scores(pair, fitted)
         ev = evaluated(sc)
-        best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
+        best = max((o for o in OPPONENTS if o in ev), key=lambda k: ev[k]["dev_mcc"])
         combine(sc, best, ("head",), control=False)
         ev = evaluated(sc)
         bad, groups = sc["bad"]["test"], sc["groups"]
@@ -306,23 +337,24 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
         primary[f"{pair}: head - {best}"] = test("head", best)
         primary[f"{pair}: {best}+head - {best}"] = test(f"{best}+head", best)
-        for name in ("head", *OPPONENTS):
+        for name in ("head", *(o for o in OPPONENTS if o in ev)):
             secondary[f"{pair}: {name} - softmax"] = test(name, "softmax")
         own = _only(pool["train"], lambda k, key=key: k == key)
         curve: dict[str, dict[str, float]] = {}
         for n in CURVE:
             x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False)
-            for name in OPPONENTS:
+            for name in CURVED:
                 model = clone(fitted[name]["model"]).fit(x, y)
                 dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
                 curve.setdefault(str(n), {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
         x, y, _ = word_data(*own, head=False)
-        for name in OPPONENTS:  # the pair's own tags alone, for scale
+        for name in CURVED:  # the pair's own tags alone, for scale
             model = clone(fitted[name]["model"]).fit(x, y)
             dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
             curve.setdefault("own only", {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
         per[pair] = {"best": best, "counts": fitted["counts"],
-                     "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in OPPONENTS},
+                     "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")},
+                     "probe": _probe_fit(pair),
                      "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
                      "curve": curve, "test_words": int(bad.size), "test_bad": float(bad.mean())}
     add_holm(primary, FAMILY)
@@ -336,12 +368,13 @@ def block(res: dict[str, Any]) -> str:
     """The page's tables of :func:`results`."""
     from .committed import fmt_p
 
-    lines = ["| held-out pair | test words (BAD) | softmax | lr | gbm | head | best+head | best on dev |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| held-out pair | test words (BAD) | softmax | lr | gbm | probe | head | best+head | best on dev |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for pair, e in res["pairs"].items():
         s, b = e["scores"], e["best"]
+        probe = f"{s['probe']['mcc']:.3f}" if "probe" in s else "not run"
         lines.append(f"| {pair} | {e['test_words']:,} ({e['test_bad']:.0%}) | {s['softmax']['mcc']:.3f} | "
-                     f"{s['lr']['mcc']:.3f} | {s['gbm']['mcc']:.3f} | {s['head']['mcc']:.3f} | "
+                     f"{s['lr']['mcc']:.3f} | {s['gbm']['mcc']:.3f} | {probe} | {s['head']['mcc']:.3f} | "
                      f"{s[f'{b}+head']['mcc']:.3f} | {b} |")
     lines += ["", f"Test word MCC, thresholds on each pair's MLQE-PE dev; every model fitted on "
               f"{res['per_pair']} tagged sentences of each of the four other pairs "
@@ -356,13 +389,13 @@ def block(res: dict[str, Any]) -> str:
             lines.append(f"| {name} | {t['diff']:+.3f} | [{t['ci'][0]:+.3f}, {t['ci'][1]:+.3f}] | "
                          f"{fmt_p(t['p'])} | {fmt_p(t['p_holm'])} |")
     lines += ["", "In-pair tags added to the four pairs' (descriptive; test word MCC at the dev threshold):", "",
-              "| held-out pair | " + " | ".join(f"{m} +{n}" for n in CURVE for m in OPPONENTS)
-              + " | " + " | ".join(f"{m} own only" for m in OPPONENTS) + " |",
+              "| held-out pair | " + " | ".join(f"{m} +{n}" for n in CURVE for m in CURVED)
+              + " | " + " | ".join(f"{m} own only" for m in CURVED) + " |",
               "|---|" + "---|" * (2 * len(CURVE) + 2)]
     for pair, e in res["pairs"].items():
         c = e["curve"]
-        lines.append(f"| {pair} | " + " | ".join(f"{c[str(n)][m]:.3f}" for n in CURVE for m in OPPONENTS)
-                     + " | " + " | ".join(f"{c['own only'][m]:.3f}" for m in OPPONENTS) + " |")
+        lines.append(f"| {pair} | " + " | ".join(f"{c[str(n)][m]:.3f}" for n in CURVE for m in CURVED)
+                     + " | " + " | ".join(f"{c['own only'][m]:.3f}" for m in CURVED) + " |")
     return "\n".join(lines) + "\n"
 
 
