@@ -14,6 +14,7 @@ from sigmoid_head.evaluation.combination import Combination
 from sigmoid_head.evaluation.extras import EXTRA_CLASSES, head_extras, head_quality_model
 from sigmoid_head.evaluation.quality_model import QualityModel
 from sigmoid_head.evaluation.spans import SpanConfig
+from sigmoid_head.evaluation.word_model import WordModel
 from sigmoid_head.head import files as head_files
 from sigmoid_head.safe import files as io_utils
 
@@ -26,7 +27,9 @@ def _fitted() -> dict[str, object]:
             head_files.SPANS_NAME: SpanConfig(threshold=0.2, min_words=2),
             head_files.COMBINATION_NAME: Combination(0.4, "softmax_min", "test"),
             head_files.QUALITY_MODEL_NAME: QualityModel(("softmax_mean_log",), (-2.0,), (0.5,),
-                                                        (1.5,), -0.3, 1.0, {"n": 10})}
+                                                        (1.5,), -0.3, 1.0, {"n": 10}),
+            head_files.WORD_MODEL_NAME: WordModel(("word:softmax", "length"), (-2.0, 4.0), (0.5, 2.0),
+                                                  (-1.5, 0.2), -0.3, 1.0, 0.4, {"n_rows": 10})}
 
 
 def test_every_extra_is_written_through_head_files_and_round_trips(tmp_path: Path,
@@ -51,6 +54,8 @@ def test_every_extra_is_written_through_head_files_and_round_trips(tmp_path: Pat
     assert (cal, spans, comb) == tuple(fitted[n] for n in (
         head_files.CALIBRATION_NAME, head_files.SPANS_NAME, head_files.COMBINATION_NAME))
     assert head_quality_model(extras, str(tmp_path)) == fitted[head_files.QUALITY_MODEL_NAME]
+    assert (head_quality_model(extras, str(tmp_path), None, head_files.WORD_MODEL_NAME)
+            == fitted[head_files.WORD_MODEL_NAME])
 
     # the folder's writer and each class's save write the same bytes: one format
     copy = tmp_path / "copy"

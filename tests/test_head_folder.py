@@ -26,7 +26,7 @@ from sigmoid_head.head.model import SigmoidHeadModel
 MAIN = Path(__file__).resolve().parent / "data" / "head_calibrated_main"
 EXTRAS = ("calibration.json", "error_spans.json", "combination.json")
 """The extras main's calibrate wrote when the fixture was made."""
-ALL_EXTRAS = (*EXTRAS, "quality_model.json")
+ALL_EXTRAS = (*EXTRAS, "quality_model.json", "word_model.json")
 
 
 def _rows(path: Path) -> list[dict]:
@@ -102,8 +102,12 @@ def test_calibrate_push_pull_score_gives_identical_outputs(hub, tmp_path: Path, 
 
     QualityModel(("softmax_mean_log", "sigmoid_mean_log"), (-2.0, -1.0), (0.5, 0.4), (1.0, 0.5),
                  0.1, 1.0).save(head)
+    from sigmoid_head.evaluation.word_model import WordModel
+
+    WordModel(("word:sigmoid", "left:softmax"), (-1.0, -3.0), (0.5, 1.0), (-1.0, -0.5), 0.1, 1.0, 0.3).save(head)
     local = _score(str(head), tmp_path, "local.jsonl")
     assert local != dev and "sigmoid_platt" in local[0] and "learned_quality" in local[0]
+    assert "learned_word_errors" in local[0] and "learned_word" in local[0]["words"][0]
 
     env = _env(tmp_path, HF_ENDPOINT=hub.url, HF_TOKEN="hf_test_token")
     cli = shutil.which("sigmoid-head", path=str(Path(sys.executable).parent))

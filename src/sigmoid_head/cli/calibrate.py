@@ -19,11 +19,12 @@ from . import UsageError
 DESCRIPTION = (
     "Fit Platt scaling and isotonic regression of the sequence scores (with --gold), the "
     "combined score's baseline and weight (with --gold or --quality) and the error-span "
-    "threshold and minimum length (with --gold-spans) and a learned segment quality score "
-    "(with --quality --quality-model) on dev scores from "
+    "threshold and minimum length (with --gold-spans), a learned segment quality score "
+    "(with --quality --quality-model) and a learned word-level error detector (with "
+    "--gold-spans --word-model) on dev scores from "
     "`sigmoid-head score --with-tokens`; saves calibration.json / combination.json / "
-    "error_spans.json / quality_model.json in --head, which `sigmoid-head score --head` and "
-    "`generate --head` then apply."
+    "error_spans.json / quality_model.json / word_model.json in --head, which "
+    "`sigmoid-head score --head` and `generate --head` then apply."
 )
 
 
@@ -113,6 +114,29 @@ def _print_quality_model(model: object, info: dict, head: str, head_sha256: str 
           + "rows get no learned_quality")
 
 
+def _print_word_model(model: object, info: dict, head: str, head_sha256: str | None) -> None:
+    """Save the learned word-level error detector, tied to the head's weights, when it clears
+    its bar; else remove the one saved before; say so either way."""
+    from dataclasses import replace
+
+    from ..head.files import WORD_MODEL_NAME, remove_extra
+
+    line = (f"out-of-fold dev word MCC {info['cv_mcc']:.4f} (AP {info['cv_ap']:.4f}) against the best "
+            f"single word score, {info['best_single']}, {info['best_single_mcc']:.4f} at its own best "
+            f"threshold ({info['n_words']} words of {info['n_rows']} items, {info['n_errors']} errors; "
+            f"{info['features']} features, C {info['c']:g})")
+    if info["beats"]:
+        model = replace(model, head_sha256=head_sha256)  # type: ignore[type-var]
+        print(f"learned word model saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
+        return
+    old = Path(head) / WORD_MODEL_NAME
+    removed = old.is_file()
+    remove_extra(head, WORD_MODEL_NAME)
+    print(f"learned word model not saved: {line}; "
+          + (f"the earlier {old} is removed, " if removed else "")
+          + "words get no learned_word")
+
+
 def _read_scores(path: str) -> list[dict]:
     """Score records, those of earlier releases under today's names."""
     from ..data.records import read_jsonl
@@ -138,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
                          "--gold-spans (error locations)")
     if args.quality_model and not args.quality:
         raise UsageError("--quality-model needs --quality (dev quality scores, higher = better)")
+    if args.word_model and not args.gold_spans:
+        raise UsageError("--word-model needs --gold-spans (dev error locations)")
     if args.test_scores and not args.test_gold:
         raise UsageError("--test-scores needs --test-gold")
     if not (Path(args.head) / CONFIG_NAME).is_file():
@@ -147,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
                         "scores", "gold", "quality", "gold_spans", "gold_mt", "test_scores",
                         "test_gold")})
     rows = _read_scores(args.scores)
-    cal = comb = cfg = test_report = qmodel = head_sha = None
+    cal = comb = cfg = test_report = qmodel = head_sha = wmodel = None
     if args.gold:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         cal = Calibrator.fit(rows, read_gold(args.gold, args.gold_field), methods)
@@ -179,6 +205,15 @@ def run(args: argparse.Namespace) -> int:
             cfg, _ = fit_span_method(rows, gold)
         else:
             cfg = fit_span_config(rows, gold, args.span_method)
+        if args.word_model:
+            from ..evaluation.word_model import fit_word_model
+            from ..head.files import head_weights_sha256
+
+            head_sha = head_weights_sha256(args.head)
+            try:
+                wmodel, winfo = fit_word_model(rows, gold)
+            except ValueError as e:
+                raise UsageError(f"word model: {e}") from None
     # every check passed: write
     if cal is not None:
         print(f"calibration saved to {cal.save(args.head)}")
@@ -189,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
         _print_combination(comb, info, args.head)
     if qmodel is not None:
         _print_quality_model(qmodel, qinfo, args.head, head_sha)
+    if wmodel is not None:
+        _print_word_model(wmodel, winfo, args.head, head_sha)
     if cfg is not None:
         print(f"error spans saved to {cfg.save(args.head)}: {cfg.method} word score "
               f"< {cfg.threshold:.4g}, at least {cfg.min_words} word(s); dev span "

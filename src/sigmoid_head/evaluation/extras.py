@@ -18,9 +18,10 @@ from .calibration import Calibrator
 from .combination import DEFAULTS, Combination
 from .quality_model import QualityModel
 from .spans import SpanConfig
+from .word_model import WordModel
 
 EXTRA_CLASSES: dict[str, type[HeadExtra]] = {
-    c.FILE: c for c in (Calibrator, SpanConfig, Combination, QualityModel)}
+    c.FILE: c for c in (Calibrator, SpanConfig, Combination, QualityModel, WordModel)}
 """Extras file name -> the :class:`~sigmoid_head.head.extras.HeadExtra` that parses and
 saves it: one class per file of :data:`~sigmoid_head.head.files.EXTRA_FILES`."""
 
@@ -50,8 +51,10 @@ def head_extras(extras: Mapping[str, Mapping[str, Any]] | None, command: str,
 
 
 def head_quality_model(extras: Mapping[str, Mapping[str, Any]] | None,
-                       source: str = "", head_sha256: str | None = None) -> QualityModel | None:
-    """The head's learned segment quality score (``quality_model.json``), or None.
+                       source: str = "", head_sha256: str | None = None,
+                       name: str = QUALITY_MODEL_NAME) -> QualityModel | WordModel | None:
+    """The head's learned segment quality score (``quality_model.json``), or with ``name``
+    ``word_model.json`` its learned word-level error detector; None when absent.
 
     Args:
         extras: the head's extras (file name -> JSON object).
@@ -61,14 +64,14 @@ def head_quality_model(extras: Mapping[str, Mapping[str, Any]] | None,
 
     Raises:
         ValueError: a malformed file, or one fitted for another head, named as
-            ``source/quality_model.json``.
+            ``source/<name>``.
     """
-    data = (extras or {}).get(QUALITY_MODEL_NAME)
-    where = f"{source}/{QUALITY_MODEL_NAME}" if source else QUALITY_MODEL_NAME
+    data = (extras or {}).get(name)
+    where = f"{source}/{name}" if source else name
     if data is None:
         return None
-    model = QualityModel.from_dict(data, where)
-    model.check_head(head_sha256, where)
+    model = EXTRA_CLASSES[name].from_dict(data, where)
+    model.check_head(head_sha256, where)  # type: ignore[attr-defined]
     return model
 
 

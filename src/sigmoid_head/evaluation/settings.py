@@ -144,6 +144,13 @@ class CalibrateSpans:
     span_method: str = "auto"
     """Whose word scores give the spans (default: auto, the method with the best dev span F1
     among those in the scores)."""
+    word_model: bool = False
+    """With --gold-spans: also fit a learned word-level error detector, logistic regression
+    over every word score of the rows (the head's and the softmax side's, each word's own and
+    its neighbours') and the rows' mean scores, saved as word_model.json when its
+    cross-validated dev word MCC beats the best single word score's; score and generate then
+    add learned_word (and learned_word_bad) to every word and learned_word_errors to every
+    row."""
 
 
 @dataclass

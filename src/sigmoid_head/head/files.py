@@ -29,17 +29,19 @@ CALIBRATION_NAME = "calibration.json"
 SPANS_NAME = "error_spans.json"
 COMBINATION_NAME = "combination.json"
 QUALITY_MODEL_NAME = "quality_model.json"
+WORD_MODEL_NAME = "word_model.json"
 CARD_NAME = "README.md"
 EXTRA_FILES: dict[str, str] = {
     CALIBRATION_NAME: "Platt scaling and isotonic regression of the sequence scores",
     SPANS_NAME: "the rule that reads error spans off word scores",
     COMBINATION_NAME: "the combined score's baseline and weight",
     QUALITY_MODEL_NAME: "a learned segment quality score over the sequence scores",
+    WORD_MODEL_NAME: "a learned word-level error detector over the word scores",
 }
 """The optional JSON files ``sigmoid-head calibrate`` adds, with what each holds."""
-EXTRA_MAX_BYTES: dict[str, int] = {QUALITY_MODEL_NAME: 1 << 20}
-"""Size bounds of extras, checked before they are read: a quality model has a few numbers
-per feature (a 53 MB one took 79 s and 1.35 GB on 20 rows)."""
+EXTRA_MAX_BYTES: dict[str, int] = {QUALITY_MODEL_NAME: 1 << 20, WORD_MODEL_NAME: 1 << 20}
+"""Size bounds of extras, checked before they are read: a quality or word model has a few
+numbers per feature (a 53 MB one took 79 s and 1.35 GB on 20 rows)."""
 HEAD_FILES = (CONFIG_NAME, WEIGHTS_NAME, *EXTRA_FILES, CARD_NAME)
 """Every file of a head folder in this library's format, in upload order."""
 

@@ -53,6 +53,13 @@ class Explanations:
     """The :class:`~sigmoid_head.evaluation.quality_model.QualityModel` that ``calibrate
     --quality-model`` saved (None when absent): adds ``learned_quality``."""
 
+    word: Any = None
+    """The :class:`~sigmoid_head.evaluation.word_model.WordModel` that ``calibrate
+    --word-model`` saved (None when absent): adds ``learned_word`` to every word and
+    ``learned_word_errors`` to every row."""
+    word_lacking: Counter[str] = field(default_factory=Counter)
+    """Rows left without ``learned_word``, per feature they lacked (by :meth:`apply`)."""
+
     quality_rows: int = 0
     """Rows this run offered the quality model (set by :meth:`apply`)."""
     quality_lacking: Counter[str] = field(default_factory=Counter)
@@ -77,6 +84,14 @@ class Explanations:
             out.append("notice: quality_model.json names no head to check it against "
                        "(written before quality models were tied to their head, or for a head "
                        "without weights_sha256): learned_quality is added unchecked")
+        if self.word is not None and self.word.head_sha256 is None:
+            out.append("notice: word_model.json names no head to check it against: "
+                       "learned_word is added unchecked")
+        if self.word_lacking:
+            lacked = ", ".join(f"{k} ({n})" for k, n in sorted(self.word_lacking.items()))
+            out.append(f"notice: some rows got no learned_word: they lack what the saved word "
+                       f"model needs (rows per feature: {lacked}); score them with the same "
+                       "methods as the dev rows it was fitted on")
         if self.quality_left:
             lacked = ", ".join(f"{k} ({n})" for k, n in sorted(self.quality_lacking.items()))
             out.append(f"notice: {self.quality_left} of {self.quality_rows} rows got no "
@@ -100,7 +115,10 @@ class Explanations:
         extras, source = getattr(model, "extras", None), str(getattr(model, "source", None) or "")
         cal, spans, comb = head_extras(extras, command, source)
         head_sha = getattr(getattr(model, "config", None), "weights_sha256", None)
-        return cls(comb, cal, spans, command, head_quality_model(extras, source, head_sha))
+        from ..head.files import WORD_MODEL_NAME
+
+        return cls(comb, cal, spans, command, head_quality_model(extras, source, head_sha),
+                   head_quality_model(extras, source, head_sha, WORD_MODEL_NAME))
 
     def apply(self, rows: list[dict], keep_tokens: bool) -> None:
         """Add ``combined``/``combined_log``, ``<method>_platt``/``_isotonic`` and ``errors``
@@ -116,6 +134,8 @@ class Explanations:
             self.quality_lacking.update(self.quality.apply(rows))
             self.quality_rows += len(rows)
             self.quality_left += sum("learned_quality" not in r for r in rows)
+        if self.word is not None:
+            self.word_lacking.update(self.word.apply(rows))
         if self.spans is not None:
             add_errors(rows, self.spans)
         if not keep_tokens:
@@ -200,7 +220,7 @@ def score_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | None =
 
     config = config or CorpusConfig()
     explain, opt_in = Explanations.load(model, "score"), config.opt_in()
-    with_tokens = config.keep_tokens() or explain.spans is not None
+    with_tokens = config.keep_tokens() or explain.spans is not None or explain.word is not None
 
     def batch(part: list[dict]) -> list[dict]:
         scores = score_records(model, part, prompt_template=config.prompt_template,
@@ -249,7 +269,7 @@ def generate_corpus(model: Any, inputs: CorpusInputs, config: CorpusConfig | Non
     config, decoding = config or CorpusConfig(), decoding or DecodingConfig()
     check_new_tokens(decoding.max_new_tokens, unpack_model(model)[0].model.config)  # before output
     explain, opt_in = Explanations.load(model, "generate"), config.opt_in()
-    with_tokens = config.keep_tokens() or explain.spans is not None
+    with_tokens = config.keep_tokens() or explain.spans is not None or explain.word is not None
 
     def batch(part: list[dict]) -> list[dict]:
         if generate_batch is not None:

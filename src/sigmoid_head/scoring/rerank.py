@@ -300,7 +300,7 @@ def rerank_corpus(model: Any, inputs: Any, config: RerankConfig | None = None,
     calibrated = list(explain.calibrator.platt) if explain.calibrator is not None else []
     select = config.select if head or config.select != RERANK_SELECT else RERANK_SELECT_NO_HEAD
     key = check_select(select, selectable(head, calibrated))
-    with_tokens = corpus.keep_tokens() or explain.spans is not None  # the spans need them
+    with_tokens = corpus.keep_tokens() or explain.spans is not None or explain.word is not None  # the spans and the word model need them
 
     def batch(part: list[dict]) -> list[dict]:
         groups, cut = candidates(model, part, config, prompt_template=corpus.prompt_template,
