@@ -72,6 +72,20 @@ def tags_row(sup: dict[str, Any]) -> tuple[str, str]:
                 f"test {s[second]['mcc']:.3f}); the tag head alone {heads_mcc:.3f} (mean of "
                 f"{len(heads)} seeds), minus {best}, the best opponent on dev: {deltas(alone)}; {best} with "
                 f"the head's columns minus {best}: {deltas(combo)}")
+    lib = sup.get("library")
+    if lib:  # what the library alone buys: its word model over a head the library trains
+        models = {k: v for k, v in lib["models"].items() if k != "probe"}  # the probe is a recipe
+        name = max(models, key=lambda k: models[k]["cv_mcc"])
+        t_rec = lib["tests"][f"word model ({name}) - {lib['recipe']}"]
+        mixed = name in sup.get("mixed", [])
+        train = ("" if name not in (*heads, *sup.get("mixed", [])) else
+                 f"a head trained on your tags{' and their post-edits' if mixed else ''} (`train "
+                 f"--labelled-file{' --train-file' if mixed else ''}`), then ")
+        use = f"{describe(pick)}; with the library alone: {train}`calibrate --gold-spans DEV_TAGS --word-model`"
+        evidence += (f"; the library's word model over {name} (best on dev among the library's, out-of-fold "
+                     f"{models[name]['cv_mcc']:.3f}) {models[name]['mcc']:.3f}, minus {lib['recipe']}: "
+                     f"{t_rec['delta']:+.3f} (Holm p {fmt_p(t_rec['p_holm'], t_rec['n_boot'])})")
+        return use, evidence
     return describe(pick), evidence
 
 

@@ -154,3 +154,20 @@ def test_the_readme_names_the_mixed_heads_data():
     assert "their post-edits" in ws.describe("labelled_roen_mix1")
     assert "their post-edits" in ws.describe("gbm+labelled_roen_mix1")
     assert "post-edits" not in ws.describe("gbm+labelled_roen")
+
+
+def test_the_readme_names_the_librarys_word_model_best_on_dev():
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    sup = _sup({"gbm+h1": 0.45})
+    t = {"delta": -0.02, "p_holm": 0.25, "n_boot": 1000}
+    sup["library"] = {"recipe": "gbm+h1",
+                      "models": {"softmax side": {"cv_mcc": 0.30, "mcc": 0.28}, "h0": {"cv_mcc": 0.43, "mcc": 0.39},
+                                 "probe": {"cv_mcc": 0.90, "mcc": 0.43}},  # the probe is a recipe: never named
+                      "tests": {f"word model ({k}) - gbm+h1": t for k in ("softmax side", "h0", "probe")}}
+    use, evidence = ws.tags_row(sup)
+    assert use.endswith("a head trained on your tags (`train --labelled-file`), then "
+                        "`calibrate --gold-spans DEV_TAGS --word-model`")
+    assert "word model over h0 (best on dev among the library's, out-of-fold 0.430) 0.390" in evidence
+    assert "minus gbm+h1: -0.020 (Holm p 0.25)" in evidence
+    sup["library"]["models"]["softmax side"]["cv_mcc"] = 0.5
+    assert ws.tags_row(sup)[0].endswith("with the library alone: `calibrate --gold-spans DEV_TAGS --word-model`")
