@@ -175,8 +175,10 @@ Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Writ
 
 def keep(runs: Path, data: Path) -> None:
     """Commit the study's ``run.py`` runs: ``runs/pool`` (``--test-gold`` the pool's train
-    file, ``--dev-gold`` its validation file) and ``runs/lopo-<pair>`` (the pair's gold files
-    with its held-out head), with each sentence's gold beside its scores."""
+    file, ``--dev-gold`` its validation file), ``runs/lopo-<pair>`` (the pair's gold files
+    with its held-out head) and, where they exist, ``runs/probe-<pair>`` (the same with the
+    probe) and the probe's fit report ``runs/probe-<pair>.json``, with each sentence's gold
+    beside its scores."""
     from sigmoid_head.safe.outputs import staged_folder
 
     from .committed import head_columns, read_jsonl_gz
@@ -217,7 +219,7 @@ def keep(runs: Path, data: Path) -> None:
                     write_jsonl_gz(Path(tmp) / pair / "probe" / f"{split}.scores.jsonl.gz",
                                    [_short(head_columns({**r, "id": f"{_key(pair)}-{g['id']}"}))
                                     for r, g in zip(probe, recs, strict=True)])
-            fit = runs.parent / f"probe-{pair}.json"
+            fit = runs / f"probe-{pair}.json"
             if fit.exists():
                 (Path(tmp) / pair / "probe-fit.json").write_text(fit.read_text())
         (Path(tmp) / "README.md").write_text(README)

@@ -96,7 +96,17 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
                 (gold / f"{name}.{suffix}").write_text("\n".join(m[key]) + "\n")
             _write(runs / f"lopo-{pair}" / f"{name}.scores.jsonl.gz",
                    [{"id": f"{name}-0", "group": m[keys[2]][0], "candidate": m[keys[1]][0], "sigmoid": 0.5}])
+    test, dev = _members("ne-en", 2)  # ne-en also has a probe run: only its head columns are kept
+    for name, m, keys in (("test", test, ("test21.tok.mt", "test21.tok.src")), ("dev", dev, ("dev.mt", "dev.src"))):
+        _write(runs / "probe-ne-en" / f"{name}.scores.jsonl.gz",
+               [{"id": f"{name}-0", "group": m[keys[1]][0], "candidate": m[keys[0]][0], "softmax": 0.1,
+                 "sigmoid": 0.25, "sigmoid_mean_log": -1.5, "words": [{"word": "good", "softmax": 0.1, "sigmoid": 0.25}]}])
+    (runs / "probe-ne-en.json").write_text(json.dumps({"chosen_C": 0.1, "grid": [], "train_tokens": 9,
+                                                       "validation_tokens": 3}))
     lopo.keep(runs, data)
+    probe = _read(tmp_path / "kept" / "ne-en" / "probe" / "test.scores.jsonl.gz")[0]
+    assert probe == {"id": "neen-test-0", "sigmoid": 0.25, "sigmoid_mean_log": -1.5, "words": [0.25]}
+    assert lopo._probe_fit("ne-en")["chosen_C"] == 0.1 and lopo._probe_fit("ro-en") is None
     row = _read(tmp_path / "kept" / "pool" / "train.scores.jsonl.gz")[0]
     assert row == {"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [{"start": 2, "end": 3}],
                    "softmax": 0.1234568}
