@@ -8,6 +8,9 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   ``combination-pe-all_s1``/``_s2`` with its seeds 1 and 2 (issue 58);
 * ``human-qe-analysis:supervised``: the ro-en tag heads against the models the same tags buy
   without them (:mod:`supervised`; once its training rows are committed);
+* ``human-qe-analysis:lopo``: leave one pair out, the head and its opponents trained on
+  four MLQE-PE pairs' tags and tested on the fifth's (:mod:`lopo`; once its rows are
+  committed);
 * ``human-qe-analysis:dev-choices``: the untrained prior's comparison read on dev
   (:mod:`dev_choices`);
 * ``human-qe-analysis:error-free``: error-free segment detection on MQM zh-en
@@ -18,7 +21,7 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   ``results/wmt22-word.json``, which ``build_wmt22.py --leaderboard`` and
   ``wmt22_rows.py`` write from the data.
 
-The first six write their figures to ``results/<name>.json`` beside their tables.
+The first seven write their figures to ``results/<name>.json`` beside their tables.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
-    from . import dev_choices, error_free, feature_combination, supervised
+    from . import dev_choices, error_free, feature_combination, lopo, supervised
 
     return {
+        "lopo": (lopo.results, lopo.block),
         "dev-choices": (dev_choices.results, dev_choices.block),
         "supervised": (supervised.results, supervised.block),
         "combination": (feature_combination.results, feature_combination.block),
@@ -62,11 +66,13 @@ def outputs(
               "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s1": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s2": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"},
-              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}}
-    from . import supervised
+              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}, "lopo": {"mlqe-roen-word"}}
+    from . import lopo, supervised
+
+    absent = {"supervised": not supervised.kept().is_dir(), "lopo": not lopo.folder().is_dir()}
 
     for name, (compute, render) in _modules().items():
-        if not needed[name] <= set(sets) or (name == "supervised" and not supervised.kept().is_dir()):
+        if not needed[name] <= set(sets) or absent.get(name):
             continue
         res = compute()
         files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"
