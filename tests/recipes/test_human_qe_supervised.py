@@ -171,3 +171,22 @@ def test_the_readme_names_the_librarys_word_model_best_on_dev():
     assert "minus gbm+h1: -0.020 (Holm p 0.25)" in evidence
     sup["library"]["models"]["softmax side"]["cv_mcc"] = 0.5
     assert ws.tags_row(sup)[0].endswith("with the library alone: `calibrate --gold-spans DEV_TAGS --word-model`")
+
+
+def test_the_readme_row_for_other_pairs_follows_the_mean_dev_mcc():
+    ws = importlib.import_module("recipes.human_qe.which_score")
+
+    def pair(dev: dict[str, float], test: float) -> dict:
+        names = ("softmax", "lr", "gbm", "probe", "head", "gbm+head")
+        return {"scores": {n: {"dev_mcc": dev.get(n, 0.1), "mcc": test if n in dev else 0.2} for n in names}}
+
+    lopo = {"per_pair": 500, "pairs": {"ro-en": pair({"gbm": 0.3}, 0.31), "et-en": pair({"gbm": 0.25}, 0.21)}}
+    use, evidence = ws.other_pairs_row(lopo)
+    assert use.startswith("gradient-boosted trees") and use.endswith("(`recipes/human_qe/lopo.py`)")
+    assert "gbm 0.260 on average (best mean dev MCC) against the softmax's 0.200" in evidence
+    assert "per pair (gbm/softmax): ro-en 0.310/0.200, et-en 0.210/0.200" in evidence
+    # the combinations need the user's own dev tags: never the pick for this row
+    lopo["pairs"]["ro-en"]["scores"]["gbm+head"]["dev_mcc"] = 0.9
+    assert ws.other_pairs_row(lopo)[0].startswith("gradient-boosted trees")
+    lopo = {"per_pair": 500, "pairs": {"ro-en": pair({"softmax": 0.3}, 0.3)}}
+    assert ws.other_pairs_row(lopo)[0] == "the softmax side's word score"
