@@ -166,7 +166,10 @@ English-target pair) and 500 held-out ones the heads and opponents of
 and the frozen SmolLM2-135M-Instruct's softmax-side scores (`run.py` over the labelled files,
 no head). `<pair>/{dev,test}.scores.jsonl.gz`: each pair's MLQE-PE dev and WMT 2021 test
 sentences with their word tags (`word_bad`, 1 = BAD) and the scores of the softmax side and
-of the head trained on the four other pairs. Figures at 7 significant digits.
+of the head trained on the four other pairs; `<pair>/probe/`: the probe's columns on the
+same sentences, `<pair>/probe-fit.json` its fit. `build-stats.json`: the counts of
+`lopo.py build` (sentences skipped as longer than `--max-length`). Figures at 7 significant
+digits.
 
 Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Written by
 `python -m recipes.human_qe.lopo keep`; read by `recipes/human_qe/lopo.py`.
@@ -222,6 +225,8 @@ def keep(runs: Path, data: Path) -> None:
             fit = runs / f"probe-{pair}.json"
             if fit.exists():
                 (Path(tmp) / pair / "probe-fit.json").write_text(fit.read_text())
+        if (data / "stats.json").exists():  # the build's counts (sentences skipped as too long)
+            (Path(tmp) / "build-stats.json").write_text((data / "stats.json").read_text())
         (Path(tmp) / "README.md").write_text(README)
 
 
