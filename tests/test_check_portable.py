@@ -30,3 +30,12 @@ def test_numpy_starts_with_that_environment_and_takes_the_narrower_paths() -> No
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], env={**os.environ, **env},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_two_children_rebuild_every_analysis_once() -> None:
+    from recipes.human_qe import analyses
+
+    names = [*analyses._modules(), "wmt22"]
+    parts = check_portable.PARTS
+    assert sorted(n for p in parts for n in p) == sorted(names)  # each once, none left out
+    assert any({"lopo", "supervised"} <= p for p in parts)  # the README's table reads both

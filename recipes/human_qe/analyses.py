@@ -54,9 +54,10 @@ def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[s
 
 
 def outputs(
-    sets: tuple[str, ...], results_dir: Path = RESULTS
+    sets: tuple[str, ...], results_dir: Path = RESULTS, only: frozenset[str] | None = None
 ) -> tuple[dict[Path, str], dict[str, str]]:
-    """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``;
+    """(file -> text, page block -> text) of every analysis whose sets are all in ``sets``
+    (and, with ``only``, whose name is in it; the WMT 2022 block is made when "wmt22" is);
     the figure files go to ``results_dir``."""
     from .run import jsonable
 
@@ -73,7 +74,7 @@ def outputs(
 
     done: dict[str, dict] = {}
     for name, (compute, render) in _modules().items():  # lopo first: the README's table reads it
-        if not needed[name] <= set(sets) or absent.get(name):
+        if not needed[name] <= set(sets) or absent.get(name) or (only is not None and name not in only):
             continue
         res = done[name] = compute()
         files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"
@@ -84,6 +85,6 @@ def outputs(
             blocks[which_score.BLOCK] = which_score.block(res, done.get("lopo"))
     from . import wmt22_rows
 
-    if wmt22_rows.LEADERBOARD.exists():
+    if wmt22_rows.LEADERBOARD.exists() and (only is None or "wmt22" in only):
         blocks[f"{BLOCK}:wmt22"] = wmt22_rows.block(json.loads(wmt22_rows.LEADERBOARD.read_text()))
     return files, blocks
