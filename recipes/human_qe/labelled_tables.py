@@ -24,9 +24,15 @@ from pathlib import Path
 RUNS_DIR = "user-eten"
 HEADS = {
     "prior001": "unsupervised: 2,000 ro-en post-edits (the page's head)",
-    "labelled_roen": "labelled: MLQE-PE ro-en train tags (6,300 sentences)",
-    "labelled_roen_mix1": "labelled + reference (weight 1): the ro-en tags and the same sentences' 6,299 post-edits",
+    "labelled_roen": "labelled: MLQE-PE ro-en train tags (6,287 sentences, clean split)",
+    "labelled_roen_mix1": "labelled + reference (weight 1): the same clean ro-en tags and their post-edits",
+    "labelled_roen_unfiltered": "labelled: MLQE-PE ro-en train tags (6,300 sentences, before the issue-58 filter)",
+    "labelled_roen_mix1_unfiltered": "labelled + reference (weight 1): the unfiltered tags and their 6,299 post-edits",
 }
+ROWS = ("scores.jsonl.gz",)
+"""The per-item rows a kept run carries beside its figures (``dev.`` and ``test.``; MLQE-PE is
+CC0): the head's and the softmax side's word scores, recomputable against the et-en gold the
+leave-one-pair-out study commits (``results/lopo/et-en/``). Runs kept before issue 58 have none."""
 BLOCK = "human-qe-labelled:eten"
 
 
@@ -121,7 +127,8 @@ def check_run(res: object, where: Path) -> dict:
 
 
 def keep(run_dir: Path, head: str, results: Path) -> Path:
-    """Copy one head's ``run.py`` output (``results.json``, ``report.md``) into
+    """Copy one head's ``run.py`` output (``results.json``, ``report.md`` and its per-item rows,
+    :data:`ROWS`) into
     ``results/user-eten/<head>/``, the head's path cut to its folder name (no path of the
     machine that ran it enters the repository). Only a whole et-en run with a head is kept
     (:func:`check_run`); the folder is written whole, then swapped in."""
@@ -142,9 +149,13 @@ def keep(run_dir: Path, head: str, results: Path) -> Path:
     res["settings"]["head"] = short
     report = (run_dir / "report.md").read_text(encoding="utf-8").replace(f"head={path}", f"head={short}")
     dest = results / RUNS_DIR / head
-    with staged_folder(dest) as out:  # the kept run's folder replaced only once both are written
+    with staged_folder(dest) as out:  # the kept run's folder replaced only once all are written
         write_durable(out / "results.json", json.dumps(res, indent=1) + "\n")
         write_durable(out / "report.md", report)
+        for split in ("dev", "test"):
+            rows = run_dir / f"{split}.{ROWS[0]}"
+            if rows.is_file():
+                write_durable(out / rows.name, rows.read_bytes())
     return dest
 
 
