@@ -102,7 +102,9 @@ def score(model: Any, rows: list[dict], args: argparse.Namespace, has_head: bool
         rauq=causal and not args.no_rauq,
         prompt_template=prompt,
     )
-    inputs = [{"source": r.get("source") or "", "candidate": r["candidate"]} for r in rows]
+    shown = getattr(args, "source_shown", None)  # the prompt without the source (issue 58, lopo.py)
+    inputs = [{"source": shown if shown is not None else r.get("source") or "", "candidate": r["candidate"]}
+              for r in rows]
     return list(score_corpus(model, inputs, cfg).rows)
 
 
@@ -274,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-boot", type=_positive, default=1000)
     ap.add_argument("--batch-size", type=_positive, default=16)
     ap.add_argument("--prompt-template", help="causal prompt with {source}")
+    ap.add_argument("--source-shown", metavar="TEXT",
+                    help="put TEXT in the prompt in place of every source (a prompt without the "
+                         "source); items are still grouped by their own source for resampling")
     ap.add_argument("--no-rauq", action="store_true")
     ap.add_argument("--device")
     args = ap.parse_args(argv)
@@ -349,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
         "limit": limit,
         "n_boot": n_boot,
         "prompt": args.prompt_template or "default",
+        **({"source_shown": args.source_shown} if args.source_shown is not None else {}),
         "scoring_s": round(t_score, 1),
     }
     res["settings"] = settings

@@ -112,3 +112,21 @@ def test_user_files_refuse_bad_combinations(tmp_path: Path) -> None:
         _load("run").main(
             ["--set", "mqm-ted-zhen", "--test-gold", str(path), "--out", str(tmp_path)]
         )
+
+
+def test_source_shown_replaces_the_source_in_the_prompt_only(tmp_path: Path) -> None:
+    """--source-shown: the model reads TEXT where each source was (scores change: the prompt
+    differs), while the items keep their own sources as resampling groups and the run says so."""
+    rows = _rows("mlqe-roen-word", 12)
+    dev, test = _wmt_files(tmp_path, "dev", rows[:6]), _wmt_files(tmp_path, "test", rows[6:])
+    gold = ("--test-gold", str(test), "--dev-gold", str(dev))
+    run = _load("run")
+    plain = _run(run, tmp_path / "plain", *gold)
+    shown = _run(run, tmp_path / "shown", *gold, "--source-shown", "-")
+    assert shown["settings"]["source_shown"] == "-" and "source_shown" not in plain["settings"]
+    with gzip.open(tmp_path / "shown" / "test.scores.jsonl.gz", "rt") as f:
+        a = [json.loads(x) for x in f]
+    with gzip.open(tmp_path / "plain" / "test.scores.jsonl.gz", "rt") as f:
+        b = [json.loads(x) for x in f]
+    assert [r["group"] for r in a] == [r["group"] for r in b] == [r["source"] for r in rows[6:]]
+    assert [r["sigmoid_logprob"] for r in a] != [r["sigmoid_logprob"] for r in b]
