@@ -20,7 +20,8 @@ its MLQE-PE dev set, as for every score of the project).
   (the SmolLM2 tokenizer spends several tokens per Sinhala character); every other pair fits
   256 for at least 99% of its dev sentences. So si-en items are trained and scored with the
   prompt without the source (:data:`NO_SOURCE_PROMPT`: a dash stands where the source was;
-  the source is kept only to group test items for resampling), every other pair with the
+  the source is kept only to group test items for resampling: ``run.py --source-shown -``),
+  every other pair with the
   source prompt, and ``--max-length`` is
   :data:`MAX_LENGTH` for all. Training sentences longer than that are dropped and counted.
 * Head: the committed ``prior001`` settings of the ro-en tag heads (``--untrained-prior
