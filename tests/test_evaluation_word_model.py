@@ -199,3 +199,18 @@ def test_calibrate_saves_it_and_score_applies_it(tmp_path: Path) -> None:
     res = run("calibrate", "--head", str(head), "--scores", str(tmp_path / "dev.jsonl"),
               "--quality", str(tmp_path / "spans.jsonl"), "--word-model")
     assert res.returncode == 2 and "--word-model needs --gold-spans" in res.stderr
+
+
+def test_rows_without_a_feature_get_nothing_and_are_counted() -> None:
+    rows, spans = _rows(60)
+    model, _ = fit_word_model(rows, spans)
+    test, _ = _rows(6, seed=2)
+    for r in test[:2]:  # scored without the head
+        r["words"] = [{k: v for k, v in w.items() if k != "sigmoid"} for w in r["words"]]
+    test[2].pop("words")
+    test[3]["entropy_mean"] = float("nan")
+    lacking = model.apply(test)
+    assert lacking["word score sigmoid"] == 2 and lacking["words"] == 1
+    assert "row:entropy_mean" in model.features and lacking["entropy_mean"] == 1
+    assert not any("learned_word_errors" in r for r in test[:4])
+    assert all("learned_word_errors" in r and all("learned_word" in w for w in r["words"]) for r in test[4:])
