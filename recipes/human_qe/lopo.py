@@ -394,8 +394,8 @@ def block(res: dict[str, Any]) -> str:
             lines += ["", f"Secondary family ({res['secondary_family']}):", "",
                       "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
         for name, t in res[fam].items():
-            lines.append(f"| {name} | {t['diff']:+.3f} | [{t['ci'][0]:+.3f}, {t['ci'][1]:+.3f}] | "
-                         f"{fmt_p(t['p'])} | {fmt_p(t['p_holm'])} |")
+            lines.append(f"| {name} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
+                         f"{fmt_p(t['p_value'], res['n_boot'])} | {fmt_p(t['p_holm'], res['n_boot'])} |")
     lines += ["", "In-pair tags added to the four pairs' (descriptive; test word MCC at the dev threshold):", "",
               "| held-out pair | " + " | ".join(f"{m} +{n}" for n in CURVE for m in CURVED)
               + " | " + " | ".join(f"{m} own only" for m in CURVED) + " |",
