@@ -8,6 +8,7 @@ import gzip
 import importlib
 import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
@@ -123,3 +124,45 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
     lopo.check_disjoint(leaked, "ro-en")
     with pytest.raises(ValueError, match=r"1 pool sentences share a text with et-en dev/test: \['x'\]"):
         lopo.check_disjoint(leaked, "et-en")
+
+
+@pytest.mark.parametrize("head", ["labelled_roen", "labelled_roen_mix1"])
+def test_the_et_en_rows_give_the_committed_figures(head):
+    """Issue 58, item 5: the et-en table's clean heads keep their per-item rows; with the et-en
+    gold the leave-one-pair-out study commits, they give the run's word MCC at its threshold."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_scores
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    committed = importlib.import_module("recipes.human_qe.committed")
+    run = committed.RESULTS / "user-eten" / head
+    res = json.loads((run / "results.json").read_text())
+    rows = _read(run / "test.scores.jsonl.gz")
+    gold = _read(committed.RESULTS / "lopo" / "et-en" / "test.scores.jsonl.gz")
+    assert [r["candidate"] for r in rows] == [g["candidate"] for g in gold] and len(rows) == res["n_test"]
+    bad = np.concatenate([g["word_bad"] for g in gold])
+    assert int(bad.sum()) == res["word"]["counts"]["n_bad_words"]
+    for method in ("sigmoid", "softmax"):
+        scores = np.concatenate([gold_word_scores(r, method) for r in rows])
+        flags = scores < res["word"]["thresholds"][method]
+        assert flags.mean() == pytest.approx(res["word"]["flagged"][method], abs=1e-9)
+        assert mcc(flags, bad) == pytest.approx(res["word"]["methods"][method]["mcc"][0], rel=1e-6)
+
+
+def test_block_shows_each_pair_and_a_probe_not_run():
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    t = {"delta": -0.05, "ci_low": -0.08, "ci_high": -0.02, "p_value": 0.0, "p_holm": 0.0}
+
+    def scores(probe: bool) -> dict:
+        names = ["softmax", "lr", "gbm", "head", "lr+head", *(["probe"] if probe else [])]
+        return {n: {"mcc": 0.1 + 0.01 * k, "dev_mcc": 0.2} for k, n in enumerate(names)}
+
+    curve = {str(n): {"lr": 0.2, "gbm": 0.21} for n in (*lopo.CURVE, "own only")}
+    pairs = {"ro-en": {"best": "lr", "scores": scores(True), "curve": curve, "test_words": 17770, "test_bad": 0.218},
+             "si-en": {"best": "lr", "scores": scores(False), "curve": curve, "test_words": 17518, "test_bad": 0.583}}
+    res = {"pairs": pairs, "per_pair": 500, "no_source": ["si-en"], "n_boot": 1000, "family": "F", "secondary_family": "S",
+           "tests": {"ro-en: head - lr": t}, "secondary": {"ro-en: head - softmax": t}}
+    text = lopo.block(res)
+    assert "| ro-en | 17,770 (22%) | 0.100 | 0.110 | 0.120 | 0.150 | 0.130 | 0.140 | lr |" in text
+    assert "| si-en | 17,518 (58%) | 0.100 | 0.110 | 0.120 | not run | 0.130 | 0.140 | lr |" in text
+    assert "| ro-en: head - lr | -0.050 | [-0.080, -0.020] | < 0.001 | < 0.001 |" in text
+    assert "| ro-en | 0.200 | 0.210 |" in text and "(si-en: prompt without the source)" in text
