@@ -111,7 +111,14 @@ def other_pairs_row(lopo: dict[str, Any]) -> tuple[str, str]:
     def mean(n: str) -> float:
         return float(np.mean([e["scores"][n]["mcc"] for e in pairs.values()]))
 
-    per = ", ".join(f"{p} {e['scores'][pick]['mcc']:.3f}/{e['scores']['softmax']['mcc']:.3f}" for p, e in pairs.items())
+    sec = lopo.get("secondary", {})
+
+    def holm(p: str) -> str:
+        t = sec.get(f"{p}: {pick} - softmax")
+        return f" (Holm p {fmt_p(t['p_holm'], lopo.get('n_boot', 1000))})" if t else ""
+
+    per = ", ".join(f"{p} {e['scores'][pick]['mcc']:.3f}/{e['scores']['softmax']['mcc']:.3f}{holm(p)}"
+                    for p, e in pairs.items())
     evidence = (f"leave one pair out over the {len(pairs)} MLQE-PE English-target pairs ({lopo['per_pair']} tagged "
                 f"sentences of each other pair): {pick} {mean(pick):.3f} on average (best mean dev MCC) against "
                 f"the softmax's {mean('softmax'):.3f}; per pair ({pick}/softmax): {per}; the tag head "
