@@ -53,12 +53,12 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
     return dict(__cpu_features__), list(__cpu_dispatch__)
 
 
-PARTS = (frozenset({"lopo", "supervised"}),
-         frozenset({"dev-choices", "combination", "combination-pe-all", "combination-pe-all_s1",
-                    "combination-pe-all_s2", "error-free", "wmt22"}))
-"""The analyses each child rebuilds, two children at once (the suite's two cores): the README's
-table of :mod:`recipes.human_qe.which_score` reads both ``supervised`` and ``lopo``, so they
-share a child."""
+PARTS = (frozenset({"supervised", "combination", "combination-pe-all", "wmt22"}),
+         frozenset({"lopo", "dev-choices", "combination-pe-all_s1", "combination-pe-all_s2", "error-free"}))
+"""The analyses each child rebuilds, two children at once (the suite's two cores), about equal
+in time (``supervised`` and ``lopo`` are the two longest). The README's table of
+:mod:`recipes.human_qe.which_score` reads both: made in the child of ``supervised``, it reads
+``lopo``'s committed figures, which the other child rebuilds and compares."""
 PART = "SIGMOID_HEAD_PORTABLE_PART"
 
 

@@ -214,3 +214,13 @@ def test_rows_without_a_feature_get_nothing_and_are_counted() -> None:
     assert "row:entropy_mean" in model.features and lacking["entropy_mean"] == 1
     assert not any("learned_word_errors" in r for r in test[:4])
     assert all("learned_word_errors" in r and all("learned_word" in w for w in r["words"]) for r in test[4:])
+
+
+def test_a_dev_figure_without_a_value_is_saved_as_null(tmp_path: Path) -> None:
+    rows, spans = _rows(60)
+    model, _ = fit_word_model(rows, spans)
+    odd = WordModel(**{**model.__dict__, "dev": {**model.dev, "best_single_mcc": None}})
+    odd.save(tmp_path)
+    text = (tmp_path / "word_model.json").read_text()
+    assert '"best_single_mcc": null' in text and "NaN" not in text
+    assert np.isnan(WordModel.load(tmp_path).dev["best_single_mcc"])

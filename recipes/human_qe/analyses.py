@@ -82,7 +82,10 @@ def outputs(
         if name == "supervised":  # the README's table by what the user has reads it
             from . import which_score
 
-            blocks[which_score.BLOCK] = which_score.block(res, done.get("lopo"))
+            lopo_res = done.get("lopo")
+            if lopo_res is None and (results_dir / "lopo.json").is_file() and not absent["lopo"]:
+                lopo_res = json.loads((results_dir / "lopo.json").read_text())  # rebuilt elsewhere
+            blocks[which_score.BLOCK] = which_score.block(res, lopo_res)
     from . import wmt22_rows
 
     if wmt22_rows.LEADERBOARD.exists() and (only is None or "wmt22" in only):

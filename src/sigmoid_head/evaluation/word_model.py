@@ -394,7 +394,8 @@ def fit_word_model(rows: Sequence[Mapping], spans: Sequence[Sequence[Sequence[in
             "cv_ap": float(ap), "c": float(c), "features": len(names), "best_single": single,
             "best_single_mcc": float(singles[single]) if single else math.nan}
     info["beats"] = bool(single is None or cv_mcc > info["best_single_mcc"])
-    dev = {k: info[k] for k in ("n_rows", "n_words", "n_errors", "cv_mcc", "cv_ap", "best_single_mcc")}
+    dev = {k: info[k] if math.isfinite(info[k]) else None  # null, not NaN, in the saved JSON
+           for k in ("n_rows", "n_words", "n_errors", "cv_mcc", "cv_ap", "best_single_mcc")}
     model = WordModel(tuple(names), tuple(float(v) for v in mu), tuple(float(v) for v in sd),
                       tuple(float(v) for v in coef), float(icept), float(c), float(min(max(threshold, 0.0), 1.0)), dev)
     return model, info
