@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -249,10 +250,16 @@ def _only(data: tuple[list[dict], list[Any]], keep_pair: Any) -> tuple[list[dict
 
 
 def _pair_rows(pair: str, split: str) -> tuple[list[dict], list[Any]]:
+    return _read_pair(folder(), pair, split)
+
+
+@cache
+def _read_pair(root: Path, pair: str, split: str) -> tuple[list[dict], list[Any]]:
+    """One pair's committed rows and gold items, read once per folder (callers only read them)."""
     from .committed import read_jsonl_gz
     from .evaluate_sets import items_of
 
-    rows = read_jsonl_gz(folder() / pair / f"{split}.scores.jsonl.gz")
+    rows = read_jsonl_gz(root / pair / f"{split}.scores.jsonl.gz")
     return rows, items_of("wmt", rows)
 
 

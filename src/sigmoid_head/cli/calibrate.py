@@ -92,49 +92,40 @@ def _print_combination(comb: object, info: dict, head: str) -> None:
               f"baseline alone {r['baseline_alone']:.4f})")
 
 
-def _print_quality_model(model: object, info: dict, head: str, head_sha256: str | None) -> None:
-    """Save the learned quality score, tied to the head's weights, when it clears its bar;
-    else remove the one saved before (it would stay active); say so either way."""
+def _save_or_remove(model: object, beats: bool, head: str, head_sha256: str | None, what: str,
+                    line: str, without: str) -> None:
+    """Save a learned model (the quality score or the word model), tied to the head's
+    weights, when it clears its bar; else remove the one saved before (it would stay
+    active: one unlink); say so either way, ``line`` holding its dev figures."""
     from dataclasses import replace
 
-    from ..head.files import QUALITY_MODEL_NAME, remove_extra
+    from ..head.files import remove_extra
 
+    if beats:
+        model = replace(model, head_sha256=head_sha256)  # type: ignore[type-var]
+        print(f"{what} saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
+        return
+    old = Path(head) / model.FILE  # type: ignore[attr-defined]
+    removed = old.is_file()
+    remove_extra(head, old.name)
+    print(f"{what} not saved: {line}; " + (f"the earlier {old} is removed, " if removed else "") + without)
+
+
+def _print_quality_model(model: object, info: dict, head: str, head_sha256: str | None) -> None:
     line = (f"out-of-fold dev Pearson {info['cv_pearson']:.4f} against the best single score, "
             f"{info['best_single']}, {info['best_single_pearson']:.4f} ({info['n']} items, "
             f"{info['features']} features, alpha {info['alpha']:g})")
-    if info["beats"]:
-        model = replace(model, head_sha256=head_sha256)  # type: ignore[type-var]
-        print(f"learned quality score saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
-        return
-    old = Path(head) / QUALITY_MODEL_NAME
-    removed = old.is_file()
-    remove_extra(head, QUALITY_MODEL_NAME)  # one unlink: the old model is active or gone
-    print(f"learned quality score not saved: {line}; "
-          + (f"the earlier {old} is removed, " if removed else "")
-          + "rows get no learned_quality")
+    _save_or_remove(model, info["beats"], head, head_sha256, "learned quality score", line,
+                    "rows get no learned_quality")
 
 
 def _print_word_model(model: object, info: dict, head: str, head_sha256: str | None) -> None:
-    """Save the learned word-level error detector, tied to the head's weights, when it clears
-    its bar; else remove the one saved before; say so either way."""
-    from dataclasses import replace
-
-    from ..head.files import WORD_MODEL_NAME, remove_extra
-
     line = (f"out-of-fold dev word MCC {info['cv_mcc']:.4f} (AP {info['cv_ap']:.4f}) against the best "
             f"single word score, {info['best_single']}, {info['best_single_mcc']:.4f} at its own best "
             f"threshold ({info['n_words']} words of {info['n_rows']} items, {info['n_errors']} errors; "
             f"{info['features']} features, C {info['c']:g})")
-    if info["beats"]:
-        model = replace(model, head_sha256=head_sha256)  # type: ignore[type-var]
-        print(f"learned word model saved to {model.save(head)}: {line}")  # type: ignore[attr-defined]
-        return
-    old = Path(head) / WORD_MODEL_NAME
-    removed = old.is_file()
-    remove_extra(head, WORD_MODEL_NAME)
-    print(f"learned word model not saved: {line}; "
-          + (f"the earlier {old} is removed, " if removed else "")
-          + "words get no learned_word")
+    _save_or_remove(model, info["beats"], head, head_sha256, "learned word model", line,
+                    "words get no learned_word")
 
 
 def _read_scores(path: str) -> list[dict]:

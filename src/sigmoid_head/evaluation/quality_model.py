@@ -99,6 +99,25 @@ def _folds(rows: Sequence[Mapping], k: int) -> np.ndarray:
     return np.asarray([order[s] % k for s in keys])
 
 
+def refuse_other_head(recorded: str | None, head_sha256: str | None, source: str | Path,
+                      column: str, command: str) -> None:
+    """Raise when a model fitted for the head whose weights hash to ``recorded`` is offered
+    another head (``head_sha256``; None: one written before weights were hashed); a model
+    that records no head is let through (its users say so in a notice).
+
+    Raises:
+        ValueError: one line naming ``source``, both hashes, the ``column`` that would be
+            wrong and the ``command`` that refits it.
+    """
+    if recorded is None or recorded == head_sha256:
+        return
+    theirs = (head_sha256 or "none recorded")[:16]
+    raise ValueError(
+        f"{source}: fitted for another head (weights sha256 {recorded[:16]}, this head's "
+        f"{theirs}); its {column} would be wrong: refit it with {command} on this head's dev "
+        "scores, or remove the file")
+
+
 @dataclass(frozen=True)
 class QualityModel(HeadExtra):
     """A ridge model of segment quality over sequence scores (module docstring)."""
@@ -167,14 +186,8 @@ class QualityModel(HeadExtra):
         Raises:
             ValueError: the model records a head and it is not this one (one line).
         """
-        if self.head_sha256 is None or self.head_sha256 == head_sha256:
-            return
-        theirs = (head_sha256 or "none recorded")[:16]
-        raise ValueError(
-            f"{source or self.FILE}: fitted for another head (weights sha256 "
-            f"{self.head_sha256[:16]}, this head's {theirs}); its learned_quality would be "
-            "wrong: refit it with calibrate --quality-model on this head's dev scores, or "
-            "remove the file")
+        refuse_other_head(self.head_sha256, head_sha256, source or self.FILE, "learned_quality",
+                          "calibrate --quality-model")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> QualityModel:

@@ -42,99 +42,22 @@ import numpy as np
 
 from ..head.extras import HeadExtra
 from ..head.files import WORD_MODEL_NAME
-from .quality_model import _number, _numbers, _shown
+from .quality_model import _folds, _number, _numbers, _shown, refuse_other_head
+from .word_features import (
+    SHAPE,
+    finite,
+    row_columns,
+    row_features,
+    scored_words,
+    word_errors,
+    word_methods,
+)
 
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
 """Inverse L2 penalties tried (on standardised features; the intercept is not penalised)."""
 FOLDS = 5
-FLOOR = 1e-12
-"""Word scores are floored here before their log."""
-OUTPUTS = ("learned_word", "learned_word_bad")
-"""What :meth:`WordModel.apply` adds to each word (never features)."""
-ROW_EXTRA = ("entropy_mean", "dominant_mean")
-"""Row columns used when every row has them, beside each method's ``<m>_mean_log``."""
-SHAPE = ("length", "no_alnum", "position", "log_words")
-"""Features of the word's place and form."""
 MAX_FEATURES = 4096
 _NAME = re.compile(r"^(?:(?:word|left|right):[A-Za-z0-9_.-]{1,64}|row:[A-Za-z0-9_.-]{1,80})$")
-_SKIP = {"word", "start", "end", *OUTPUTS}
-
-
-def word_methods(rows: Sequence[Mapping]) -> list[str]:
-    """The per-word methods every word of every row has as a finite number (sorted)."""
-    names: set[str] | None = None
-    for r in rows:
-        for w in r.get("words") or []:
-            have = {k for k, v in w.items() if k not in _SKIP and _finite(v)}
-            names = have if names is None else names & have
-    return sorted(names or ())
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
-
-
-def _row_columns(rows: Sequence[Mapping], methods: Sequence[str]) -> list[str]:
-    cols = [f"{m}_mean_log" for m in methods] + list(ROW_EXTRA)
-    return [c for c in cols if all(_finite(r.get(c)) for r in rows)]
-
-
-def _log(x: np.ndarray) -> np.ndarray:
-    return np.log(np.clip(x, FLOOR, 1.0))
-
-
-def _words(row: Mapping, where: str) -> list[Mapping]:
-    words = row.get("words")
-    if not isinstance(words, list) or any(not isinstance(w, Mapping) or not _finite(w.get("start"))
-                                          or not _finite(w.get("end")) for w in words):
-        raise ValueError(f"{where}: per-word scores with their offsets are needed (score the "
-                         "rows with --with-tokens)")
-    return words
-
-
-def row_features(row: Mapping, names: Sequence[str], where: str = "row") -> np.ndarray | None:
-    """(W, F) features of one row's scored words, in the order of ``names`` (None when the
-    row lacks one: a method missing from a word, or a row column)."""
-    words = _words(row, where)
-    n = len(words)
-    cols = []
-    cache: dict[str, np.ndarray] = {}
-    text = str(row.get("candidate") or "")
-    for name in names:
-        kind, _, key = name.partition(":")
-        if kind in ("word", "left", "right"):
-            if key not in cache:
-                if not all(_finite(w.get(key)) for w in words):
-                    return None
-                cache[key] = _log(np.asarray([float(w[key]) for w in words], dtype=np.float64))
-            own = cache[key]
-            if kind == "word" or n == 0:
-                cols.append(own)
-            else:
-                cols.append(np.r_[own[:1], own[:-1]] if kind == "left" else np.r_[own[1:], own[-1:]])
-        elif kind == "row":
-            if not _finite(row.get(key)):
-                return None
-            cols.append(np.full(n, float(row[key])))
-        elif name == "length":
-            cols.append(np.asarray([float(w["end"]) - float(w["start"]) for w in words]))
-        elif name == "no_alnum":
-            cols.append(np.asarray([not any(c.isalnum() for c in text[int(w["start"]):int(w["end"])])
-                                    for w in words], dtype=np.float64))
-        elif name == "position":
-            cols.append(np.arange(n, dtype=np.float64) / max(n - 1, 1))
-        elif name == "log_words":
-            cols.append(np.full(n, math.log(n + 1)))
-        else:
-            raise ValueError(f"unknown feature {name!r}")
-    return np.stack(cols, axis=1) if n else np.zeros((0, len(names)))
-
-
-def word_errors(row: Mapping, spans: Sequence[Sequence[int]], where: str = "row") -> np.ndarray:
-    """(W,) 1 where a scored word overlaps a gold error span."""
-    words = _words(row, where)
-    return np.asarray([any(int(s) < float(w["end"]) and float(w["start"]) < int(e) for s, e in spans)
-                       for w in words], dtype=np.float64)
 
 
 def _fit_lr(x: np.ndarray, y: np.ndarray, c: float, iters: int = 50) -> tuple[np.ndarray, float]:
@@ -186,12 +109,6 @@ def best_mcc(bad: np.ndarray, score: np.ndarray, n: int = 200) -> tuple[float, f
         if m > best[0]:
             best = (m, float(t))
     return best
-
-
-def _folds(rows: Sequence[Mapping], k: int) -> np.ndarray:
-    keys = [str(r.get("source", i)) for i, r in enumerate(rows)]
-    order = {s: j for j, s in enumerate(dict.fromkeys(keys))}
-    return np.asarray([order[s] % k for s in keys])
 
 
 @dataclass(frozen=True)
@@ -258,9 +175,9 @@ class WordModel(HeadExtra):
         out = []
         for name in self.features:
             kind, _, key = name.partition(":")
-            if kind in ("word", "left", "right") and not all(_finite(w.get(key)) for w in row["words"]):
+            if kind in ("word", "left", "right") and not all(finite(w.get(key)) for w in row["words"]):
                 out.append(f"word score {key}")
-            elif kind == "row" and not _finite(row.get(key)):
+            elif kind == "row" and not finite(row.get(key)):
                 out.append(key)
         return sorted(set(out))
 
@@ -270,14 +187,8 @@ class WordModel(HeadExtra):
 
     def check_head(self, head_sha256: str | None, source: str | Path | None = None) -> None:
         """Refuse to serve another head than the one it was fitted for (one line)."""
-        if self.head_sha256 is None or self.head_sha256 == head_sha256:
-            return
-        theirs = (head_sha256 or "none recorded")[:16]
-        raise ValueError(
-            f"{source or self.FILE}: fitted for another head (weights sha256 "
-            f"{self.head_sha256[:16]}, this head's {theirs}); its learned_word would be "
-            "wrong: refit it with calibrate --word-model on this head's dev scores, or "
-            "remove the file")
+        refuse_other_head(self.head_sha256, head_sha256, source or self.FILE, "learned_word",
+                          "calibrate --word-model")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> WordModel:
@@ -327,7 +238,7 @@ def parse_fields(data: Mapping[str, Any]) -> dict[str, Any]:
                                  and all(ch in "0123456789abcdef" for ch in head)):
         raise ValueError(f"head_sha256 must be 64 hex digits or null, got {_shown(head)}")
     dev = data.get("dev") or {}
-    if not isinstance(dev, dict) or any(not isinstance(k, str) or not (v is None or _finite(v)) for k, v in dev.items()):
+    if not isinstance(dev, dict) or any(not isinstance(k, str) or not (v is None or finite(v)) for k, v in dev.items()):
         raise ValueError("dev must be an object of numbers")
     return {"features": tuple(feats), "mean": _numbers(data["mean"], "mean", n),
             "scale": _numbers(data["scale"], "scale", n), "coef": _numbers(data["coef"], "coef", n),
@@ -353,12 +264,12 @@ def fit_word_model(rows: Sequence[Mapping], spans: Sequence[Sequence[Sequence[in
     if len(rows) < 2 * FOLDS:
         raise ValueError(f"a word model needs at least {2 * FOLDS} dev items, got {len(rows)}")
     for k, r in enumerate(rows):
-        _words(r, f"item {k + 1}")
+        scored_words(r, f"item {k + 1}")
     methods = word_methods(rows)
     if not methods:
         raise ValueError("no per-word score is present (and finite) in every dev word")
     names = ([f"{kind}:{m}" for m in methods for kind in ("word", "left", "right")]
-             + [f"row:{c}" for c in _row_columns(rows, methods)] + list(SHAPE))
+             + [f"row:{c}" for c in row_columns(rows, methods)] + list(SHAPE))
     xs = [row_features(r, names, f"item {k + 1}") for k, r in enumerate(rows)]
     y = np.concatenate([word_errors(r, s, f"item {k + 1}") for k, (r, s) in enumerate(zip(rows, spans, strict=True))])
     if not 0 < y.sum() < len(y):
