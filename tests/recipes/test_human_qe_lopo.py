@@ -70,6 +70,10 @@ def test_build_keeps_each_held_out_pair_out_of_its_training_file(tmp_path, monke
         for split, n in (("train", 2), ("validation", 1)):
             ids = [r["id"] for r in _read(tmp_path / "out" / "without" / held / f"{split}.jsonl.gz")]
             assert len(ids) == n * 4 and not any(i.startswith(held.replace("-", "") + "-") for i in ids)
+            own = [r["id"] for r in _read(tmp_path / "out" / "own" / held / f"{split}.jsonl.gz")]
+            assert len(own) == n and all(i.startswith(held.replace("-", "") + "-") for i in own)
+            pooled = [r["id"] for r in _read(tmp_path / "out" / "pool" / f"{split}.jsonl.gz")]
+            assert sorted(ids + own) == sorted(pooled)  # the curve's two heads: the pair alone, and the whole pool
     # the gold files read as the pair's items: WMT 2021's long tags, dev's interleaved gaps dropped
     user_files = importlib.import_module("recipes.human_qe.user_files")
     gold = tmp_path / "out" / "gold" / "et-en"
@@ -102,11 +106,17 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
         _write(runs / "probe-ne-en" / f"{name}.scores.jsonl.gz",
                [{"id": f"{name}-0", "group": m[keys[1]][0], "candidate": m[keys[0]][0], "softmax": 0.1,
                  "sigmoid": 0.25, "sigmoid_mean_log": -1.5, "words": [{"word": "good", "softmax": 0.1, "sigmoid": 0.25}]}])
+        _write(runs / "all-ne-en" / f"{name}.scores.jsonl.gz",  # the in-pair curve's +500 head
+               [{"id": f"{name}-0", "group": m[keys[1]][0], "candidate": m[keys[0]][0], "softmax": 0.1,
+                 "sigmoid": 0.75, "words": [{"word": "good", "softmax": 0.1, "sigmoid": 0.75}]}])
     (runs / "probe-ne-en.json").write_text(json.dumps({"chosen_C": 0.1, "grid": [], "train_tokens": 9,
                                                        "validation_tokens": 3}))
     lopo.keep(runs, data)
     probe = _read(tmp_path / "kept" / "ne-en" / "probe" / "test.scores.jsonl.gz")[0]
     assert probe == {"id": "neen-test-0", "sigmoid": 0.25, "sigmoid_mean_log": -1.5, "words": [0.25]}
+    assert _read(tmp_path / "kept" / "ne-en" / "curve-all" / "dev.scores.jsonl.gz")[0] == {
+        "id": "neen-dev-0", "sigmoid": 0.75, "words": [0.75]}
+    assert not (tmp_path / "kept" / "ne-en" / "own").exists() and not (tmp_path / "kept" / "ro-en" / "curve-all").exists()
     assert lopo._probe_fit("ne-en")["chosen_C"] == 0.1 and lopo._probe_fit("ro-en") is None
     row = _read(tmp_path / "kept" / "pool" / "train.scores.jsonl.gz")[0]
     assert row == {"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [{"start": 2, "end": 3}],
@@ -166,3 +176,11 @@ def test_block_shows_each_pair_and_a_probe_not_run():
     assert "| si-en | 17,518 (58%) | 0.100 | 0.110 | 0.120 | not run | 0.130 | 0.140 | lr |" in text
     assert "| ro-en: head - lr | -0.050 | [-0.080, -0.020] | < 0.001 | < 0.001 |" in text
     assert "| ro-en | 0.200 | 0.210 |" in text and "(si-en: prompt without the source)" in text
+    assert "head's in-pair curve" not in text  # no curve heads scored: no curve table
+    for e in pairs.values():
+        e["curve"] = {**curve, "0": {**curve["0"], "head": 0.13}, "500": {**curve["500"], "head": 0.16},
+                      "own only": {**curve["own only"], "head": 0.19, "best on dev": "gbm"}}
+    res.update(curve_family="C", curve_tests={"ro-en: head +500 - head": t})
+    text = lopo.block(res)
+    assert "| ro-en | 0.130 | 0.160 | 0.190 | 0.200 | 0.210 |" in text and "Curve family (C):" in text
+    assert "| ro-en: head +500 - head | -0.050 | [-0.080, -0.020] | < 0.001 | < 0.001 |" in text
