@@ -5,6 +5,7 @@ WMT 2022 submission reader (synthetic inputs; the committed-data tables are chec
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,30 @@ def test_wmt22_block_marks_missing_rows() -> None:
     text = w.block(board)
     assert "| km-en | A (a) | 0.4000 | 0.4000 | best team |" in text
     assert "baseline" in text and "not scored yet" in text
+
+
+@pytest.mark.parametrize(("dev", "chosen", "changes", "on_test"), [
+    ({"labelled_roen_mix2": 0.30}, "--reference-weight 2", True, "0.5"),  # above every weight-1 seed
+    ({"labelled_roen_mix2": 0.215}, "--reference-weight 2", False, "0.5"),  # above seed 0, within the seeds
+    ({}, "--reference-weight 1 (the default)", False, "2"),
+])
+def test_reference_weight_chosen_on_seed_0_and_default_kept_within_the_seeds(tmp_path, monkeypatch, dev, chosen,
+                                                                             changes, on_test) -> None:
+    from recipes.human_qe import committed, dev_choices
+
+    monkeypatch.setattr(committed, "RESULTS", tmp_path)
+    heads = [v for vs in (*dev_choices.SETTINGS.values(), *dev_choices.WEIGHTS.values()) for v in vs if v]
+    for v in heads:
+        (tmp_path / dev_choices.SET / "heads" / v).mkdir(parents=True)
+    base = {"labelled_roen_mix1": 0.20, "labelled_roen_mix1_s1": 0.22, "labelled_roen_mix1_s2": 0.18,
+            "labelled_roen_mix05": 0.19, "labelled_roen_mix2": 0.10, **dev}
+    monkeypatch.setattr(dev_choices, "variant_mcc",
+                        lambda v: {"dev_mcc": base.get(v, 0.1), "test_mcc": 0.5 - base.get(v, 0.1)})
+    w = dev_choices.results()["reference_weight"]
+    assert (w["chosen_on_dev"], w["default_changes"]) == (chosen, changes)
+    assert w["chosen_on_test"] == f"--reference-weight {on_test}"  # test MCC here falls as dev MCC rises
+    text = dev_choices.block(dev_choices.results())
+    assert f"Chosen on dev (seed 0): {chosen};" in text
+    assert ("The library's default changes" in text) == changes
+    shutil.rmtree(tmp_path / dev_choices.SET / "heads" / "labelled_roen_mix2")
+    assert "reference_weight" not in dev_choices.results()  # a weight not scored: no choice made
