@@ -138,6 +138,22 @@ def test_the_readme_recommends_what_is_best_on_dev():
     assert ws.tags_row(_sup({"softmax": 0.5}))[0] == "the softmax side's word score"
 
 
+def test_the_readme_chooses_a_setting_by_its_seeds_mean_dev_mcc():
+    """A user trains one seed: seeds are one setting, chosen by their mean dev MCC, never the
+    luckiest seed on dev."""
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    sup = _sup({"gbm+probe": 0.46, "gbm+h1": 0.45, "gbm+h1_s1": 0.48, "gbm+h1_s2": 0.42})
+    for k, test in (("gbm+h1", 0.44), ("gbm+h1_s1", 0.43), ("gbm+h1_s2", 0.41)):
+        sup["scores"][k] = {"mcc": test, "dev_mcc": sup["scores"].get(k, {}).get("dev_mcc", 0.2)}
+    sup["scores"]["gbm+h1_s1"]["dev_mcc"], sup["scores"]["gbm+h1_s2"]["dev_mcc"] = 0.48, 0.42
+    use, evidence = ws.tags_row(sup)
+    assert "a linear probe" in use  # 0.46 against the seeds' mean 0.45, not the best seed's 0.48
+    assert evidence.startswith("gbm+probe 0.300 against the softmax's 0.300 (dev 0.460, the best on dev; next on "
+                               "dev gbm+h1: dev 0.450 (mean of 3 seeds), test 0.440 / 0.430 / 0.410 (3 seeds, mean 0.427))")
+    assert ws.seed_groups({"a": 0, "a_s1": 0, "b_s": 0, "gbm+a_s2": 0}) == {"a": ["a", "a_s1"], "b_s": ["b_s"],
+                                                                          "gbm+a": ["gbm+a_s2"]}
+
+
 def test_training_rows_sharing_a_wmt_text_are_refused():
     sup = importlib.import_module("recipes.human_qe.supervised")
     rows, items = sup.wmt_rows("test")
