@@ -47,8 +47,23 @@ def test_a_head_saved_by_0_1_0_gives_back_its_settings() -> None:
     # settings added since: their defaults, except the untrained prior: a 0.1.0 head was
     # trained without it (0), whatever today's default (None: 0.01 on a full head)
     defaults["untrained_prior"] = 0.0
+    defaults["reference_weight"] = 1.0  # None resolves to 1 without labels (0.5 only when mixed)
     assert {k: training.get(k, defaults.get(k)) for k in now} == now
     assert config.prompt_template == "Translate: {source}\n" and config.bias is True
+
+
+def test_reference_weight_defaults_to_the_dev_choice_only_when_mixed() -> None:
+    from sigmoid_head.training.config import MIXED_REFERENCE_WEIGHT
+
+    assert MIXED_REFERENCE_WEIGHT == 0.5  # issue 58: chosen on dev (recipes/human_qe/dev_choices.py)
+    mixed = TrainConfig(train_file="t.jsonl", labelled_file="g.tags", output_dir="o")
+    assert mixed.reference_weight == 0.5 and mixed.to_dict()["reference_weight"] == 0.5
+    assert TrainConfig(train_file="t.jsonl", output_dir="o").reference_weight == 1.0
+    assert TrainConfig(labelled_file="g.tags", output_dir="o").reference_weight == 1.0
+    assert TrainConfig(train_file="t.jsonl", labelled_file="g.tags", output_dir="o",
+                       reference_weight=1.0).reference_weight == 1.0  # given: kept
+    # a saved mixed head gives back the weight it was trained with, whatever today's default
+    assert TrainConfig.from_dict({**mixed.to_dict(), "reference_weight": 2.0}).reference_weight == 2.0
 
 
 def test_bad_settings_are_refused() -> None:

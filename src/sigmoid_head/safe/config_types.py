@@ -136,7 +136,7 @@ TRAINING_TYPES: dict[str, list[str]] = {
     "prompt_template": ["str"],
     "rank_loss_weight": ["float"],
     "rank_margin": ["float"],
-    "reference_weight": ["float"],
+    "reference_weight": ["float", "None"],
     "resume": ["bool"],
     "save_every": ["int", "None"],
     "seed": ["int"],
