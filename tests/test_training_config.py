@@ -62,6 +62,9 @@ def test_reference_weight_defaults_to_the_dev_choice_only_when_mixed() -> None:
     assert TrainConfig(labelled_file="g.tags", output_dir="o").reference_weight == 1.0
     assert TrainConfig(train_file="t.jsonl", labelled_file="g.tags", output_dir="o",
                        reference_weight=1.0).reference_weight == 1.0  # given: kept
+    optim = OptimConfig()  # a group the caller passes is not changed under it
+    assert TrainConfig(train_file="t.jsonl", labelled_file="g.tags", output_dir="o", optim=optim).reference_weight == 0.5
+    assert optim.reference_weight is None
     # a saved mixed head gives back the weight it was trained with, whatever today's default
     assert TrainConfig.from_dict({**mixed.to_dict(), "reference_weight": 2.0}).reference_weight == 2.0
 

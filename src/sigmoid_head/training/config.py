@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any, ClassVar
 
 from ..data.prompt_format import PromptFormat
@@ -318,7 +318,7 @@ class TrainConfig:
             setattr(self, group, given[group] if given[group] is not None else cls(**per_group[group]))
         if self.optim.reference_weight is None:  # the default depends on what is mixed
             mixed = bool(self.data.train_file and self.data.labelled_file)
-            self.optim.reference_weight = MIXED_REFERENCE_WEIGHT if mixed else 1.0
+            self.optim = replace(self.optim, reference_weight=MIXED_REFERENCE_WEIGHT if mixed else 1.0)
         for group in GROUPS:
             for f in fields(getattr(self, group)):
                 _check_number(f.name, getattr(getattr(self, group), f.name))
