@@ -194,3 +194,25 @@ def test_k_runs_of_a_are_averaged_on_every_resample() -> None:
         paired_bootstrap(roc_auc, np.stack([r1[:-1], r2[:-1]]), base, g)
     with pytest.raises(ValueError, match="1-D"):
         paired_bootstrap(roc_auc, np.zeros((2, 2, 240)), base, g)
+
+
+def test_k_runs_of_b_are_averaged_and_can_pair_seeds() -> None:
+    """pred_b of shape (K, N) too (issue 60's check: sparse seed k against dense seed k):
+    one run equals the 1-D call; the delta is the mean of the per-seed deltas; each
+    resample's delta is the mean of the per-seed deltas on that resample (so a copy of A as B
+    gives zero on every resample)."""
+    rng = np.random.default_rng(7)
+    groups = np.repeat(np.arange(50), 4)
+    g = (rng.random(200) < 0.4).astype(float)
+    a = np.stack([g + rng.normal(scale=s, size=200) for s in (1.0, 1.3)])
+    b = np.stack([g + rng.normal(scale=s, size=200) for s in (1.1, 0.9)])
+    one = paired_bootstrap(roc_auc, a[0], b[0], g, n=200, groups=groups)
+    assert paired_bootstrap(roc_auc, a[0], b[:1], g, n=200, groups=groups) == one
+    both = paired_bootstrap(roc_auc, a, b, g, n=200, groups=groups)
+    per_seed = [roc_auc(a[i], g) - roc_auc(b[i], g) for i in range(2)]
+    assert both["delta"] == pytest.approx(np.mean(per_seed), abs=1e-12)
+    assert both["ci_low"] <= both["delta"] <= both["ci_high"]
+    same = paired_bootstrap(roc_auc, a, a.copy(), g, n=200, groups=groups)
+    assert same["delta"] == 0.0 and same["ci_low"] == same["ci_high"] == 0.0 and same["p_value"] == 1.0
+    with pytest.raises(ValueError, match="pred_b has no runs"):
+        paired_bootstrap(roc_auc, a, np.empty((0, 200)), g)

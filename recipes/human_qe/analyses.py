@@ -15,13 +15,16 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   (:mod:`dev_choices`);
 * ``human-qe-analysis:error-free``: error-free segment detection on MQM zh-en
   (:mod:`error_free`);
+* ``human-qe-analysis:sparse-check``: the ro-en tag heads trained with the row-sparse
+  update against the dense ones, the quality check of issue 60 (:mod:`sparse_check`; once
+  the sparse heads' columns are committed);
 * ``human-qe-analysis:wmt22``: the WMT 2022 km-en/ps-en word-level leaderboard computed from
   the teams' official submissions, with this project's rows (:mod:`wmt22_rows`). Its gold is
   not committed (no licence stated): the table is rendered from the committed figures
   ``results/wmt22-word.json``, which ``build_wmt22.py --leaderboard`` and
   ``wmt22_rows.py`` write from the data.
 
-The first seven write their figures to ``results/<name>.json`` beside their tables.
+The first eight write their figures to ``results/<name>.json`` beside their tables.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
-    from . import dev_choices, error_free, feature_combination, lopo, supervised
+    from . import dev_choices, error_free, feature_combination, lopo, sparse_check, supervised
 
     return {
         "lopo": (lopo.results, lopo.block),
@@ -50,6 +53,7 @@ def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[s
         "combination-pe-all_s2": (lambda: feature_combination.results(point="pe-all_s2"),
                                   feature_combination.block),
         "error-free": (error_free.results, error_free.block),
+        "sparse-check": (sparse_check.results, sparse_check.block),
     }
 
 
@@ -67,10 +71,12 @@ def outputs(
               "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s1": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s2": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"},
-              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}, "lopo": {"mlqe-roen-word"}}
-    from . import lopo, supervised
+              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}, "lopo": {"mlqe-roen-word"},
+              "sparse-check": {"mlqe-roen-word"}}
+    from . import lopo, sparse_check, supervised
 
-    absent = {"supervised": not supervised.kept().is_dir(), "lopo": not lopo.folder().is_dir()}
+    absent = {"supervised": not supervised.kept().is_dir(), "lopo": not lopo.folder().is_dir(),
+              "sparse-check": not sparse_check.present()}
 
     done: dict[str, dict] = {}
     for name, (compute, render) in _modules().items():  # lopo first: the README's table reads it

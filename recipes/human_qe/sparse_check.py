@@ -33,6 +33,10 @@ trained):
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 DENSE = ("labelled_roen", "labelled_roen_s1", "labelled_roen_s2")
 """The committed dense-AdamW heads, seeds 0 / 1 / 2."""
 SPARSE = ("labelled_roen_sparse", "labelled_roen_sparse_s1", "labelled_roen_sparse_s2")
@@ -41,3 +45,72 @@ MARGIN = 0.01
 """The equivalence margin on word MCC, stated before the run."""
 EQUIVALENCE_LEVEL = 0.90
 """The level of the interval that must lie inside the margin (TOST at 0.05 each side)."""
+
+
+def present() -> bool:
+    """Whether every head of both updates has committed columns."""
+    from .supervised import _heads_dir
+
+    return all((_heads_dir() / h).is_dir() for h in (*DENSE, *SPARSE))
+
+
+def _flags(variant: str) -> dict[str, Any]:
+    """One head's test flags at its dev-chosen threshold, with the test words' BAD and sources."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    from .evaluate_sets import pick_threshold
+    from .supervised import wmt_rows
+
+    data = {s: wmt_rows(s, variant) for s in ("dev", "test")}
+    sc = {s: np.concatenate([gold_word_scores(r, "sigmoid") for r in data[s][0]]) for s in data}
+    bad = {s: np.concatenate([gold_word_bad(it) for it in data[s][1]]) for s in data}
+    thr = pick_threshold(sc["dev"], bad["dev"])
+    groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in data["test"][1]])
+    return {"flags": sc["test"] < thr, "bad": bad["test"], "groups": groups, "threshold": float(thr),
+            "dev_mcc": mcc(sc["dev"] < thr, bad["dev"]), "mcc": mcc(sc["test"] < thr, bad["test"])}
+
+
+def results(n_boot: int = 1000) -> dict[str, Any]:
+    """The declared equivalence test and the per-seed tests, JSON-ready."""
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.pvalues import add_holm
+    from sigmoid_head.evaluation.span_metrics import mcc
+
+    ev = {h: _flags(h) for h in (*DENSE, *SPARSE)}
+    bad, groups = ev[DENSE[0]]["bad"], ev[DENSE[0]]["groups"]
+    for h in ev:
+        if not (np.array_equal(ev[h]["bad"], bad) and np.array_equal(ev[h]["groups"], groups)):
+            raise ValueError(f"{h}: its test words are not those of {DENSE[0]}")
+
+    def stack(heads: tuple[str, ...]) -> np.ndarray:
+        return np.stack([ev[h]["flags"].astype(float) for h in heads])
+
+    mean = paired_bootstrap(mcc, stack(SPARSE), stack(DENSE), bad, n=n_boot, groups=groups,
+                            alpha=1 - EQUIVALENCE_LEVEL)
+    mean["equivalent"] = bool(mean["ci_low"] > -MARGIN and mean["ci_high"] < MARGIN)
+    seeds = {f"{s} - {d}": paired_bootstrap(mcc, ev[s]["flags"].astype(float), ev[d]["flags"].astype(float),
+                                            bad, n=n_boot, groups=groups)
+             for s, d in zip(SPARSE, DENSE, strict=True)}
+    add_holm(seeds, "sparse minus dense, per seed (Holm over 3, descriptive)")
+    heads = {h: {k: ev[h][k] for k in ("threshold", "dev_mcc", "mcc")} for h in ev}
+    return {"margin": MARGIN, "level": EQUIVALENCE_LEVEL, "n_boot": n_boot, "heads": heads,
+            "mean": mean, "seeds": seeds}
+
+
+def block(res: dict[str, Any]) -> str:
+    """The page's table: every head, the equivalence test and the per-seed tests."""
+    h = res["heads"]
+    lines = ["| seed | dense AdamW: test word MCC (dev) | `sparse_adamw`: test word MCC (dev) | sparse - dense "
+             "[95% CI] | Holm p (two-sided, over 3) |", "|---|---|---|---|---|"]
+    for k, (t, d, s) in enumerate(zip(res["seeds"].values(), DENSE, SPARSE, strict=True)):
+        lines.append(f"| {k} | {h[d]['mcc']:.3f} ({h[d]['dev_mcc']:.3f}) | {h[s]['mcc']:.3f} ({h[s]['dev_mcc']:.3f}) "
+                     f"| {t['delta']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | {t['p_holm']:.2g} |")
+    m = res["mean"]
+    verdict = ("inside the margin: **equivalent**" if m["equivalent"] else "not inside the margin: **not shown "
+               "equivalent**")
+    lines += ["", f"Mean over the three seeds, sparse minus dense: {m['delta']:+.4f}, "
+              f"{res['level']:.0%} interval [{m['ci_low']:+.4f}, {m['ci_high']:+.4f}] (paired bootstrap over test "
+              f"sources, {res['n_boot']:,} resamples), {verdict} at the margin +-{res['margin']} declared "
+              "before the run (`recipes/human_qe/sparse_check.py`).", ""]
+    return "\n".join(lines)

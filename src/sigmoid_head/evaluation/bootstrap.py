@@ -228,12 +228,12 @@ def bootstrap_ci(
     return point, float(lo), float(hi)
 
 
-def _runs(pred_a: ArrayLike, gold: ArrayLike) -> list[FloatArray]:
-    """Method A's runs as 1-D arrays: one for an (N,) input, K for a (K, N) one."""
-    a = np.asarray(pred_a, dtype=np.float64)
+def _runs(pred: ArrayLike, gold: ArrayLike, name: str = "pred_a") -> list[FloatArray]:
+    """A method's runs as 1-D arrays: one for an (N,) input, K for a (K, N) one."""
+    a = np.asarray(pred, dtype=np.float64)
     if a.ndim == 2:
         if a.shape[0] == 0:
-            raise ValueError("pred_a has no runs (shape (0, N))")
+            raise ValueError(f"{name} has no runs (shape (0, N))")
         return [as_pair(row, gold, min_n=1)[0] for row in a]
     return [as_pair(a, gold, min_n=1)[0]]
 
@@ -272,7 +272,8 @@ def paired_bootstrap(
             seeds), whose metric is averaged over the runs on every resample, so the test
             is of the seed-averaged metric against B and the interval covers the choice of
             sources, not the spread across runs (report that beside it).
-        pred_b: (N,) method B.
+        pred_b: (N,) method B, or (K', N): K' runs of B, averaged the same way (A's and B's
+            runs may be paired by seed: the delta is then the mean of the per-seed deltas).
         gold: (N,) gold values.
         n: resamples.
         seed: seed of the resampling.
@@ -291,13 +292,16 @@ def paired_bootstrap(
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     runs = _runs(pred_a, gold)
-    b, g = as_pair(pred_b, gold, min_n=1)
+    runs_b = _runs(pred_b, gold, "pred_b")
+    g = as_pair(runs_b[0], gold, min_n=1)[1]
     clusters = _clusters(groups, g.size)
-    delta = float(np.mean([metric_fn(a, g) for a in runs])) - float(metric_fn(b, g))
+    k = len(runs)
+    delta = float(np.mean([metric_fn(a, g) for a in runs])) - float(np.mean([metric_fn(b, g) for b in runs_b]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = np.concatenate(
-            [np.mean(v[:-1], axis=0) - v[-1] for v in _values(metric_fn, [*runs, b], g, n, seed, clusters)]
+            [np.mean(v[:k], axis=0) - np.mean(v[k:], axis=0)
+             for v in _values(metric_fn, [*runs, *runs_b], g, n, seed, clusters)]
         )
     d = np.sort(d[~np.isnan(d)])  # sorted: the figures do not depend on the order of the chunks
     unit = "item" if clusters is None else "source"
