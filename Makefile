@@ -70,12 +70,13 @@ test-notice:
 # with numpy's AVX-512 paths off, OpenBLAS's Haswell kernels and two threads
 # (tests/check_portable.py): a check that compares floats as bytes cannot come back.
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each, each test
-# file whole on one worker (its module fixtures built once); TEST_WORKERS=0 runs it in one
-# process. Wall times: docs/development.md.
+# file whole on one worker (its module fixtures built once), the longest files first
+# (tests/conftest.py SLOW_FIRST; --no-loadscope-reorder keeps that order); TEST_WORKERS=0
+# runs it in one process. Wall times: docs/development.md.
 TEST_WORKERS ?= 2
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: test-notice setup browser
-	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12
+	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=12
 	$(TEST_ENV) $(BIN)/python tests/check_extras.py --record .pytest-extras.json --workers $(TEST_WORKERS)
 	$(TEST_ENV) $(BIN)/python tests/check_portable.py
 

@@ -637,3 +637,30 @@ def pytest_unconfigure(config) -> None:
     if merged:
         Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(merged.items())},
                                            indent=1))
+
+
+SLOW_FIRST = (
+    "test_wheel_demo.py", "recipes/test_bible_tables.py", "recipes/test_human_qe_tables.py",
+    "test_gpu_bench.py", "test_integration.py", "test_embedded_default_model.py",
+    "test_training_loop_distributed.py", "fuzz/test_round5_results.py", "test_scoring_distributed.py",
+    "test_cli_quiet.py", "test_cli.py",
+)
+"""The test files that take longest here (``--durations``), longest first. ``make test`` runs
+the files on two workers in collection order (``--no-loadscope-reorder``): starting with the
+longest ones leaves short files to fill the end, instead of one worker running a long file
+alone at the end (xdist's default order is by test count, which put these last). Only the
+order changes; a file missing from the list runs after them, in its usual order."""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    tests_dir = Path(__file__).resolve().parent
+
+    def key(item) -> int:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(tests_dir).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(rel, len(rank))
+
+    items.sort(key=key)  # stable: the order within a file and among the others is kept
