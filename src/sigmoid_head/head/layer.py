@@ -10,6 +10,8 @@ The file format (``head_config.json`` + ``head.safetensors``) lives in :mod:`.he
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -26,6 +28,8 @@ class SigmoidHead(nn.Module):
         weight: (V, d) parameter.
         bias: (V, 1) parameter or None (kept 2-D so sparse gradients work for it too).
         sparse: produce sparse row gradients (for lazy/sparse optimizers).
+        before_read: None, or a function of the ids about to be read by :meth:`logits`,
+            called first (``--optimizer deferred_adamw`` brings those rows up to date).
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, bias: bool = False,
@@ -44,6 +48,7 @@ class SigmoidHead(nn.Module):
             self.weight = nn.Parameter(torch.zeros(vocab_size, hidden_size, dtype=dtype))
         self.bias = nn.Parameter(torch.zeros(vocab_size, 1, dtype=dtype)) if bias else None
         self.sparse = sparse
+        self.before_read: Callable[[torch.Tensor], None] | None = None
 
     @classmethod
     def from_lm_head(cls, weight: torch.Tensor, bias: torch.Tensor | None = None,
@@ -84,6 +89,8 @@ class SigmoidHead(nn.Module):
         Returns:
             (N, m) logits ``W_qe[ids] . h (+ b[ids])``.
         """
+        if self.before_read is not None:
+            self.before_read(ids)
         rows = F.embedding(ids, self.weight, sparse=self.sparse and not self.rank)  # (N, m, d)
         out = torch.bmm(rows, hidden.to(rows.dtype).unsqueeze(-1)).squeeze(-1)  # (N, m)
         if self.rank:
@@ -97,6 +104,11 @@ class SigmoidHead(nn.Module):
     def token_probs(self, hidden: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
         """(N,) sigmoid probability of token ``ids[n]`` at position n; hidden (N, d)."""
         return torch.sigmoid(self.logits(hidden, ids.unsqueeze(-1)).squeeze(-1).float())
+
+    def row_parameters(self) -> list[nn.Parameter]:
+        """The trained parameters whose rows are the vocabulary's (read through ``ids``)."""
+        return [p for p in (self.weight, getattr(self, "lora_a", None), self.bias)
+                if isinstance(p, nn.Parameter)]
 
     def full_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(N, V) logits over the whole vocabulary (for tests and analysis only)."""

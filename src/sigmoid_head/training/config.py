@@ -29,7 +29,9 @@ from ..safe.config_types import check_types, field_types
 from ..safe.finite import SEED_MAX, check_number
 from .negatives import SamplerConfig
 
-OPTIMIZERS = ("adamw", "sparse_adam", "sparse_adamw")
+OPTIMIZERS = ("adamw", "sparse_adam", "sparse_adamw", "deferred_adamw")
+ROW_OPTIMIZERS = ("sparse_adamw", "deferred_adamw")
+"""The optimizers that read the rows with a gradient (sparse row gradients in one process)."""
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
 CACHE_DTYPES = ("float32", "bfloat16", "float16")
 ENGINES = ("memory", "datasets", "streaming")
@@ -122,7 +124,7 @@ class OptimConfig:
     """The optimizer, its schedule and the batches it steps on."""
 
     optimizer: str = "adamw"
-    """adamw (dense, works with any number of processes), sparse_adam (lazy row updates, one process only) or sparse_adamw (AdamW on the rows with a gradient only, per-row bias correction; any number of processes)."""
+    """adamw (dense, works with any number of processes), sparse_adam (lazy row updates, one process only), sparse_adamw (AdamW on the rows with a gradient only, per-row bias correction; any number of processes) or deferred_adamw (dense AdamW's result computed on the rows with a gradient: the other rows' decay and momentum applied when they are next touched or before validation; any number of processes)."""
     lr: float = 1e-4
     """Peak learning rate (cosine decay after warmup)."""
     weight_decay: float = 0.0

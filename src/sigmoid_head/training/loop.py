@@ -38,10 +38,10 @@ from ..lm.cpu_precision import check_cpu_dtype
 from ..safe import files as io_utils
 from .cache import PositionCache
 from .checkpoint import TrainState, load_checkpoint, recover_checkpoint, save_checkpoint
-from .config import TrainConfig
+from .config import ROW_OPTIMIZERS, TrainConfig
 from .data_loading import load_data
 from .negatives import NegativeSampler, count_target_tokens
-from .optim import cosine_with_warmup, make_optimizer
+from .optim import attach_read_hook, cosine_with_warmup, flush_rows, make_optimizer
 from .self_term import SelfData, load_self_data, self_step, self_validation
 from .step import StepContext, _seeded, evaluate, loss_positions, micro_loss, trained_positions
 
@@ -168,14 +168,17 @@ def train(config: TrainConfig, model: SigmoidHeadModel | None = None,
         else nullcontext()
     with lock:
         run = _setup(config, model, caches, parsed)
-        if run.val_batches and run.state.step == 0 and not run.state.history:
-            _validate(run)  # the untrained head's loss
-        _run_epochs(run)
-        copied = sum(getattr(c, "reused", 0) for c in (run.train_cache, run.val_cache))
-        if config.cache_from:
-            run.accelerator.print(f"--cache-from: {copied} examples copied from {config.cache_from} "
-                                  "(the others ran through the frozen model)")
-        return _finish(run)
+        try:
+            if run.val_batches and run.state.step == 0 and not run.state.history:
+                _validate(run)  # the untrained head's loss
+            _run_epochs(run)
+            copied = sum(getattr(c, "reused", 0) for c in (run.train_cache, run.val_cache))
+            if config.cache_from:
+                run.accelerator.print(f"--cache-from: {copied} examples copied from {config.cache_from} "
+                                      "(the others ran through the frozen model)")
+            return _finish(run)
+        finally:
+            run.model.head.before_read = None  # the optimizer's hook leaves with the run
 
 
 def _cap_max_length(config: TrainConfig, model: SigmoidHeadModel) -> TrainConfig:
@@ -205,7 +208,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     # sparse row gradients in one process; DDP all-reduces dense ones (sparse_adamw then
     # finds the rows in the all-reduced gradient, the same on every process)
     model.head.sparse = (config.optimizer == "sparse_adam"
-                         or config.optimizer == "sparse_adamw" and accelerator.num_processes == 1)
+                         or config.optimizer in ROW_OPTIMIZERS and accelerator.num_processes == 1)
     config = _cap_max_length(config, model)
     train_ex, val_ex = load_data(config, model, parsed)
     if isinstance(train_ex, datasets_io.ArrowExamples):
@@ -229,6 +232,7 @@ def _setup(config: TrainConfig, model: SigmoidHeadModel | None,
     optimizer = make_optimizer(config, [p for p in model.head.parameters()])
     scheduler = cosine_with_warmup(optimizer, int(config.warmup_ratio * total), total)
     head, optimizer = accelerator.prepare(model.head, optimizer)
+    attach_read_hook(optimizer, model.head)  # deferred_adamw: rows up to date before they are read
     ctx = StepContext(model, head, sampler, config.dominant_config(),
                       _autocast(accelerator, config.mixed_precision), config.rank_loss_weight,
                       config.rank_margin, config.bad_weight, config.reference_weight)
@@ -330,7 +334,10 @@ def _after_step(run: Run) -> bool:
     """Validation, best head, early stopping, resumable checkpoint; True when training ends."""
     state = run.state
     done = state.step >= run.total
-    if run.val_batches and (state.step % run.eval_every == 0 or done):
+    validate = bool(run.val_batches) and (state.step % run.eval_every == 0 or done)
+    if validate or state.step % run.save_every == 0 or done:
+        flush_rows(run.optimizer)  # deferred_adamw: every row up to date before the weights are read
+    if validate:
         _validate(run)
     if state.step % run.save_every == 0 or done or state.stopped:
         if run.accelerator.is_main_process:

@@ -1,9 +1,11 @@
 """The optimizer and the learning-rate schedule of head training.
 
-Three optimizers (``--optimizer``): dense fused AdamW (the default), torch's lazy
-SparseAdam, and :class:`RowSparseAdamW`, AdamW on the rows of the head that received a
+Four optimizers (``--optimizer``): dense fused AdamW (the default), torch's lazy
+SparseAdam, :class:`RowSparseAdamW`, AdamW on the rows of the head that received a
 gradient (single process: from the head's sparse row gradients; several processes: from
-the all-reduced dense gradient, so every process updates the same rows).
+the all-reduced dense gradient, so every process updates the same rows), and
+:class:`~sigmoid_head.training.deferred_adamw.DeferredAdamW`, dense AdamW's result computed
+on those rows (the skipped steps of the others applied when they are next touched).
 """
 
 from __future__ import annotations
@@ -26,10 +28,29 @@ def make_optimizer(config: TrainConfig, params: list[torch.nn.Parameter]) -> tor
         return torch.optim.SparseAdam(params, lr=config.lr)
     if config.optimizer == "sparse_adamw":
         return RowSparseAdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    if config.optimizer == "deferred_adamw":
+        from .deferred_adamw import DeferredAdamW
+
+        return DeferredAdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     fused = all(p.device.type in ("cpu", "cuda") and p.dtype in (torch.float32, torch.bfloat16,
                                                                    torch.float16) for p in params)
     return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay,
                              fused=fused or None)
+
+
+def attach_read_hook(optimizer: torch.optim.Optimizer, head: torch.nn.Module) -> None:
+    """With ``deferred_adamw`` (through accelerate's wrapper too): the head brings the rows it
+    is about to read up to date first (``SigmoidHead.before_read``); otherwise nothing."""
+    read_hook = getattr(getattr(optimizer, "optimizer", optimizer), "read_hook", None)
+    if read_hook is not None:
+        head.before_read = read_hook(head.row_parameters())
+
+
+def flush_rows(optimizer: torch.optim.Optimizer) -> None:
+    """With ``deferred_adamw``: every row brought up to date (before validation or saving)."""
+    flush = getattr(getattr(optimizer, "optimizer", optimizer), "flush", None)
+    if flush is not None:
+        flush()
 
 
 def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int
