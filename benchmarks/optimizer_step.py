@@ -1,7 +1,10 @@
-"""Head update cost: AdamW (default, fused), lazy SparseAdam and row-sparse AdamW, side by side.
+"""Head update cost: AdamW (default, fused), lazy SparseAdam, row-sparse and deferred AdamW, side by side.
 
 One training step of the head alone (gathered BCE over 1 + k rows, backward, optimizer
 step) at SmolLM2-135M's size, from random hidden states, so only the head's cost shows.
+``deferred_adamw`` includes its read hook (the skipped steps of the rows a step reads are
+applied before it reads them); its flush of every row before a validation (once per
+``--eval-every`` steps in training) is timed on its own.
 
     python benchmarks/optimizer_step.py [--quick] [--threads 1] [--vocab 49152 --hidden 576 --positions 1024 --steps 20]
 """
@@ -14,17 +17,22 @@ import time
 import torch
 
 from sigmoid_head.head.layer import SigmoidHead, sigmoid_bce
+from sigmoid_head.training.deferred_adamw import DeferredAdamW
 from sigmoid_head.training.optim import RowSparseAdamW
 
 
-def run(optimizer: str, args: argparse.Namespace) -> float:
+def run(optimizer: str, args: argparse.Namespace) -> tuple[float, float]:
+    """(median step seconds, seconds of one flush of every row: deferred_adamw only, else 0)."""
     gen = torch.Generator().manual_seed(0)
     head = SigmoidHead.from_lm_head(torch.randn(args.vocab, args.hidden, generator=gen) * 0.02)
-    head.sparse = optimizer in ("sparse_adam", "sparse_adamw")
+    head.sparse = optimizer in ("sparse_adam", "sparse_adamw", "deferred_adamw")
     if optimizer == "sparse_adam":
         opt = torch.optim.SparseAdam(head.parameters(), lr=1e-3)
     elif optimizer == "sparse_adamw":
         opt = RowSparseAdamW(head.parameters(), lr=1e-3, weight_decay=0.0)
+    elif optimizer == "deferred_adamw":
+        opt = DeferredAdamW(head.parameters(), lr=1e-3, weight_decay=0.0)
+        head.before_read = opt.read_hook(head.row_parameters())
     else:
         opt = torch.optim.AdamW(head.parameters(), lr=1e-3, weight_decay=0.0,
                                 fused=optimizer == "adamw_fused" or None)
@@ -39,7 +47,12 @@ def run(optimizer: str, args: argparse.Namespace) -> float:
         opt.zero_grad(set_to_none=True)
         if step >= 2:  # skip warm-up steps (lazy state allocation)
             times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
+    flush = 0.0
+    if optimizer == "deferred_adamw":
+        t0 = time.perf_counter()
+        opt.flush()
+        flush = time.perf_counter() - t0
+    return sorted(times)[len(times) // 2], flush
 
 
 def main() -> None:
@@ -55,17 +68,22 @@ def main() -> None:
         args.steps = 4
     if args.threads:
         torch.set_num_threads(args.threads)
-    names = ("adamw", "adamw_fused", "sparse_adam", "sparse_adamw")
+    names = ("adamw", "adamw_fused", "sparse_adam", "sparse_adamw", "deferred_adamw")
     times = {n: [] for n in names}
+    flushes = []
     for _ in range(3):  # alternate the variants, keep the median of the medians
         for n in names:
-            times[n].append(run(n, args))
+            step, flush = run(n, args)
+            times[n].append(step)
+            if n == "deferred_adamw":
+                flushes.append(flush)
     med = {n: sorted(t)[1] for n, t in times.items()}
     print(f"V={args.vocab} d={args.hidden} positions={args.positions} k=10 "
           f"threads={torch.get_num_threads()}")
     for n in names:
-        print(f"{n:12s} median step {med[n] * 1000:8.1f} ms   {med['adamw'] / med[n]:5.2f}x faster "
+        print(f"{n:14s} median step {med[n] * 1000:8.1f} ms   {med['adamw'] / med[n]:5.2f}x faster "
               "than default adamw")
+    print(f"deferred_adamw flush of every row (before a validation): {sorted(flushes)[1] * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

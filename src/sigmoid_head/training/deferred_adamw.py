@@ -55,7 +55,7 @@ SERIES_LIMIT = 0.03
 by one (the series' remainder would exceed 0.03**6, about 7e-10, of the sum)."""
 CHUNK = 8192
 """Rows caught up at once (a (rows, window) float64 table each)."""
-KEPT_DTYPES = {"rate": torch.float64, "log_decay": torch.float64, "last": torch.int64}
+KEPT_DTYPES = {"rate": torch.float64, "log_decay": torch.float64, "root": torch.float64, "last": torch.int64}
 """State whose dtype a checkpoint keeps (torch's loading casts every state tensor to the
 parameter's dtype): the per-step float64 history and the rows' last steps."""
 
@@ -92,7 +92,11 @@ def skipped_moves(m: torch.Tensor, v: torch.Tensor, f: torch.Tensor, inv_a: torc
         gradient near eps) is summed over its steps directly, in float64.
     """
     x = v.sqrt()
-    moments = torch.stack([(f * inv_a**n).sum(1) for n in range(SERIES_TERMS)], 1).to(m.dtype)  # (R, N)
+    terms, power = [], f
+    for _ in range(SERIES_TERMS):
+        terms.append(power.sum(1))
+        power = power * inv_a
+    moments = torch.stack(terms, 1).to(m.dtype)  # (R, N)
     e = eps / x  # inf where v is 0 (m is 0 there too)
     acc = moments[:, -1:].expand_as(x)
     for n in range(SERIES_TERMS - 2, -1, -1):
@@ -138,10 +142,11 @@ class DeferredAdamW(torch.optim.Optimizer):
             state["last"] = torch.zeros(p.shape[0], dtype=torch.int64, device=p.device)
             state["exp_avg"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
             state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
-            # per step u (index u; 0 unused): lr_u * sqrt(bc2_u) / bc1_u, and the running
-            # sum of log(1 - lr_u * weight_decay)
+            # per step u (index u; 0 unused): lr_u * sqrt(bc2_u) / bc1_u, the running sum of
+            # log(1 - lr_u * weight_decay), and sqrt(bc2_u) = sqrt(1 - beta2**u)
             state["rate"] = torch.zeros(1, dtype=torch.float64, device=p.device)
             state["log_decay"] = torch.zeros(1, dtype=torch.float64, device=p.device)
+            state["root"] = torch.zeros(1, dtype=torch.float64, device=p.device)
         return state
 
     @staticmethod
@@ -153,40 +158,52 @@ class DeferredAdamW(torch.optim.Optimizer):
         rate = lr * math.sqrt(1 - beta2**s) / (1 - beta1**s)
         log_d = math.log1p(-lr * decay) if decay else 0.0
         if state["rate"].numel() <= s:  # grow by doubling
-            for key in ("rate", "log_decay"):
+            for key in ("rate", "log_decay", "root"):
                 grown = torch.zeros(2 * (s + 1), dtype=torch.float64, device=state[key].device)
                 grown[: state[key].numel()] = state[key]
                 state[key] = grown
         state["rate"][s] = rate
+        state["root"][s] = math.sqrt(1 - beta2**s)
         state["log_decay"][s] = state["log_decay"][s - 1] + log_d
         return s
 
     @classmethod
     def _catch_up(cls, p: torch.Tensor, state: dict, group: dict, rows: torch.Tensor, upto: int) -> None:
-        """Bring ``rows`` up to date after step ``upto`` (in chunks of :data:`CHUNK` rows)."""
-        for start in range(0, rows.numel(), CHUNK):
-            cls._catch_up_rows(p, state, group, rows[start : start + CHUNK], upto)
+        """Bring ``rows`` up to date after step ``upto``. Rows are grouped by how many steps
+        they have to follow (up to 2, 4, 8, ... steps, capped at the momentum window), so
+        the work is about the steps to follow, not rows x window; at most :data:`CHUNK`
+        rows at once."""
+        last = state["last"].index_select(0, rows)
+        behind = last < upto
+        rows, k = rows[behind], upto - last[behind]  # only rows with steps to follow (a host sync)
+        if rows.numel() == 0:
+            return
+        window = momentum_window(group["betas"])
+        longest, low, width = int(k.max()), 0, 2
+        while low < longest:
+            high = longest if width >= window else width
+            part = rows[(k > low) & (k <= high)]
+            for start in range(0, part.numel(), CHUNK):
+                cls._catch_up_rows(p, state, group, part[start : start + CHUNK], upto, min(high, window))
+            low, width = high, 2 * width
 
     @staticmethod
-    def _catch_up_rows(p: torch.Tensor, state: dict, group: dict, rows: torch.Tensor, upto: int) -> None:
-        """The decay and momentum of every step since each row's last update, then the
-        moments decayed to match."""
+    def _catch_up_rows(p: torch.Tensor, state: dict, group: dict, rows: torch.Tensor, upto: int,
+                       window: int) -> None:
+        """The decay and momentum of every step since each row's last update (the
+        momentum's first ``window`` steps), then the moments decayed to match."""
         last = state["last"].index_select(0, rows)  # (R,)
-        k = upto - last  # (R,) steps to follow
-        if not bool((k > 0).any()):
-            return
+        k = upto - last  # (R,) steps to follow, all > 0
         beta1, beta2 = group["betas"]
-        window = momentum_window((beta1, beta2))
         c = beta1 / math.sqrt(beta2)
-        rate, log_d = state["rate"], state["log_decay"]
+        rate, log_d, root = state["rate"], state["log_decay"], state["root"]
         j = torch.arange(1, window + 1, device=p.device)  # (W,)
         u = (last[:, None] + j).clamp_(max=upto)  # (R, W) the skipped steps
-        valid = j <= k[:, None]
-        powers = torch.tensor(c, dtype=torch.float64, device=p.device) ** j.double()  # (W,)
-        f = torch.where(valid, rate[u] * powers * torch.exp(log_d[upto] - log_d[u]), 0.0)  # (R, W) float64
+        jd = j.double()
+        powers = torch.tensor(c, dtype=torch.float64, device=p.device) ** jd  # (W,)
+        f = torch.where(j <= k[:, None], rate[u] * powers * torch.exp(log_d[upto] - log_d[u]), 0.0)  # (R, W)
         # the skipped step j divides by sqrt(v0) + eps / a_j, a_j = beta2**(j/2) / sqrt(1 - beta2**u)
-        inv_a = (1 - beta2 ** u.double()).sqrt() / torch.tensor(beta2, dtype=torch.float64,
-                                                                 device=p.device) ** (j.double() / 2)
+        inv_a = root[u] * torch.tensor(beta2, dtype=torch.float64, device=p.device) ** (-jd / 2)
         keep = torch.exp(log_d[upto] - log_d[last])  # (R,) the decay of the k steps
         shape = (-1,) + (1,) * (p.dim() - 1)
         m = state["exp_avg"].index_select(0, rows)
