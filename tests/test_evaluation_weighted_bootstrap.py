@@ -164,6 +164,24 @@ def test_word_mcc_on_weighted_source_resamples_is_the_expanding_path(seed: int) 
     assert fast["delta"] > 0 and fast["p_value"] < 0.05  # a finds the BAD items, b guesses
 
 
+def test_source_counts_give_the_weighted_mcc_to_the_last_bit() -> None:
+    """Word MCC from per-source confusion counts (one (B, G) x (G, 4) product) equals the
+    item-weighted path bit for bit, one-class and empty resamples included."""
+    from sigmoid_head.evaluation.bootstrap import Clusters, _source_weights, _weights
+    from sigmoid_head.evaluation.span_metrics import _mcc_grouped, _mcc_weighted
+
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        n = int(rng.integers(1, 1500))
+        groups = rng.integers(0, int(rng.integers(1, 200)), n)
+        p = (rng.random(n) < rng.uniform(0.0, 1.0)).astype(float)
+        g = (rng.random(n) < rng.uniform(0.0, 1.0)).astype(float)
+        clusters = Clusters(groups)
+        values_of = _mcc_grouped(p, g, clusters.codes)
+        for wg, w in zip(_source_weights(60, trial, clusters), _weights(60, trial, clusters), strict=True):
+            assert np.array_equal(values_of(wg), _mcc_weighted(p, g, w))
+
+
 def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
     """ROC-AUC from the sources' multiplicities (a quadratic form of the Mann-Whitney counts
     between sources, built in blocks) equals the count over the expanded words, bit for bit,

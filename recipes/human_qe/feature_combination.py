@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores
+from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores, gold_word_scores_many
 from sigmoid_head.evaluation.gold_formats import GoldItem, whitespace_words
 
 FLOOR = 1e-12
@@ -73,9 +73,8 @@ def word_features(row: dict, item: GoldItem, head: bool) -> np.ndarray:
     """(W, F) features of the whitespace words of one scored text (module docstring)."""
     boxes = whitespace_words(item.text)
     n = len(boxes)
-    cols = []
-    for m in WORD_METHODS:
-        cols.append(_log(gold_word_scores(row, m)))
+    scores = gold_word_scores_many(row, (*WORD_METHODS, *(("sigmoid",) if head else ())))
+    cols = [_log(s) for s in scores[: len(WORD_METHODS)]]
     cols += list(_neighbours(cols[0]))
     cols.append(np.asarray([e - s for s, e in boxes], dtype=np.float64))
     cols.append(np.asarray([not any(c.isalnum() for c in item.text[s:e]) for s, e in boxes], float))
@@ -83,11 +82,18 @@ def word_features(row: dict, item: GoldItem, head: bool) -> np.ndarray:
     for v in (math.log(n + 1), row["softmax_mean_log"], row["entropy_mean"], row["dominant_mean"]):
         cols.append(np.full(n, float(v)))
     if head:
-        own = _log(gold_word_scores(row, "sigmoid"))
-        cols += [own, *_neighbours(own), np.full(n, float(row["sigmoid_mean_log"]))]
+        cols += head_word_columns(row, scores[-1])
     if len(cols) != len(WORD_FEATURES) + (len(HEAD_WORD_FEATURES) if head else 0):
         raise AssertionError("word_features and WORD_FEATURES disagree")
     return np.stack(cols, axis=1) if n else np.zeros((0, len(cols)))
+
+
+def head_word_columns(row: dict, sigmoid: np.ndarray | None = None) -> list[np.ndarray]:
+    """The head's own word columns of :func:`word_features` (``HEAD_WORD_FEATURES``): its
+    log-probability, its neighbours' and the text's mean log-probability (``sigmoid``: the
+    row's word scores of the head, when already read)."""
+    own = _log(gold_word_scores(row, "sigmoid") if sigmoid is None else sigmoid)
+    return [own, *_neighbours(own), np.full(own.size, float(row["sigmoid_mean_log"]))]
 
 
 def segment_features(rows: Sequence[dict], head: bool) -> np.ndarray:
@@ -107,10 +113,20 @@ def segment_features(rows: Sequence[dict], head: bool) -> np.ndarray:
 
 
 def word_data(
-    rows: Sequence[dict], items: Sequence[GoldItem], head: bool
+    rows: Sequence[dict], items: Sequence[GoldItem], head: bool, memo: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(X (W, F), BAD (W,), source of each word (W,)) over every text."""
-    xs = [word_features(r, it, head) for r, it in zip(rows, items, strict=True)]
+    """(X (W, F), BAD (W,), source of each word (W,)) over every text. ``memo``: a dict the
+    caller keeps across calls on overlapping row lists (each row's features computed once;
+    keyed by the row object, which must not change meanwhile)."""
+    if memo is None:
+        xs = [word_features(r, it, head) for r, it in zip(rows, items, strict=True)]
+    else:
+        xs = []
+        for r, it in zip(rows, items, strict=True):
+            kept = memo.get((id(r), head))
+            if kept is None or kept[0] is not r:
+                kept = memo[(id(r), head)] = (r, word_features(r, it, head))
+            xs.append(kept[1])
     ys = [gold_word_bad(it) for it in items]
     gs = [np.asarray([it.group] * len(y), dtype=object) for it, y in zip(items, ys, strict=True)]
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)

@@ -364,6 +364,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     from .supervised import combine, evaluated, fit_opponents
 
     pool = _pool()
+    memo: dict = {}  # each pool row's word features, computed once over the many fits
     per: dict[str, dict[str, Any]] = {}
     primary: dict[str, dict] = {}
     secondary: dict[str, dict] = {}
@@ -372,7 +373,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         check_disjoint(pool, pair)
         key = _key(pair)
         train = _only(pool["train"], lambda k, key=key: k != key)
-        fitted = fit_opponents(train, _only(pool["validation"], lambda k, key=key: k != key))
+        fitted = fit_opponents(train, _only(pool["validation"], lambda k, key=key: k != key), memo)
         sc = _pair_scores(pair, fitted)
         ev = evaluated(sc)
         best = max((o for o in OPPONENTS if o in ev), key=lambda k: ev[k]["dev_mcc"])
@@ -391,12 +392,12 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         own = _only(pool["train"], lambda k, key=key: k == key)
         curve: dict[str, dict[str, float]] = {}
         for n in CURVE:
-            x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False)
+            x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False, memo=memo)
             for name in CURVED:
                 model = clone(fitted[name]["model"]).fit(x, y)
                 dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
                 curve.setdefault(str(n), {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
-        x, y, _ = word_data(*own, head=False)
+        x, y, _ = word_data(*own, head=False, memo=memo)
         own_flags: dict[str, tuple[float, np.ndarray]] = {}
         for name in CURVED:  # the pair's own tags alone, for scale
             model = clone(fitted[name]["model"]).fit(x, y)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import committed
-from .feature_combination import C_GRID, FLOOR, WORD_FEATURES, fit_word, word_data, word_features
+from .feature_combination import C_GRID, FLOOR, WORD_FEATURES, fit_word, word_data
 
 SET = "mlqe-roen-word"
 
@@ -96,16 +96,17 @@ def check_disjoint(training: dict[str, tuple[list[dict], list[Any]]]) -> int:
     return len(rows)
 
 
-def fit_opponents(train: tuple, validation: tuple) -> dict[str, dict[str, Any]]:
-    """``lr`` and ``gbm`` fitted on the training tags, their setting chosen on the held-out tags."""
+def fit_opponents(train: tuple, validation: tuple, memo: dict | None = None) -> dict[str, dict[str, Any]]:
+    """``lr`` and ``gbm`` fitted on the training tags, their setting chosen on the held-out tags
+    (``memo``: :func:`feature_combination.word_data`'s, kept by a caller that fits many times)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import average_precision_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    x, y, _ = word_data(*train, head=False)
-    xv, yv, _ = word_data(*validation, head=False)
+    x, y, _ = word_data(*train, head=False, memo=memo)
+    xv, yv, _ = word_data(*validation, head=False, memo=memo)
     makers = {
         "lr": ("C", C_GRID, lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))),
         "gbm": ("max_iter", GBM_ITER, lambda n: HistGradientBoostingClassifier(
@@ -146,8 +147,18 @@ def wmt_rows(split: str, variant: str | None = None) -> tuple[list[dict], list[A
 
 
 def head_features(rows: list[dict], items: list[Any]) -> np.ndarray:
-    """(W, 4) the head's own columns of :func:`word_features` (the last four)."""
-    return np.concatenate([word_features(r, it, True)[:, -4:] for r, it in zip(rows, items, strict=True)])
+    """(W, 4) the head's own columns of :func:`feature_combination.word_features` (its last four)."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_bad
+
+    from .feature_combination import head_word_columns
+
+    cols = []
+    for r, it in zip(rows, items, strict=True):
+        own = head_word_columns(r)
+        if own[0].size != gold_word_bad(it).size:
+            raise ValueError(f"{own[0].size} scored words but {gold_word_bad(it).size} gold words: {it.text[:60]!r}")
+        cols.append(np.stack(own, axis=1))
+    return np.concatenate(cols)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:

@@ -49,9 +49,8 @@ def _word_boxes(rec: dict) -> list[tuple[int, int] | None]:
     return word_offsets(rec["candidate"], [w["word"] for w in words])
 
 
-def gold_word_scores(rec: dict, method: str) -> np.ndarray:
-    """(W,) score of every whitespace word of the candidate: the lowest score of the
-    scored words overlapping it (1.0 where none does)."""
+def word_runs(rec: dict) -> list[list[int]]:
+    """Per whitespace word of the candidate, the indices of the scored words overlapping it."""
     boxes = _word_boxes(rec)
     words = rec["words"]
     if len(boxes) != len(words):
@@ -61,13 +60,23 @@ def gold_word_scores(rec: dict, method: str) -> np.ndarray:
     ordered = bool(np.all(np.diff(starts) >= 0) and np.all(np.diff(ends) >= 0))
     out = []
     for start, end in whitespace_words(rec["candidate"]):
-        if ordered:  # the overlapping boxes are one run: those ending after start, starting before end
-            run = placed[bisect.bisect_right(ends, start):bisect.bisect_left(starts, end)]
-            hit = [float(words[k][method]) for b0, b1, k in run if b0 < end and start < b1]
-        else:
-            hit = [float(words[k][method]) for b0, b1, k in placed if b0 < end and start < b1]
-        out.append(min(hit) if hit else 1.0)
-    return np.asarray(out, dtype=np.float64)
+        # ordered: the overlapping boxes are one run, those ending after start and starting before end
+        run = placed[bisect.bisect_right(ends, start):bisect.bisect_left(starts, end)] if ordered else placed
+        out.append([k for b0, b1, k in run if b0 < end and start < b1])
+    return out
+
+
+def gold_word_scores(rec: dict, method: str) -> np.ndarray:
+    """(W,) score of every whitespace word of the candidate: the lowest score of the
+    scored words overlapping it (1.0 where none does)."""
+    return gold_word_scores_many(rec, (method,))[0]
+
+
+def gold_word_scores_many(rec: dict, methods: Sequence[str]) -> list[np.ndarray]:
+    """:func:`gold_word_scores` of several methods, the words' overlaps found once."""
+    runs, words = word_runs(rec), rec["words"]
+    return [np.asarray([min(float(words[k][m]) for k in run) if run else 1.0 for run in runs],
+                       dtype=np.float64) for m in methods]
 
 
 def gold_word_bad(item: GoldItem) -> np.ndarray:

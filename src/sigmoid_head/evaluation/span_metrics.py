@@ -55,22 +55,44 @@ def mcc(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
     return (tp * tn - fp * fn) / den if den else 0.0
 
 
+def _mcc_of_counts(tp: np.ndarray, tn: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1.0), 0.0)
+
+
 def _mcc_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
     """:func:`mcc` of (B, N) integer multiplicities of the items (each row's confusion
     counts are exact integers, so equal to :func:`mcc` of the drawn items to the last bit)."""
     pb, gb = p != 0, g != 0
     tp, tn = (w * (pb & gb)).sum(1), (w * (~pb & ~gb)).sum(1)
     fp, fn = (w * (pb & ~gb)).sum(1), (w * (~pb & gb)).sum(1)
-    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1.0), 0.0)
+    return _mcc_of_counts(tp, tn, fp, fn)
+
+
+def _mcc_grouped(p: np.ndarray, g: np.ndarray, codes: np.ndarray):  # noqa: ANN202 (a closure)
+    """:func:`mcc` from per-source confusion counts: ``values_of`` maps (B, G) source
+    multiplicities to (B,) values through one (B, G) x (G, 4) product. Every product and
+    sum is of integers below 2**53, so the counts, and the values, equal
+    :func:`_mcc_weighted`'s to the last bit."""
+    pb, gb = p != 0, g != 0
+    n_groups = int(codes.max()) + 1 if codes.size else 0
+    cells = (pb & gb, ~pb & ~gb, pb & ~gb, ~pb & gb)
+    counts = np.stack([np.bincount(codes, weights=c.astype(np.float64), minlength=n_groups)
+                       for c in cells], axis=1)  # (G, 4)
+
+    def values_of(source_weight: np.ndarray) -> np.ndarray:
+        tp, tn, fp, fn = (source_weight @ counts).T
+        return _mcc_of_counts(tp, tn, fp, fn)
+
+    return values_of
 
 
 def _mcc_rows(p: np.ndarray, g: np.ndarray) -> np.ndarray:
     return np.array([mcc(a, b) for a, b in zip(p, g, strict=True)])
 
 
-register_batched(mcc, _mcc_rows, weighted_fn=_mcc_weighted)
+register_batched(mcc, _mcc_rows, weighted_fn=_mcc_weighted, grouped_fn=_mcc_grouped)
 
 
 def f1_bad(pred_bad: ArrayLike, gold_bad: ArrayLike) -> float:
