@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,28 +157,55 @@ def files_at_risk(
     return sorted(risky)
 
 
+def _run_all(runs: list[tuple[str, str, list[str], dict]], at_once: int) -> list[tuple[str, int]]:
+    """Every rerun, ``at_once`` at a time (each a single pytest process: several reruns side
+    by side keep the cores busier than one rerun spread over workers); each one's output is
+    printed whole, under its header, when it ends. Returns (extra, exit code) per rerun."""
+    import tempfile
+
+    pending, active, codes = list(runs), [], []
+    while pending or active:
+        while pending and len(active) < at_once:
+            extra, header, command, env = pending.pop(0)
+            out = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the rerun ends)
+            active.append((extra, header, out, subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                                                stderr=subprocess.STDOUT)))
+        for entry in list(active):
+            extra, header, out, proc = entry
+            if proc.poll() is None:
+                continue
+            active.remove(entry)
+            out.seek(0)
+            print(header, flush=True)
+            sys.stdout.write(out.read().decode(errors="replace"))
+            sys.stdout.flush()
+            out.close()
+            codes.append((extra, proc.returncode))
+        if active:
+            time.sleep(0.2)
+    return codes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", type=Path, help="the import record the suite wrote")
     parser.add_argument("--list", action="store_true", help="print the files; run nothing")
     parser.add_argument("--extra", action="append", help="check only this extra (repeatable)")
     parser.add_argument("--workers", type=int, default=0,
-                        help="pytest-xdist processes for each rerun (0: one process)")
+                        help="reruns side by side, one pytest process each (0 or 1: one after another)")
     args = parser.parse_args(argv)
     record = json.loads(args.record.read_text()) if args.record and args.record.exists() else {}
     if args.record and not record:
         print(f"check_extras: no import record at {args.record}; static imports only")
     needs = package_needs()
-    failed = []
+    runs = []  # (extra, header, command, env) of every rerun
     for extra, tops in sorted(extras_modules().items()):
         if args.extra and extra not in args.extra:
             continue
         files = files_at_risk(tops, record, needs)
-        print(
-            f"check_extras: without [{extra}] (hiding {', '.join(sorted(tops))}): "
-            f"{len(files)} test files"
-        )
+        header = f"check_extras: without [{extra}] (hiding {', '.join(sorted(tops))}): {len(files)} test files"
         if args.list or not files:
+            print(header)
             print("".join(f"  {f}\n" for f in files), end="")
             continue
         env = dict(
@@ -188,23 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             ),
         )
         env.pop("SIGMOID_HEAD_RECORD_EXTRAS", None)
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                *(["-n", str(args.workers), "--dist", "loadfile"] if args.workers and len(files) > 1 else []),
-                *(str(TESTS / f) for f in files),
-            ],
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-        if done.returncode not in (0, 5):
-            failed.append(extra)
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   *(str(TESTS / f) for f in files)]
+        runs.append((extra, header, command, env))
+    failed = [extra for extra, code in _run_all(runs, max(1, args.workers)) if code not in (0, 5)]
     if failed:
         print(
             f"check_extras: the suite fails without the extra(s) {', '.join(failed)}: a test "
