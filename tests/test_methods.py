@@ -128,3 +128,40 @@ def test_one_name_per_scale_of_the_length_normalised_score() -> None:
     assert registry.METHODS["softmax"].probability_keys() == ["softmax", "softmax_geo_mean", "softmax_min"]
     kept = {"softmax_geo_mean": 0.5}
     assert registry.upgrade_columns(dict(kept)) == kept  # today's name: not read as an old one
+
+
+def test_deferred_range_checks_read_the_device_once_and_raise_what_the_immediate_check_raises(monkeypatch):
+    """Scoring passes check every method's values in one go (issue 60: no host copy per
+    method): good values never come to the host; a bad one raises the immediate check's
+    error, the first bad method in order first."""
+    from sigmoid_head.registry import contract
+
+    def immediate(owner: str, unit: str, values) -> str:
+        with pytest.raises(ValueError) as err:
+            contract.token_values(owner, unit, values, len(values))
+        return str(err.value)
+
+    copies = []
+    real = contract._check_range
+    monkeypatch.setattr(contract, "_check_range", lambda *a: (copies.append(a[0]), real(*a)))
+    later = contract.DeferredChecks()
+    good = {"p": torch.tensor([0.0, 0.5, 1.0 + 5e-5]), "lp": torch.tensor([-math.inf, -2.0, 5e-5])}
+    for unit, v in good.items():
+        contract.token_values(f"ok-{unit}", "log" if unit == "lp" else "probability", v, 3, later)
+    later.settle()
+    assert copies == [] and later.pending == []
+    bad = [("a", "probability", torch.tensor([0.2, 0.3, 0.4])),
+           ("b", "log", torch.tensor([-1.0, 0.5, -0.2])),  # a log-probability above 0
+           ("c", "probability", torch.tensor([float("nan"), 0.1, 0.1]))]
+    for owner, unit, v in bad:
+        contract.token_values(owner, unit, v, 3, later)
+    with pytest.raises(ValueError) as err:
+        later.settle()
+    assert str(err.value) == immediate("b", "log", bad[1][2])
+    for owner, unit, v in [("d", "probability", torch.tensor([-math.inf, 0.1])),
+                           ("e", "log", torch.tensor([math.inf, -1.0])),
+                           ("f", "probability", torch.tensor([0.1, 1.01]))]:
+        contract.token_values(owner, unit, v, 2, later)
+        with pytest.raises(ValueError) as err:
+            later.settle()
+        assert str(err.value) == immediate(owner, unit, v)

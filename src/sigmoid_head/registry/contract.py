@@ -74,9 +74,13 @@ def check_keys(owner: str, new: Iterable[str], taken: dict[str, str]) -> None:
             )
 
 
-def token_values(owner: str, unit: str, values: Any, n: int) -> Any:
+def token_values(owner: str, unit: str, values: Any, n: int, later: DeferredChecks | None = None) -> Any:
     """Check the (n,) per-token values a method returned; returns them as a float tensor
     (torch is imported only here, where the scoring pass runs).
+
+    Args:
+        later: where the range check waits (:meth:`DeferredChecks.settle` runs it for every
+            method of a pass with one wait for the device); None checks now.
 
     Raises:
         ValueError: naming ``owner``: not a tensor, array or list of n numbers, not finite,
@@ -103,17 +107,59 @@ def token_values(owner: str, unit: str, values: Any, n: int) -> Any:
             f"method {owner!r} returned values of shape {tuple(array.shape)}, "
             f"expected ({n},): one per scored position"
         )
-    checked = array.detach().double()
+    if later is not None:
+        later.pending.append((owner, unit, array))
+    else:
+        _check_range(owner, unit, array)
+    return array if array.dtype.is_floating_point else array.float()
+
+
+def _check_range(owner: str, unit: str, array: Any) -> None:
+    """The range check of :func:`token_values`, on the host."""
     low, high = (-math.inf, 0.0) if unit == "log" else (0.0, 1.0)
     _in_range(
         f"method {owner!r}",
         "log-probability" if unit == "log" else "probability",
-        checked.cpu().numpy(),
+        array.detach().double().cpu().numpy(),
         low,
         high,
         allow_neg_inf=unit == "log",
     )
-    return array if array.dtype.is_floating_point else array.float()
+
+
+class DeferredChecks:
+    """The range checks of :func:`token_values` for a whole scoring pass, settled with one
+    wait for the device: the methods' values are reduced on their device to one flag per
+    unit (the same rule as :func:`_in_range`, in float64), and the flags read once; only
+    when one is raised do the values come to the host, where the check names the first
+    problem exactly as the immediate check does."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, str, Any]] = []
+
+    def settle(self) -> None:
+        """Raise what the immediate checks would have raised, in the same order; then forget."""
+        import torch
+
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        device = pending[0][2].device
+        flags = []
+        for unit in ("log", "probability"):  # one flag per unit over all its methods' values
+            arrays = [a.detach().reshape(-1).to(device) for _, u, a in pending if (u == "log") == (unit == "log")]
+            if not arrays:
+                continue
+            x = torch.cat(arrays).double()
+            bad = x.isnan() | (x == math.inf)
+            if unit == "log":
+                bad |= x > TOLERANCE
+            else:
+                bad |= (x == -math.inf) | (x < -TOLERANCE) | (x > 1.0 + TOLERANCE)
+            flags.append(bad.any())
+        if bool(torch.stack(flags).any()):
+            for owner, unit, array in pending:
+                _check_range(owner, unit, array)
 
 
 def _in_range(

@@ -221,31 +221,36 @@ def position_scores(
         (long, (N,)) unless ``softmax=False``; with a head ``sigmoid_log`` (float32, (N,));
         ``sigmoid_log:<name>`` per further head.
     """
+    from ..registry.contract import DeferredChecks
+
     parts: dict[str, list[torch.Tensor]] = {}
+    later = DeferredChecks()  # the methods' range checks: one wait for the device, at the end
     named = {"": head} if head is not None else {}
     named |= {f":{k}": v for k, v in (heads or {}).items()}
     for s in range(0, targets.shape[0], LOGIT_CHUNK):
         h, t = hidden[s : s + LOGIT_CHUNK], targets[s : s + LOGIT_CHUNK]  # (C, d), (C,)
         for m in registry.methods("head"):
             for suffix, hd in named.items():
-                values = method_values(m, PassRows(t, hidden=h, head=hd), t.shape[0])  # (C,)
+                values = method_values(m, PassRows(t, hidden=h, head=hd), t.shape[0], later)  # (C,)
                 parts.setdefault(m.value_key + suffix, []).append(values)
         if not softmax:
             continue
         z = logits[s : s + LOGIT_CHUNK].float() if logits is not None else backbone.lm_logits(h)
         rows = slice_rows(z.shape[-1], z.device)  # cache-sized on CPU, one slice on a GPU
         for r in range(0, z.shape[0], rows):
-            for k, v in _softmax_stats(z[r : r + rows], t[r : r + rows], dominant).items():
+            for k, v in _softmax_stats(z[r : r + rows], t[r : r + rows], dominant, later).items():
                 parts.setdefault(k, []).append(v)
+    later.settle()
     return {k: torch.cat(v) for k, v in parts.items()}
 
 
-def method_values(method: registry.Method, rows: PassRows, n: int) -> torch.Tensor:
+def method_values(method: registry.Method, rows: PassRows, n: int, later: Any = None) -> torch.Tensor:
     """(n,) the per-token values of ``method`` on ``rows``, checked by the plugin contract
-    (:func:`sigmoid_head.registry.contract.token_values`: shape, numbers, finite, in range)."""
+    (:func:`sigmoid_head.registry.contract.token_values`: shape, numbers, finite, in range;
+    the range check waits in ``later``, a ``DeferredChecks``, when given)."""
     from ..registry.contract import token_values
 
-    return token_values(method.name, method.token_unit, method.values_function()(rows), n)
+    return token_values(method.name, method.token_unit, method.values_function()(rows), n, later)
 
 
 FUSED_METHODS = ("sigmoid_head.scoring.token_scores:softmax_log",
@@ -254,7 +259,7 @@ FUSED_METHODS = ("sigmoid_head.scoring.token_scores:softmax_log",
 
 
 def _softmax_stats(
-    z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None
+    z: torch.Tensor, t: torch.Tensor, dominant: DominantConfig | None, later: Any = None
 ) -> dict[str, torch.Tensor]:
     """Each method reading the LM's logits, entropy and n_dominant (each (R,)) from
     logits z (R, V), with one exponential per logit (:func:`.softmax_stats.softmax_stats`);
@@ -264,7 +269,7 @@ def _softmax_stats(
     full = any(m.token_values not in FUSED_METHODS for m in methods)
     rows = PassRows(t, logp=z.float() - stats.log_norm.unsqueeze(-1) if full else None,
                     dominant=stats.dominant, target_logp=stats.target_logp)
-    out = {m.value_key: method_values(m, rows, t.shape[0]) for m in methods}
+    out = {m.value_key: method_values(m, rows, t.shape[0], later) for m in methods}
     return {**out, "entropy": stats.entropy, "n_dominant": stats.dominant.n_dominant}
 
 
