@@ -203,8 +203,9 @@ class WeightedWords:
 
     A resample of items is given as each item's multiplicity (:func:`~.bootstrap.
     clustered_ci` with ``by_weight``); every word counts as often as its item. The words
-    are ranked once, so each resample is a few weighted counts, O(W), instead of a
-    concatenation and a sort of the drawn words. The counts are integers, so MCC, F1-BAD,
+    are ranked once and counted per item and confusion cell, so each resample is an (N, 4)
+    product and two weighted counts over the words, instead of a concatenation and a sort of
+    the drawn words. The counts are integers, so MCC, F1-BAD,
     ROC-AUC and AP equal :func:`word_metrics` on the concatenated drawn words.
 
     Args:
@@ -224,6 +225,13 @@ class WeightedWords:
         # (W,) dense rank of the badness -s, ascending: equal scores share a value
         self.codes = np.unique(-s, return_inverse=True)[1].ravel()
         self.n_values = int(self.codes.max()) + 1 if self.codes.size else 1
+        p, g, n = self.pred, self.bad, len(sizes)
+        # per item, its words in each confusion cell: (N, 4) tp, fp, fn, tn
+        self.cells = np.stack([np.bincount(self.item, weights=c.astype(np.float64), minlength=n)
+                               for c in (p & g, p & ~g, ~p & g, ~p & ~g)], axis=1) if n else np.zeros((0, 4))
+        # the rank value and item of every BAD word, and of every OK word
+        self.pos_codes, self.pos_items = self.codes[g], self.item[g]
+        self.neg_codes, self.neg_items = self.codes[~g], self.item[~g]
 
     def metrics(self, item_weight: ArrayLike) -> dict[str, float]:
         """:func:`word_metrics` of the words, each counted ``item_weight[its item]`` times.
@@ -231,14 +239,13 @@ class WeightedWords:
         Args:
             item_weight: (N,) non-negative integer multiplicity of each item.
         """
-        w = np.asarray(item_weight, dtype=np.float64)[self.item]  # (W,)
-        p, g = self.pred, self.bad
-        tp, fp = float(w[p & g].sum()), float(w[p & ~g].sum())
-        fn, tn = float(w[~p & g].sum()), float(w[~p & ~g].sum())
+        w = np.asarray(item_weight, dtype=np.float64)  # (N,)
+        # integer counts, so these sums are exact in any order (the per-word sums they replace)
+        tp, fp, fn, tn = (float(c) for c in w @ self.cells)
         den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         f1_den = tp + fp + tp + fn
-        pos = np.bincount(self.codes, weights=w * g, minlength=self.n_values)  # (V,)
-        neg = np.bincount(self.codes, weights=w * ~g, minlength=self.n_values)
+        pos = np.bincount(self.pos_codes, weights=w[self.pos_items], minlength=self.n_values)  # (V,)
+        neg = np.bincount(self.neg_codes, weights=w[self.neg_items], minlength=self.n_values)
         npos, nneg = pos.sum(), neg.sum()
         auc = math.nan
         if npos and nneg:  # the Mann-Whitney count: negatives below plus half the tied
