@@ -24,6 +24,7 @@
 # seconds (default 470: under 8 minutes), without the tests and the harness -> OUT/issue60.txt:
 #   per model of GPU_LENT_MODELS (default smollm2-random,olmo2-1b,olmo2-7b, in that order)
 #   train_throughput.py --memory (ours_tf dense fused AdamW, ours_tf_sparse row-sparse AdamW,
+#   ours_tf_deferred deferred AdamW,
 #   ours_tf_no_update, ours_mixed, side by side) and scoring.py (every method, sigmoid only);
 #   then rerank.py on the first model; then the one line --compile reduce-overhead answers.
 #   Sections that would start too late are skipped and named, so the call always ends with

@@ -11,6 +11,9 @@ embedded SmolLM2-135M-Instruct), interleaved and repeated in one run:
   shipped default);
 * ``ours_tf_sparse``: the same step updating only the rows with a gradient
   (``--optimizer sparse_adamw``: sparse row gradients, :class:`RowSparseAdamW`);
+* ``ours_tf_deferred``: the same step with ``--optimizer deferred_adamw`` (dense AdamW's
+  head from the rows with a gradient: :class:`DeferredAdamW` and its read hook; its flush
+  before each validation is not part of a step);
 * ``ours_tf_no_update``: the same step without any optimizer update (loss and backward
   only: the bound for the head's own work);
 * ``ours_mixed``: a full training step, token_freq + softmax t=2 + avoid-dominant;
@@ -43,14 +46,16 @@ from sigmoid_head.data.batching import Collator
 from sigmoid_head.head.layer import sigmoid_bce
 from sigmoid_head.head.model import SigmoidHeadModel
 from sigmoid_head.lm.dominant import DominantConfig
+from sigmoid_head.training.deferred_adamw import DeferredAdamW
 from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.optim import RowSparseAdamW
 from sigmoid_head.training.step import StepContext, batch_loss
 
-VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_tf_sparse", "ours_tf_no_update",
-            "ours_mixed", "published_mixed")
-UPDATES = ("adamw", "sparse_adamw", "none")
-"""How a step of ours updates the head: dense fused AdamW, row-sparse AdamW, or not at all."""
+VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_tf_sparse", "ours_tf_deferred",
+            "ours_tf_no_update", "ours_mixed", "published_mixed")
+UPDATES = ("adamw", "sparse_adamw", "deferred_adamw", "none")
+"""How a step of ours updates the head: dense fused AdamW, row-sparse AdamW, deferred AdamW,
+or not at all."""
 
 
 def published_step(model: SigmoidHeadModel, opt, batch: dict, freq: torch.Tensor,
@@ -110,12 +115,15 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
 
     def ours(strategy, update="adamw"):
         ctx = StepContext(model, model.head, samplers[strategy], DominantConfig(), nullcontext())
-        sparse = update == "sparse_adamw"
+        sparse = update in ("sparse_adamw", "deferred_adamw")
         # its own state (made on its first step), freed with the functions
-        row_opt = RowSparseAdamW(model.head.parameters(), lr=1e-4) if sparse else None
+        row_opt = (RowSparseAdamW(model.head.parameters(), lr=1e-4) if update == "sparse_adamw"
+                   else DeferredAdamW(model.head.parameters(), lr=1e-4) if update == "deferred_adamw" else None)
+        hook = row_opt.read_hook(model.head.row_parameters()) if update == "deferred_adamw" else None
 
         def run(i):
-            model.head.sparse = sparse  # sparse row gradients for the row-sparse update only
+            model.head.sparse = sparse  # sparse row gradients for the row updates only
+            model.head.before_read = hook  # deferred_adamw: rows brought up to date as they are read
             try:
                 loss, n = batch_loss(ctx, batches[i], torch.Generator(device=dev).manual_seed(i))
                 (loss / n).backward()
@@ -124,6 +132,7 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
                 opt.zero_grad(set_to_none=True)  # the same parameters: drops every variant's grads
             finally:
                 model.head.sparse = False
+                model.head.before_read = None
         return run
 
     def published(i):
@@ -145,6 +154,7 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
     fns = {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
            "ours_tf": ours("token_freq"),
            "ours_tf_sparse": ours("token_freq", "sparse_adamw"),
+           "ours_tf_deferred": ours("token_freq", "deferred_adamw"),
            "ours_tf_no_update": ours("token_freq", "none"),
            "ours_mixed": ours("token_freq+softmax"), "published_mixed": published}
     if dev.type != "cpu":

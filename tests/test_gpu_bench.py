@@ -116,7 +116,7 @@ def test_gpu_lent_issue60_dry_run_writes_the_whole_table(tiny_tokenizer_path, tm
                          capture_output=True, text=True, env=env, timeout=480)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     text = (tmp_path / "out" / "issue60.txt").read_text()
-    for figure in ("ours_tf ", "ours_tf_sparse ", "ours_tf_no_update ", "ours_mixed ",
+    for figure in ("ours_tf ", "ours_tf_sparse ", "ours_tf_deferred ", "ours_tf_no_update ", "ours_mixed ",
                    "forward+head+optimizer state", "full_scores", "sigmoid_only",
                    "(rerank - generate) / forward", "--compile reduce-overhead: refused",
                    "sections failed: 0", "sections skipped (deadline): 0"):
