@@ -42,6 +42,7 @@ from sigmoid_head.data.records import read_jsonl
 from sigmoid_head.scoring.force_decode import score_examples
 from sigmoid_head.scoring.rauq import RauqConfig
 from sigmoid_head.training.cache import PositionCache
+from sigmoid_head.training.config import OPTIMIZERS
 
 from .qe_report import (
     by_kind_table,
@@ -245,6 +246,9 @@ def main() -> None:
                         "keep it fixed to measure the spread that training alone adds")
     p.add_argument("--train-only", action="store_true",
                    help="stop after training the heads (e.g. for recipes/bible/eval_self_study.py)")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw",
+                   help="the head's optimizer (issue 60's quality check trains the primary-family head "
+                        "with each; adamw is the default and the tables' setting)")
     args = p.parse_args()
     run(args)
 
@@ -289,7 +293,7 @@ def run(args: argparse.Namespace) -> None:
     config_kw = dict(train_file=str(train_file), validation_file=str(dev_file), untrained_prior=0.0,
                      lr=1e-3, batch_size=16,
                      epochs=epochs, eval_every=args.eval_every, patience=3, cache_hidden=True, max_length=192,
-                     seed=args.seed, progress=False, **render)
+                     seed=args.seed, progress=False, optimizer=args.optimizer, **render)
     heads = train_heads(backbone, config_kw, settings, out)
     if args.train_only:
         print(f"heads saved under {out / 'heads'} ({_elapsed(t_start)})")
