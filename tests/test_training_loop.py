@@ -53,8 +53,14 @@ def test_deferred_adamw_trains_the_head_dense_adamw_trains(train_config, train_h
     does not (3.8e-3 here)."""
     kw = dict(negatives="token_freq", max_steps=24, eval_every=8, validation_fraction=0.1, lr=1e-2,
               untrained_prior=0.0, weight_decay=0.01)
+    from sigmoid_head.lm.profiles import device_profile
+
     heads = {o: train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / o, optimizer=o, **kw)).head.weight
              for o in ("adamw", "deferred_adamw", "sparse_adamw")}
+    with device_profile("cuda"):  # the accelerator's fixed-shape path, forced on the CPU
+        fixed = train(train_config(tiny_causal_path, tiny_pairs_jsonl, tmp_path / "fixed", optimizer="deferred_adamw",
+                                   **kw)).head.weight
+    assert torch.allclose(fixed, heads["adamw"], rtol=0, atol=1e-6)
     assert torch.allclose(heads["deferred_adamw"], heads["adamw"], rtol=0, atol=1e-6)
     assert not torch.allclose(heads["sparse_adamw"], heads["adamw"], rtol=0, atol=1e-3)
     dense, deferred = train_history(tmp_path / "adamw"), train_history(tmp_path / "deferred_adamw")

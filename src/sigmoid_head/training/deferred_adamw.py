@@ -42,7 +42,8 @@ from collections.abc import Callable
 
 import torch
 
-from .optim import touched_rows
+from ..lm.profiles import fixed_shapes
+from .row_grads import touched_rows
 
 MAX_WINDOW = 4096
 """The most skipped steps whose momentum is followed: betas that need more are refused."""
@@ -169,16 +170,22 @@ class DeferredAdamW(torch.optim.Optimizer):
 
     @classmethod
     def _catch_up(cls, p: torch.Tensor, state: dict, group: dict, rows: torch.Tensor, upto: int) -> None:
-        """Bring ``rows`` up to date after step ``upto``. Rows are grouped by how many steps
-        they have to follow (up to 2, 4, 8, ... steps, capped at the momentum window), so
-        the work is about the steps to follow, not rows x window; at most :data:`CHUNK`
-        rows at once."""
+        """Bring ``rows`` up to date after step ``upto`` (repeats allowed), at most
+        :data:`CHUNK` rows at once. On the CPU the rows are grouped by how many steps they
+        have to follow (up to 2, 4, 8, ... steps, capped at the momentum window), so the
+        work is about the steps to follow, not rows x window; with fixed shapes (an
+        accelerator) every row takes the whole window in one pass, and a row with nothing
+        to follow is left as it is by the arithmetic: no host read of a data-dependent size."""
+        window = momentum_window(group["betas"])
+        if fixed_shapes(p.device):
+            for start in range(0, rows.numel(), CHUNK):
+                cls._catch_up_rows(p, state, group, rows[start : start + CHUNK], upto, window)
+            return
         last = state["last"].index_select(0, rows)
         behind = last < upto
         rows, k = rows[behind], upto - last[behind]  # only rows with steps to follow (a host sync)
         if rows.numel() == 0:
             return
-        window = momentum_window(group["betas"])
         longest, low, width = int(k.max()), 0, 2
         while low < longest:
             high = longest if width >= window else width
@@ -283,8 +290,8 @@ class DeferredAdamW(torch.optim.Optimizer):
                 state = self.state.get(p)
                 if not state or int(state["step"]) == 0:
                     continue
-                if rows is None:
-                    rows = ids.reshape(-1).unique()
+                if rows is None:  # repeats are harmless (a row caught up has nothing left to follow)
+                    rows = ids.reshape(-1) if fixed_shapes(ids.device) else ids.reshape(-1).unique()
                 self._catch_up(p, state, groups[p], rows, int(state["step"]))
 
         return hook

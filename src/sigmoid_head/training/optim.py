@@ -15,6 +15,10 @@ import math
 import torch
 
 from .config import TrainConfig
+from .row_grads import touched_rows
+
+__all__ = ["RowSparseAdamW", "attach_read_hook", "cosine_with_warmup", "flush_rows", "make_optimizer",
+           "touched_rows"]
 
 
 def make_optimizer(config: TrainConfig, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -62,30 +66,6 @@ def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int
         return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-
-
-def touched_rows(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The rows of a gradient that are not all zero, and their values.
-
-    Args:
-        grad: a dense gradient (R0, ...) or a sparse COO one with one sparse dimension
-            (what ``F.embedding(..., sparse=True)`` gives; repeated rows are summed).
-
-    Returns:
-        ``(rows, values)``: (R,) sorted row ids and (R, ...) their gradient rows. A row
-        gathered but with an all-zero summed gradient is left out, so the sparse and the
-        dense form of one gradient give the same rows.
-    """
-    if grad.is_sparse:
-        if grad.sparse_dim() != 1:
-            raise ValueError(f"RowSparseAdamW needs row gradients (1 sparse dim), got {grad.sparse_dim()}")
-        grad = grad.coalesce()
-        rows, values = grad.indices()[0], grad.values()
-        keep = values.reshape(values.shape[0], -1).ne(0).any(1)  # (R,)
-        return rows[keep], values[keep]
-    flat = grad.reshape(grad.shape[0], -1)
-    rows = torch.count_nonzero(flat, dim=1).nonzero().squeeze(1)  # (R,)
-    return rows, grad.index_select(0, rows)
 
 
 class RowSparseAdamW(torch.optim.Optimizer):
