@@ -191,3 +191,32 @@ def test_embedding_rows_train_like_dense_adamw():
         ob.zero_grad()
     ob.flush()
     assert torch.allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_rows_long_untouched_are_followed_once_and_a_row_alike_in_any_company():
+    """Rows skipped for longer than the momentum window (264 steps) are caught up once and
+    equal dense AdamW; and a row's catch-up does not depend on which other rows share the
+    call (replicas of a multi-process run compute it in different company)."""
+    start = torch.randn(6, D, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    a, b = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
+    oa = torch.optim.AdamW([a], lr=1e-2, weight_decay=0.05)
+    ob = DeferredAdamW([b], lr=1e-2, weight_decay=0.05)
+    g = torch.Generator().manual_seed(6)
+    for s in range(700):
+        grad = torch.zeros(6, D, dtype=torch.float64)
+        live = [0] if s % 300 else list(range(6))  # rows 1-5 touched every 300 steps only
+        grad[live] = torch.randn(len(live), D, generator=g, dtype=torch.float64)
+        a.grad, b.grad = grad.clone(), grad.clone()
+        oa.step()
+        ob.step()
+    state = {k: (v.clone() if torch.is_tensor(v) else v) for k, v in ob.state[b].items()}
+    before = b.detach().clone()
+    with torch.no_grad():
+        ob._catch_up(b, ob.state[b], ob.param_groups[0], torch.tensor([3]), ob.state[b]["step"])
+    alone = b.detach()[3].clone()
+    with torch.no_grad():
+        b.copy_(before)
+    ob.state[b].update({k: (v.clone() if torch.is_tensor(v) else v) for k, v in state.items()})
+    ob.flush()
+    assert torch.equal(b.detach()[3], alone)  # the same bits alone and with every other row
+    assert torch.allclose(b, a, rtol=0, atol=1e-10)

@@ -187,11 +187,12 @@ class DeferredAdamW(torch.optim.Optimizer):
         if rows.numel() == 0:
             return
         longest, low, width = int(k.max()), 0, 2
-        while low < longest:
-            high = longest if width >= window else width
+        while low < longest:  # a group's window depends on k only: a row's result is the same in any call
+            final = width >= window  # the last group: every row left, the whole window
+            high = longest if final else width
             part = rows[(k > low) & (k <= high)]
             for start in range(0, part.numel(), CHUNK):
-                cls._catch_up_rows(p, state, group, part[start : start + CHUNK], upto, min(high, window))
+                cls._catch_up_rows(p, state, group, part[start : start + CHUNK], upto, window if final else width)
             low, width = high, 2 * width
 
     @staticmethod
