@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common.compare import FITTED_REL, REL, compare, tolerance_note
-from . import committed
+from . import committed, sparse_check
 from .analyses import BLOCK as ANALYSIS_BLOCK
 from .committed import (
     committed_row,
@@ -364,6 +364,12 @@ def adopt(run_dir: Path, name: str, shroom_data: Path | None = None) -> None:
     print(f"adopted {run_dir} as the committed run of {name}: now run --write")
 
 
+OWN_ANALYSIS = frozenset((*sparse_check.SPARSE, *sparse_check.DEFERRED))
+"""Packed head variants that only their own analysis reads (:mod:`.sparse_check`: the same
+head trained with another optimizer), kept out of the head-variant tables: they are no
+candidate for a set's best head, and the whole-table Holm family is not grown by them."""
+
+
 def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_variants: bool = True,
           with_analyses: bool = True) -> tuple[dict[Path, str], dict[str, str], list[str]]:
     """(file -> text, page block -> text, notices) of everything this script makes for
@@ -381,7 +387,7 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
         files[folder / "report.md"] = report(res, res["settings"])
         blocks[name] = files[folder / "report.md"].rstrip("\n") + "\n"
         blocks[f"{PUBLISHED_BLOCK}:{name}"] = "\n".join(published_table(name, res))
-        variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir())
+        variants = sorted(p.name for p in (folder / "heads").glob("*") if p.is_dir() and p.name not in OWN_ANALYSIS)
         if variants and with_variants:
             base = Path(res["settings"]["head"]).name
             limits = {variant_limit(name, v) for v in variants}

@@ -159,3 +159,13 @@ def test_reference_weight_chosen_on_seed_0_and_default_kept_within_the_seeds(tmp
     assert ("The library's default changes" in text) == changes
     shutil.rmtree(tmp_path / dev_choices.SET / "heads" / "labelled_roen_mix2")
     assert "reference_weight" not in dev_choices.results()  # a weight not scored: no choice made
+
+
+def test_the_optimizer_check_heads_stay_out_of_the_variant_tables():
+    """The heads of issue 60's optimizer check are read by their own analysis only: the
+    variant tables (and their whole-table Holm family) list none of them."""
+    from recipes.human_qe import sparse_check, tables
+
+    assert set(sparse_check.SPARSE) <= tables.OWN_ANALYSIS and set(sparse_check.DEFERRED) <= tables.OWN_ANALYSIS
+    block = tables.DOC.read_text().split("#### mlqe-roen-word: head variants", 1)[1].split("#### ", 1)[0]
+    assert "labelled_roen_s1" in block and not any(h in block for h in tables.OWN_ANALYSIS)
