@@ -40,6 +40,13 @@ at the same margin and level, and the per-seed tests (Holm over 3, descriptive).
 run for lack of compute is listed as not run; the equivalence test needs all three. It can
 become the default only if it is equivalent here and in the Bible half, and faster than
 dense AdamW on a GPU (``benchmarks/optimizer_step.py`` and ``train_throughput.py``).
+
+The Bible half's commands (added after the WMT half ran; not run yet): the primary family's
+heads of ``recipes/bible/primary_family.py`` trained with ``--optimizer deferred_adamw`` (and
+``sparse_adamw``) beside the committed dense ones, then one suite run scoring them all::
+
+    python -m recipes.bible.experiments --setting llm --data data/bible --out runs/llm_deferred_sK \
+        --train-only --settings token_freq+avoid --seed K --data-seed 0 --optimizer deferred_adamw
 """
 
 from __future__ import annotations
@@ -104,7 +111,8 @@ def _check(ev: dict, candidates: tuple[str, ...], n_boot: int) -> dict[str, Any]
                                             bad, n=n_boot, groups=groups) for c, d in pairs}
     add_holm(seeds, "per seed, minus dense (Holm over 3, descriptive)" if len(pairs) == 3
              else f"per seed, minus dense (Holm over the {len(pairs)} seeds run, descriptive)")
-    out: dict[str, Any] = {"seeds": seeds, "not_run": [c for c in candidates if c not in ev]}
+    out: dict[str, Any] = {"seeds": seeds, "not_run": [c for c in candidates if c not in ev],
+                           "same_test_flags": [bool(np.array_equal(ev[c]["flags"], ev[d]["flags"])) for c, d in pairs]}
     if len(pairs) == len(DENSE):
         def stack(heads: tuple[str, ...]) -> np.ndarray:
             return np.stack([ev[h]["flags"].astype(float) for h in heads])
@@ -157,7 +165,9 @@ def block(res: dict[str, Any]) -> str:
             continue
         verdict = ("inside the margin: **equivalent**" if m["equivalent"]
                    else "not inside the margin: **not shown equivalent**")
-        lines.append(f"- `{name}`: mean over the three seeds, minus dense, {m['delta']:+.4f}, "
+        same = sum(check["same_test_flags"])
+        lines.append(f"- `{name}`: flags the same test words as the dense head in {same} of 3 seeds; "
+                     f"mean over the three seeds, minus dense, {m['delta']:+.4f}, "
                      f"{res['level']:.0%} interval [{m['ci_low']:+.4f}, {m['ci_high']:+.4f}] (paired bootstrap "
                      f"over test sources, {res['n_boot']:,} resamples): {verdict} at the margin "
                      f"+-{res['margin']} declared before the runs.")

@@ -124,7 +124,7 @@ class OptimConfig:
     """The optimizer, its schedule and the batches it steps on."""
 
     optimizer: str = "adamw"
-    """adamw (dense, works with any number of processes), sparse_adam (lazy row updates, one process only), sparse_adamw (AdamW on the rows with a gradient only, per-row bias correction; any number of processes) or deferred_adamw (dense AdamW's result computed on the rows with a gradient: the other rows' decay and momentum applied when they are next touched or before validation; any number of processes)."""
+    """adamw (dense, works with any number of processes), sparse_adam (lazy row updates, one process only), sparse_adamw (AdamW on the rows with a gradient only, per-row bias correction; any number of processes; trains a worse head, issue 60) or deferred_adamw (dense AdamW's result computed on the rows with a gradient: the other rows' decay and momentum applied when they are next touched or before validation; any number of processes)."""
     lr: float = 1e-4
     """Peak learning rate (cosine decay after warmup)."""
     weight_decay: float = 0.0
