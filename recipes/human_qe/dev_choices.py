@@ -105,10 +105,12 @@ def block(res: dict[str, Any]) -> str:
               + ("(the same choice)." if same else "(a different choice).")]
     w = res.get("reference_weight")
     if w:
-        seeded = [k.split(" (")[0].removeprefix("--reference-weight ") for k, e in w["settings"].items()
-                  if len(e["heads"]) > 1]
+        more = [f"weight {k.split(' (')[0].removeprefix('--reference-weight ')} "
+                f"(seed{'s' if len(e['heads']) > 2 else ''} "
+                + ", ".join(h.rsplit("_s", 1)[1] for h in list(e["heads"])[1:]) + ")"
+                for k, e in w["settings"].items() if len(e["heads"]) > 1]
         lines += ["", "The mixed objective's reference weight (the ro-en tags and their post-edits; seed 0 of each "
-                  f"weight, and seeds 1 and 2 of weight {' and '.join(seeded)}):", "",
+                  f"weight, and more seeds of {' and '.join(more)}):", "",
                   "| setting | heads (seeds) | dev word MCC (seed 0) | test word MCC (seed 0) | per head: dev / test |",
                   "|---|---|---|---|---|"]
         for name, e in w["settings"].items():

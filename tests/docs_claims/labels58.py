@@ -335,6 +335,28 @@ ISSUE58_CLAIMS += [
 ]
 
 
+def _mixed_default() -> list[float]:
+    from sigmoid_head.training.config import MIXED_REFERENCE_WEIGHT
+
+    return [MIXED_REFERENCE_WEIGHT]
+
+
+def _weight_seeds() -> list[str]:
+    """Weight 0.5 when it has three seeds and weight 2 one (else a failing marker)."""
+    w = hq_json("dev-choices", "reference_weight", "settings")
+    return ["0.5"] if (len(w["--reference-weight 0.5"]["heads"]), len(w["--reference-weight 2"]["heads"])) == (3, 1) \
+        else ["differ"]
+
+
+def _weight_means() -> list:
+    """Weights 0.5 and 1: their seeds' mean dev and test word MCC (three seeds each)."""
+    w = hq_json("dev-choices", "reference_weight", "settings")
+    half, one = w["--reference-weight 0.5"], w["--reference-weight 1 (the default until issue 58)"]
+    if len(half["heads"]) != 3 or len(one["heads"]) != 3:
+        return ["differ"]
+    return ["0.5", half["mean_dev_mcc"], one["mean_dev_mcc"], half["mean_test_mcc"], one["mean_test_mcc"]]
+
+
 def _other_weights() -> list[str]:
     """The weights tried beside 1, as dev_choices.WEIGHTS names them."""
     return [k.split()[1] for k in hq_json("dev-choices", "reference_weight", "settings") if "default" not in k][:1]
@@ -342,5 +364,10 @@ def _other_weights() -> list[str]:
 
 ISSUE58_CLAIMS += [
     Claim(HQ, "two more heads, seed 0, at 0.5 and 2, were chosen", _other_weights, "setting"),
-    Claim(HQ, "and the weights 0.5 and 2 have one seed each", _other_weights, "setting"),
+    Claim(HQ, "and weight 2 has one seed (weight 0.5 has three)", _weight_seeds, "setting"),
+    Claim(HQ, "weights 0.5 and 1 have the same mean dev word MCC, 0.313 and 0.313, and test means of 0.319 and 0.321",
+          _weight_means),
+    Claim(HQ, "The default stays 0.5, as the declared", _mixed_default, "setting"),
+    Claim(HQ, "Seeds 1 and 2 of weight 0.5, trained after the choice", _mixed_default, "setting"),
 ]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .labels58 import ISSUE58_CLAIMS
+from .optim60 import ISSUE60_CLAIMS
 from .results import RESULTS_CLAIMS
 from .results_more import MORE_RESULTS_CLAIMS
 from .self_study import SELF_CLAIMS
@@ -648,4 +649,5 @@ CLAIMS: list[Claim] = [
     *LABELLED_CLAIMS,
     *CURVE_CLAIMS,
     *ISSUE58_CLAIMS,
+    *ISSUE60_CLAIMS,
 ]
