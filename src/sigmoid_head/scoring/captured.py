@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import torch
 
 from ..registry import methods as registry
-from ..registry.contract import token_values
+from ..registry.contract import DeferredChecks, token_values
 
 
 class Recorder(Protocol):
@@ -149,12 +149,13 @@ class PassCaptures:
             query: (N,) the position of the query predicting it.
             n_rows: sequences in the pass.
         """
-        out = {}
+        out, later = {}, DeferredChecks()  # the range checks: one wait for the device
         for method, config, recorder in self.recorders:
             values = on_positions(method.values_function(), logp, recorder.at(row, query), row,
                                   n_rows, config)
             out[method.value_key] = token_values(method.name, method.token_unit, values,
-                                                 row.numel())
+                                                 row.numel(), later)
+        later.settle()
         return out
 
     def generated(self, logp: torch.Tensor, lengths: torch.Tensor
@@ -166,12 +167,13 @@ class PassCaptures:
             logp: (B, S) the softmax log-probability of each generated token.
             lengths: (B,) tokens kept per row (up to its first EOS, inclusive).
         """
-        out = {}
+        out, later = {}, DeferredChecks()
         for method, config, recorder in self.recorders:
             captured = recorder.per_step()  # step s predicts token s
             if captured is None or captured.shape[1] != logp.shape[1]:
                 return None
             values = method.values_function()(SequenceRows(logp, captured, lengths, config))
             out[method.value_key] = token_values(method.name, method.token_unit,
-                                                 values.flatten(), logp.numel())
+                                                 values.flatten(), logp.numel(), later)
+        later.settle()
         return out

@@ -43,7 +43,7 @@ from collections.abc import Callable
 import torch
 
 from ..lm.profiles import fixed_shapes
-from .row_grads import touched_rows
+from .row_grads import RowOptimizer, touched_rows
 
 MAX_WINDOW = 4096
 """The most skipped steps whose momentum is followed: betas that need more are refused."""
@@ -114,7 +114,7 @@ def skipped_moves(m: torch.Tensor, v: torch.Tensor, f: torch.Tensor, inv_a: torc
     return moves
 
 
-class DeferredAdamW(torch.optim.Optimizer):
+class DeferredAdamW(RowOptimizer):
     """AdamW whose updates of rows without a gradient wait until the row is next touched.
 
     Args:
@@ -129,12 +129,8 @@ class DeferredAdamW(torch.optim.Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        if not (lr > 0 and eps >= 0 and weight_decay >= 0 and all(0 <= b < 1 for b in betas)):
-            raise ValueError(f"DeferredAdamW: invalid lr={lr}, betas={betas}, eps={eps} or "
-                             f"weight_decay={weight_decay}")
+        super().__init__(params, lr, betas, eps, weight_decay)
         momentum_window(tuple(betas))
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
-                                  "weight_decay": weight_decay})
 
     def _state(self, p: torch.Tensor) -> dict:
         state = self.state[p]
@@ -227,26 +223,18 @@ class DeferredAdamW(torch.optim.Optimizer):
         state["exp_avg_sq"].index_copy_(0, rows, v)
         state["last"].index_fill_(0, rows, upto)
 
-    @torch.no_grad()
-    def step(self, closure=None):  # noqa: ANN001, ANN201 (torch's signature)
-        """One AdamW step: the rows with a gradient are brought up to date and updated; the
-        others only have the step recorded."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                state = self._state(p)
-                s = self._record(state, group)
-                if p.grad is None:
-                    continue
-                rows, grad = touched_rows(p.grad)
-                if rows.numel() == 0:
-                    continue
-                self._catch_up(p, state, group, rows, s - 1)
-                self._update(p, state, group, rows, grad, s)
-        return loss
+    def _step_param(self, p: torch.Tensor, group: dict) -> None:
+        """One AdamW step of ``p``: the rows with a gradient are brought up to date and
+        updated; the others only have the step recorded."""
+        state = self._state(p)
+        s = self._record(state, group)
+        if p.grad is None:
+            return
+        rows, grad = touched_rows(p.grad)
+        if rows.numel() == 0:
+            return
+        self._catch_up(p, state, group, rows, s - 1)
+        self._update(p, state, group, rows, grad, s)
 
     @staticmethod
     def _update(p: torch.Tensor, state: dict, group: dict, rows: torch.Tensor, grad: torch.Tensor,

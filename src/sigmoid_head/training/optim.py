@@ -15,7 +15,7 @@ import math
 import torch
 
 from .config import TrainConfig
-from .row_grads import touched_rows
+from .row_grads import RowOptimizer, touched_rows
 
 __all__ = ["RowSparseAdamW", "attach_read_hook", "cosine_with_warmup", "flush_rows", "make_optimizer",
            "touched_rows"]
@@ -68,7 +68,7 @@ def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-class RowSparseAdamW(torch.optim.Optimizer):
+class RowSparseAdamW(RowOptimizer):
     """AdamW that reads and writes only the rows of each parameter with a gradient.
 
     On the updated rows it is AdamW (Loshchilov & Hutter): decoupled weight decay
@@ -100,27 +100,9 @@ class RowSparseAdamW(torch.optim.Optimizer):
         weight_decay: decoupled weight decay of the touched rows.
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        if not (lr > 0 and eps >= 0 and weight_decay >= 0
-                and all(0 <= b < 1 for b in betas)):
-            raise ValueError(f"RowSparseAdamW: invalid lr={lr}, betas={betas}, eps={eps} or "
-                             f"weight_decay={weight_decay}")
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
-                                  "weight_decay": weight_decay})
-
-    @torch.no_grad()
-    def step(self, closure=None):  # noqa: ANN001, ANN201 (torch's signature)
-        """One update of every parameter's rows with a gradient."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    self._update(p, group)
-        return loss
+    def _step_param(self, p: torch.Tensor, group: dict) -> None:
+        if p.grad is not None:
+            self._update(p, group)
 
     def _update(self, p: torch.Tensor, group: dict) -> None:
         rows, grad = touched_rows(p.grad)  # (R,), (R, ...)
