@@ -26,6 +26,10 @@ With ``--device-profile cuda`` (the default) the library takes its accelerator p
 (fixed shapes, memory-budget slices) even on a CPU, which is what the counts are for.
 The verdict: operators(4,096) / operators(256) <= 1.1 and zero syncs inside the step,
 for every sampler; the exit status is 1 when either fails (checked for the cuda profile).
+The verdict's counts make each micro-batch's LM logits in one block; by default the
+token_freq step makes them :data:`~sigmoid_head.lm.profiles.LOGIT_BYTES` of float32 at a
+time (its memory), so its operators grow by one block's per further block: a last line
+counts the largest size's step with the default and prints that cost.
 
     python benchmarks/step_ops.py [--quick] [--device-profile cuda|cpu] [--vocab 16384]
 """
@@ -42,8 +46,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm import profiles
 from sigmoid_head.lm.dominant import DominantConfig
-from sigmoid_head.lm.profiles import device_profile
+from sigmoid_head.lm.profiles import device_profile, logit_rows
 from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
 from sigmoid_head.training.optim import make_optimizer
 from sigmoid_head.training.step import StepContext, batch_loss
@@ -172,6 +177,7 @@ def count_step(model: SigmoidHeadModel, strategy: str, batch: dict, counts: torc
     opt = make_optimizer(TrainConfig(train_file="-", output_dir="-"), list(model.head.parameters()))
     bb = model.backbone
     positions, lsd, bce = bb.positions, train_mod.log_softmax_and_dominant, train_mod.sigmoid_bce
+    dfh = train_mod.dominant_from_hidden
 
     def phased(fn, name):
         def call(*a, **kw):
@@ -193,6 +199,8 @@ def count_step(model: SigmoidHeadModel, strategy: str, batch: dict, counts: torc
         bb.model.forward = phased(bb.model.forward, "hf_model")  # the frozen HF model itself
         stack.callback(delattr, bb.model, "forward")
         train_mod.log_softmax_and_dominant = phased(lsd, "dominant")
+        train_mod.dominant_from_hidden = phased(dfh, "dominant")
+        stack.callback(setattr, train_mod, "dominant_from_hidden", dfh)
         train_mod.sigmoid_bce = phased(bce, "loss")
         stack.callback(setattr, train_mod, "sigmoid_bce", bce)
         stack.callback(setattr, train_mod, "log_softmax_and_dominant", lsd)
@@ -232,15 +240,43 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for strategy in ("token_freq", "token_freq+softmax"):
         rows = {}
-        with device_profile(args.device_profile):
+        with device_profile(args.device_profile), one_logit_block():
             for n in args.positions:
                 rows[n] = count_step(model, strategy, make_batch(n, args.vocab, args.device),
                                      counts, args.device)
         ok &= report(strategy, rows, args)
+        if strategy == "token_freq":
+            report_blocks(model, rows, counts, args)
     verdict = "PASS" if ok else "FAIL"
     enforced = args.device_profile == "cuda"
     print(f"\nverdict: {verdict}" + ("" if enforced else " (not enforced for the cpu profile)"))
     return 0 if ok or not enforced else 1
+
+
+@contextmanager
+def one_logit_block():
+    """Every micro-batch's LM logits made in one block (the verdict's counts)."""
+    saved = profiles.LOGIT_ROWS, profiles.LOGIT_BYTES
+    profiles.LOGIT_ROWS = profiles.LOGIT_BYTES = 1 << 62
+    try:
+        yield
+    finally:
+        profiles.LOGIT_ROWS, profiles.LOGIT_BYTES = saved
+
+
+def report_blocks(model, rows: dict[int, tuple[Counter, Counter]], counts, args) -> None:
+    """The largest size's token_freq step again with the default block budget."""
+    n = max(rows)
+    with device_profile(args.device_profile):
+        ops, _ = count_step(model, "token_freq", make_batch(n, args.vocab, args.device), counts,
+                            args.device)
+        blocks = -(-n // logit_rows(args.vocab, args.device))
+    one = sum(c for ph, c in rows[n][0].items() if ph != "readout")
+    total = sum(c for ph, c in ops.items() if ph != "readout")
+    per = (total - one) / (blocks - 1) if blocks > 1 else 0.0
+    print(f"    with the default LOGIT_BYTES ({profiles.LOGIT_BYTES >> 20} MiB of float32 logits "
+          f"per block) the {n:,} positions take {blocks} block(s): {total} operators, "
+          f"{per:.0f} per further block")
 
 
 def report(strategy: str, rows: dict[int, tuple[Counter, Counter]], args) -> bool:

@@ -8,7 +8,10 @@ embedded SmolLM2-135M-Instruct), interleaved and repeated in one run:
   the targets are measured against);
 * ``fwd_all``: a plain Hugging Face forward, LM head at every position, no_grad;
 * ``ours_tf``: a full training step, token_freq + avoid-dominant (dense fused AdamW, the
-  shipped default);
+  shipped default; the LM logits for the dominant sets made a block at a time,
+  ``profiles.LOGIT_BYTES``);
+* ``ours_tf_onepass``: the same step with the logits of the whole micro-batch made at once
+  (the step before issue 60's memory change: a (positions x V) float32 tensor);
 * ``ours_tf_sparse``: the same step updating only the rows with a gradient
   (``--optimizer sparse_adamw``: sparse row gradients, :class:`RowSparseAdamW`);
 * ``ours_tf_deferred``: the same step with ``--optimizer deferred_adamw`` (dense AdamW's
@@ -45,13 +48,15 @@ import torch
 from sigmoid_head.data.batching import Collator
 from sigmoid_head.head.layer import sigmoid_bce
 from sigmoid_head.head.model import SigmoidHeadModel
+from sigmoid_head.lm import profiles
 from sigmoid_head.lm.dominant import DominantConfig
 from sigmoid_head.training.deferred_adamw import DeferredAdamW
 from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig, count_target_tokens
 from sigmoid_head.training.optim import RowSparseAdamW
 from sigmoid_head.training.step import StepContext, batch_loss
 
-VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_tf_sparse", "ours_tf_deferred",
+VARIANTS = ("body", "fwd_trained", "fwd_all", "ours_tf", "ours_tf_onepass", "ours_tf_sparse",
+            "ours_tf_deferred",
             "ours_tf_no_update", "ours_mixed", "published_mixed")
 UPDATES = ("adamw", "sparse_adamw", "deferred_adamw", "none")
 """How a step of ours updates the head: dense fused AdamW, row-sparse AdamW, deferred AdamW,
@@ -138,6 +143,17 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
     def published(i):
         published_step(model, opt, batches[i], counts, torch.Generator().manual_seed(i))
 
+    def one_block(fn):
+        """``fn`` with every micro-batch's LM logits made in one block."""
+        def run(i):
+            saved = profiles.LOGIT_ROWS, profiles.LOGIT_BYTES
+            profiles.LOGIT_ROWS = profiles.LOGIT_BYTES = 1 << 62
+            try:
+                fn(i)
+            finally:
+                profiles.LOGIT_ROWS, profiles.LOGIT_BYTES = saved
+        return run
+
     @torch.no_grad()
     def body(i):
         bb.final_hidden(batches[i])
@@ -153,6 +169,7 @@ def step_fns(model, batches, opt, samplers, counts) -> dict:
 
     fns = {"body": body, "fwd_trained": fwd_trained, "fwd_all": fwd_all,
            "ours_tf": ours("token_freq"),
+           "ours_tf_onepass": one_block(ours("token_freq")),
            "ours_tf_sparse": ours("token_freq", "sparse_adamw"),
            "ours_tf_deferred": ours("token_freq", "deferred_adamw"),
            "ours_tf_no_update": ours("token_freq", "none"),
@@ -198,7 +215,7 @@ def memory_in_process(args, model, batches, opt, samplers, counts) -> None:
     fns = step_fns(model, batches, opt, samplers, counts)
     cuda = args.device.startswith("cuda")
     peaks = {}
-    for variant in ("fwd_head_opt", "ours_tf", "ours_mixed"):
+    for variant in ("fwd_head_opt", "ours_tf", "ours_tf_onepass", "ours_mixed"):
         gc.collect()
         if cuda:
             torch.cuda.synchronize()
@@ -221,7 +238,7 @@ def memory(args) -> None:
             str(args.batch_size), "--threads", str(args.threads), "--model", args.model,
             "--device", args.device, "--dtype", args.dtype]
     peaks = {}
-    variants = ["fwd_head_opt", "ours_tf", "ours_mixed"]
+    variants = ["fwd_head_opt", "ours_tf", "ours_tf_onepass", "ours_mixed"]
     if args.device == "cpu":
         variants.append("published_mixed")
     for variant in variants:

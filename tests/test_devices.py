@@ -16,8 +16,13 @@ from test_negatives import _chi2_ok
 from test_scoring_generate import DECODINGS, _assert_same_as_force_decoding, _prompts
 
 from sigmoid_head.lm import profiles
-from sigmoid_head.lm.dominant import DominantConfig, find_dominant, log_softmax_and_dominant
-from sigmoid_head.lm.profiles import device_profile, slice_rows
+from sigmoid_head.lm.dominant import (
+    DominantConfig,
+    dominant_from_hidden,
+    find_dominant,
+    log_softmax_and_dominant,
+)
+from sigmoid_head.lm.profiles import device_profile, logit_rows, slice_rows
 from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
 
 STRATEGIES = ["random", "token_freq", "softmax", "token_freq+softmax", "random+softmax+token_freq"]
@@ -157,6 +162,35 @@ def test_slices_are_cache_sized_on_cpu_and_budget_sized_otherwise(monkeypatch):
         assert slice_rows(700, "cpu") == 7
         many = log_softmax_and_dominant(z.clone())
     assert torch.equal(one[0], many[0]) and torch.equal(one[1], many[1])
+
+
+@pytest.mark.parametrize("profile", ["cpu", "cuda"])
+def test_dominant_sets_from_hidden_blocks_equal_the_logits_at_once(monkeypatch, profile):
+    # the hidden "states" index a table of logits, so a block's logits are exactly its rows'
+    gen = torch.Generator().manual_seed(5)
+    v = 700
+    table = torch.cat([_distribution(kind, 23, v, gen) * 1.7 for kind in KINDS])  # (138, V)
+    hidden = torch.arange(table.shape[0], dtype=torch.float32).unsqueeze(1)  # (N, 1)
+    sizes = []
+
+    def logits_of(h):
+        sizes.append(h.shape[0])
+        return table[h[:, 0].long()].clone()
+
+    for cut in ("last", "first"):
+        cfg = DominantConfig(cut=cut)
+        with device_profile(profile):
+            want = log_softmax_and_dominant(table.clone(), cfg)[1]
+            monkeypatch.setattr(profiles, "LOGIT_ROWS", 16)
+            monkeypatch.setattr(profiles, "LOGIT_BYTES", 4 * v * 16)  # 16 rows per block
+            assert logit_rows(v, "cpu") == 16
+            sizes.clear()
+            got = dominant_from_hidden(logits_of, hidden, v, cfg)
+        assert max(sizes) == 16 and sum(sizes) == table.shape[0]  # never the whole (N, V)
+        assert torch.equal(got, want), cut
+    with device_profile(profile):  # no positions: the same empty shape as the one-shot path
+        empty = dominant_from_hidden(logits_of, hidden[:0], v)
+        assert empty.shape == log_softmax_and_dominant(table[:0].clone())[1].shape
 
 
 def test_position_scores_do_not_depend_on_the_profile(tiny_causal_path):

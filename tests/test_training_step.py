@@ -71,3 +71,49 @@ def test_rank_loss_trains_end_to_end_and_is_recorded(tiny_causal_path, tiny_pair
     assert ranked.config.training["rank_loss_weight"] == 1.0
     for m in (plain, ranked):
         assert all(h["val_loss"] == h["val_loss"] for h in m.config.training["history"])  # no NaN
+
+
+@pytest.mark.parametrize("profile", ["cpu", "cuda"])
+def test_token_freq_step_makes_its_logits_in_blocks_with_the_one_pass_loss(
+        tiny_causal_path, monkeypatch, profile):
+    """The token_freq step keeps only the dominant sets of its logits, made a block at a
+    time: the loss (dominant sets, negatives, BCE) equals the one-block step's, and no
+    block of logits is wider than the budget."""
+    from contextlib import nullcontext
+
+    from sigmoid_head.head.model import SigmoidHeadModel
+    from sigmoid_head.lm import profiles
+    from sigmoid_head.lm.backbone import load_backbone
+    from sigmoid_head.lm.dominant import DominantConfig
+    from sigmoid_head.lm.profiles import device_profile
+    from sigmoid_head.training.negatives import NegativeSampler, SamplerConfig
+    from sigmoid_head.training.step import StepContext, batch_loss
+
+    model = SigmoidHeadModel.from_base(load_backbone(str(tiny_causal_path), device="cpu"))
+    bb, v = model.backbone, model.config.vocab_size
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(4, v, (6, 20), generator=gen)
+    labels = ids.clone()
+    labels[:, :4] = -100
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": labels}
+    sampler = NegativeSampler(SamplerConfig("token_freq"), v, torch.rand(v, generator=gen) + 0.1)
+    ctx = StepContext(model, model.head, sampler, DominantConfig(), nullcontext())
+    widths = []
+    lm_logits = bb.lm_logits
+
+    def spy(h):
+        widths.append(h.shape[0])
+        return lm_logits(h)
+
+    monkeypatch.setattr(bb, "lm_logits", spy)
+    with device_profile(profile):
+        monkeypatch.setattr(profiles, "LOGIT_ROWS", 1 << 40)
+        monkeypatch.setattr(profiles, "LOGIT_BYTES", 1 << 40)
+        one, n = batch_loss(ctx, batch, torch.Generator().manual_seed(1))
+        assert widths == [n]  # one block: every trained position at once
+        widths.clear()
+        monkeypatch.setattr(profiles, "LOGIT_ROWS", 16)
+        monkeypatch.setattr(profiles, "LOGIT_BYTES", 4 * v * 16)
+        blocks, n2 = batch_loss(ctx, batch, torch.Generator().manual_seed(1))
+    assert n2 == n == 6 * 16 and max(widths) == 16 and sum(widths) == n
+    torch.testing.assert_close(blocks, one, rtol=1e-6, atol=0)

@@ -131,6 +131,11 @@ class Backbone:
         """(V, d) the LM's output (unembedding) matrix."""
         return self.model.get_output_embeddings().weight
 
+    def vocab_rows(self) -> int:
+        """V: how many logits the output layer makes (its weight's rows; may exceed the
+        tokenizer's vocabulary)."""
+        return int(self.output_weight().shape[0])
+
     def output_bias(self) -> torch.Tensor | None:
         """(V,) the LM's output bias (its own plus Marian/BART's final_logits_bias), if any."""
         bias = getattr(self.model.get_output_embeddings(), "bias", None)

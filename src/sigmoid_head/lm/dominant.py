@@ -31,11 +31,12 @@ path's operators on a CPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from .profiles import fixed_shapes, slice_rows
+from .profiles import fixed_shapes, logit_rows, slice_rows
 
 CUT_MODES = ("last", "first")
 REFERENCE_TOPK = 1024  # the published code never looks past the top-1024 tokens
@@ -302,8 +303,41 @@ def log_softmax_and_dominant(
     if not pieces:
         width = (config or DominantConfig()).topk(logits.shape[-1]) if fixed else 1
         return logits, torch.full((0, width), -1, dtype=torch.long, device=logits.device)
+    return logits, _joined(pieces)
+
+
+def _joined(pieces: list[torch.Tensor]) -> torch.Tensor:
+    """Padded dominant ids of consecutive slices, (S_i, M_i) each, as one (N, max M_i)."""
     if len(pieces) == 1:
-        return logits, pieces[0]
+        return pieces[0]
     width = max(p.shape[1] for p in pieces)
-    ids = torch.cat([torch.nn.functional.pad(p, (0, width - p.shape[1]), value=-1) for p in pieces])
-    return logits, ids
+    return torch.cat([torch.nn.functional.pad(p, (0, width - p.shape[1]), value=-1) for p in pieces])
+
+
+def dominant_from_hidden(
+    logits_of: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Tensor, vocab_size: int,
+    config: DominantConfig | None = None,
+) -> torch.Tensor:
+    """Dominant ids of N positions from their hidden states, the LM logits made a block at a
+    time and dropped with it, so no (N, V) float32 tensor is ever held.
+
+    The same ids as ``log_softmax_and_dominant(logits_of(hidden), config)[1]`` (each row's
+    set depends on that row only); blocks are :func:`~sigmoid_head.lm.profiles.logit_rows`
+    long (:data:`~sigmoid_head.lm.profiles.LOGIT_BYTES` of float32 on an accelerator).
+
+    Args:
+        logits_of: (n, d) hidden states -> (n, V) float32 LM logits (e.g.
+            :meth:`sigmoid_head.lm.backbone.Backbone.lm_logits`).
+        hidden: (N, d) hidden states.
+        vocab_size: V.
+        config: dominant-token rule.
+
+    Returns:
+        (N, M) dominant ids padded with -1, as :func:`log_softmax_and_dominant` gives them.
+    """
+    rows = logit_rows(vocab_size, hidden.device)
+    n = hidden.shape[0]
+    if n <= rows:
+        return log_softmax_and_dominant(logits_of(hidden), config)[1]
+    return _joined([log_softmax_and_dominant(logits_of(hidden[r : r + rows]), config)[1]
+                    for r in range(0, n, rows)])

@@ -24,6 +24,14 @@ SLICE_ROWS = 16
 log-softmax and the screening passes."""
 SLICE_BYTES = 2 << 30
 """Bytes of one (rows, V) float32 slice on an accelerator (capped at 1/16 of its memory)."""
+LOGIT_ROWS = 256
+"""Rows of LM logits made at once on CPU when only their dominant sets are kept (a
+matmul-sized block; its statistics still go :data:`SLICE_ROWS` rows at a time)."""
+LOGIT_BYTES = 128 << 20
+"""Bytes of one (rows, V) float32 block of LM logits on an accelerator when only their
+dominant sets are kept: the training step never holds the (positions, V) logits, so its
+peak memory stays near the forward's (a block costs about 2.5 times this at its peak:
+the output layer's result, its float32 copy and the log-softmax)."""
 
 _FORCED: ContextVar[str | None] = ContextVar("sigmoid_head_profile", default=None)
 
@@ -66,3 +74,15 @@ def slice_rows(vocab_size: int, device: torch.device | str) -> int:
     if device.type == "cuda":
         budget = min(budget, torch.cuda.get_device_properties(device).total_memory // 16)
     return max(1, budget // (4 * vocab_size))
+
+
+def logit_rows(vocab_size: int, device: torch.device | str) -> int:
+    """Rows per block of LM logits made from hidden states when only their dominant sets
+    are kept (:func:`sigmoid_head.lm.dominant.dominant_from_hidden`).
+
+    :data:`LOGIT_ROWS` on CPU; on an accelerator as many as :data:`LOGIT_BYTES` of float32
+    allow (a few blocks per micro-batch, each a fixed number of rows).
+    """
+    if step_profile(device) == "cpu":
+        return LOGIT_ROWS
+    return max(1, LOGIT_BYTES // (4 * vocab_size))

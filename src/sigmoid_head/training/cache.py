@@ -23,7 +23,7 @@ import torch
 from ..data.batching import Collator
 from ..data.datasets_io import examples_at
 from ..lm.backbone import Backbone, Positions
-from ..lm.dominant import DominantConfig, log_softmax_and_dominant
+from ..lm.dominant import DominantConfig, dominant_from_hidden
 
 logger = logging.getLogger(__name__)
 
@@ -135,10 +135,10 @@ def backbone_positions(backbone: Backbone, collate: Collator, dominant: Dominant
     (N, M), padded with -1 (None without a dominant rule)."""
     batch = {k: v.to(backbone.device) for k, v in collate(examples).items()}
     with autocast:
-        pos = backbone.positions(batch, with_logits=dominant is not None)
-    dom = None
-    if dominant is not None:
-        _, dom = log_softmax_and_dominant(pos.logits, dominant)  # (N, M)
+        pos = backbone.positions(batch, with_logits=False)
+        dom = None
+        if dominant is not None:  # (N, M), the logits a block at a time
+            dom = dominant_from_hidden(backbone.lm_logits, pos.hidden, backbone.vocab_rows(), dominant)
     return pos, dom
 
 

@@ -16,7 +16,7 @@ from ..data.self_labels import IGNORE_LABEL
 from ..head.layer import dominant_ranking_loss, sigmoid_bce
 from ..head.model import SigmoidHeadModel
 from ..lm.backbone import Positions
-from ..lm.dominant import DominantConfig, log_softmax_and_dominant
+from ..lm.dominant import DominantConfig, dominant_from_hidden, log_softmax_and_dominant
 from .cache import PositionCache
 from .negatives import NegativeSampler
 
@@ -79,9 +79,14 @@ def batch_loss(ctx: StepContext, batch: dict[str, torch.Tensor], gen: torch.Gene
     """
     cfg = ctx.sampler.config
     need_dominant = cfg.avoid_dominant or ctx.rank_weight > 0
-    with ctx.autocast:
-        pos = ctx.model.backbone.positions(batch, with_logits=need_dominant or cfg.needs_logits)
+    bb = ctx.model.backbone
     dominant_ids = None
+    with ctx.autocast:
+        pos = bb.positions(batch, with_logits=cfg.needs_logits)
+        if need_dominant and not cfg.needs_logits:
+            # only the sets are kept: logits a block at a time, never (N, V) at once
+            dominant_ids = dominant_from_hidden(bb.lm_logits, pos.hidden, bb.vocab_rows(),
+                                                ctx.dominant)  # (N, M)
     if pos.logits is not None:
         # one log-softmax serves both the dominant sets and (shift-invariant) softmax sampling
         pos.logits, dominant_ids = log_softmax_and_dominant(  # (N, V), (N, M)
