@@ -11,13 +11,22 @@ Usage::
 
     python -m recipes.human_qe.run --test-gold runs/wmt22/km-en/test.tags \\
         --dev-gold runs/wmt22/km-en/dev.tags --head HEAD --out runs/wmt22-run/km-en
-    python -m recipes.human_qe.wmt22_rows --pair km-en --run runs/wmt22-run/km-en
+    python -m recipes.human_qe.wmt22_rows --pair km-en --run runs/wmt22-run/km-en --data runs/wmt22
+    python -m recipes.human_qe.wmt22_rows --check --data runs/wmt22
+
+With ``--data`` (``build_wmt22.py``'s output folder: the gold, fetched and checked by its
+sha256) the run's per-item rows are committed without their text (``results/wmt22/<pair>/``:
+ids, every sequence score, per-word scores and offsets; the 2022 repository states no
+licence) and our figures are computed from those committed rows and the gold, so
+``--check --data`` recomputes every one of them. Without ``--data`` only the run's own
+figures are kept (how the rows before issue 58 were made; their runs are gone).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +38,55 @@ SOURCE = (
 )
 
 
-def add_run(pair: str, run: Path) -> dict[str, Any]:
-    """The run's word MCC per method (value, 95% CI over sources), dev thresholds, paired tests."""
+ROWS = HERE / "results" / "wmt22"
+"""Our runs' per-item rows without text: ``<pair>/{dev,test}.scores.jsonl.gz``."""
+SPLITS = ("dev", "test")
+
+
+def textless(row: dict) -> dict:
+    """A scored row as committed here: no source, candidate or word text (offsets kept),
+    floats to 6 significant digits."""
+    from .committed import sig6
+
+    out = {k: v for k, v in row.items() if k not in ("source", "candidate")}
+    if "words" in out:
+        out["words"] = [{k: v for k, v in w.items() if k != "word"} for w in out["words"]]
+    return sig6(out)
+
+
+def commit_rows(pair: str, run: Path) -> None:
+    """Write the run's rows without text under :data:`ROWS` (the pair's folder replaced whole)."""
+    from sigmoid_head.safe.outputs import staged_folder
+
+    from .committed import read_jsonl_gz
+    from .run import write_jsonl_gz
+
+    rows = {split: read_jsonl_gz(run / f"{split}.scores.jsonl.gz") for split in SPLITS}
+    with staged_folder(ROWS / pair) as out:
+        for split, split_rows in rows.items():
+            write_jsonl_gz(out / f"{split}.scores.jsonl.gz", (textless(r) for r in split_rows))
+
+
+def evaluate_committed(pair: str, data: Path, n_boot: int) -> dict[str, Any]:
+    """``run.py``'s evaluation of the committed rows of ``pair`` against the gold under
+    ``data`` (``build_wmt22.py``'s folder), the text restored from the gold by id."""
+    from .committed import joined, read_jsonl_gz
+    from .evaluate_sets import evaluate_set
+    from .run import jsonable
+    from .user_files import read_user_sets
+
+    kind, dev, test = read_user_sets(data / pair / "test.tags", data / pair / "dev.tags", None)
+    gold = {"dev": dev, "test": test}
+    scored = {split: joined(gold[split], read_jsonl_gz(ROWS / pair / f"{split}.scores.jsonl.gz"))
+              for split in SPLITS}
+    res = evaluate_set(f"wmt22-{pair}", gold["dev"], scored["dev"], gold["test"], scored["test"],
+                       n_boot=n_boot, kind=kind)
+    return json.loads(json.dumps(jsonable(res)))  # as results.json holds it: lists, no numpy
+
+
+def add_run(pair: str, run: Path, data: Path | None = None) -> dict[str, Any]:
+    """The run's word MCC per method (value, 95% CI over sources), dev thresholds, paired
+    tests; with ``data``, its rows committed without text and the figures computed from them."""
     res = json.loads((run / "results.json").read_text())
     if res.get("kind") != "wmt":
         raise SystemExit(f"{run}: not a word-tag run")
@@ -43,7 +99,20 @@ def add_run(pair: str, run: Path) -> dict[str, Any]:
     settings = dict(res["settings"])
     if isinstance(settings.get("head"), str) and Path(settings["head"]).is_absolute():
         settings["head"] = f"heads/{Path(settings['head']).name}"  # no path of this machine
-    ours = {
+    if data is not None:
+        commit_rows(pair, run)
+        res = {**evaluate_committed(pair, data, int(settings["n_boot"])), "settings": res["settings"]}
+        settings["rows"] = f"results/wmt22/{pair}"
+    ours = ours_of(res, settings)
+    board.setdefault("ours", {})[pair] = ours
+    LEADERBOARD.write_text(json.dumps(board, indent=1) + "\n")
+    return ours
+
+
+def ours_of(res: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The leaderboard's record of one evaluation: counts, settings, per-method MCC and
+    dev threshold, the paired tests."""
+    return {
         "n_dev": res["n_dev"],
         "n_test": res["n_test"],
         "settings": settings,
@@ -68,9 +137,40 @@ def add_run(pair: str, run: Path) -> dict[str, Any]:
             for m, t in (res.get("paired") or {}).items()
         },
     }
-    board.setdefault("ours", {})[pair] = ours
-    LEADERBOARD.write_text(json.dumps(board, indent=1) + "\n")
-    return ours
+
+
+def check(data: Path) -> int:
+    """Recompute our rows of every pair with committed per-item rows; 1 when a figure differs."""
+    board = json.loads(LEADERBOARD.read_text())
+    bad = 0
+    for pair, ours in board.get("ours", {}).items():
+        if "rows" not in ours["settings"]:
+            print(f"{pair}: no committed per-item rows (the run's own figures only)")
+            continue
+        again = ours_of(evaluate_committed(pair, data, int(ours["settings"]["n_boot"])),
+                        ours["settings"])
+        diffs = list(_differences(ours, again, pair))
+        bad += bool(diffs)
+        print(f"{pair}: " + ("; ".join(diffs[:5]) if diffs else "every figure recomputed equal"))
+    return 1 if bad else 0
+
+
+def _differences(a: Any, b: Any, where: str):
+    """Paths where two JSON values differ (numbers: by more than 1e-9 relative)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                yield f"{where}.{k} missing on one side"
+            else:
+                yield from _differences(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{where}[{i}]")
+    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        if not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+            yield f"{where}: {a} committed, {b} recomputed"
+    elif a != b:
+        yield f"{where}: {a!r} committed, {b!r} recomputed"
 
 
 def block(board: dict[str, Any]) -> str:
@@ -145,10 +245,19 @@ def _tests(board: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pair", required=True, choices=("km-en", "ps-en"))
-    ap.add_argument("--run", required=True, type=Path, help="run.py's output folder for that pair")
+    ap.add_argument("--pair", choices=("km-en", "ps-en"))
+    ap.add_argument("--run", type=Path, help="run.py's output folder for that pair")
+    ap.add_argument("--data", type=Path, help="build_wmt22.py's output folder (the gold)")
+    ap.add_argument("--check", action="store_true",
+                    help="recompute our committed rows' figures from them and the gold (--data)")
     args = ap.parse_args(argv)
-    ours = add_run(args.pair, args.run)
+    if args.check:
+        if args.data is None:
+            ap.error("--check needs --data (build_wmt22.py's output folder)")
+        return check(args.data)
+    if args.pair is None or args.run is None:
+        ap.error("give --pair and --run (or --check --data)")
+    ours = add_run(args.pair, args.run, args.data)
     print(
         f"{args.pair}: " + ", ".join(f"{m} {v['mcc'][0]:.4f}" for m, v in ours["methods"].items())
     )

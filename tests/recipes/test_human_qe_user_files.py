@@ -130,3 +130,41 @@ def test_source_shown_replaces_the_source_in_the_prompt_only(tmp_path: Path) -> 
         b = [json.loads(x) for x in f]
     assert [r["group"] for r in a] == [r["group"] for r in b] == [r["source"] for r in rows[6:]]
     assert [r["sigmoid_logprob"] for r in a] != [r["sigmoid_logprob"] for r in b]
+
+
+def test_wmt22_rows_commit_textless_rows_whose_figures_recompute(tmp_path: Path, monkeypatch) -> None:
+    """A word-tag run kept as the WMT 2022 rows are (issue 58, item 5): its per-item rows
+    committed without text, its figures computed from them and the gold, ``--check``
+    recomputing them equal, and failing once a committed score is changed."""
+    from recipes.human_qe.committed import read_jsonl_gz
+    from recipes.human_qe.run import write_jsonl_gz
+
+    w = _load("wmt22_rows")
+    rows = _rows("mlqe-roen-word", 12)
+    data = tmp_path / "data"
+    (data / "km-en").mkdir(parents=True)
+    dev, test = _wmt_files(data / "km-en", "dev", rows[:6]), _wmt_files(data / "km-en", "test", rows[6:])
+    run = tmp_path / "run"
+    res = _run(_load("run"), run, "--test-gold", str(test), "--dev-gold", str(dev))
+    board = json.loads(w.LEADERBOARD.read_text())
+    board["pairs"]["km-en"]["n_words"] = res["word"]["counts"]["n_words"]
+    board.pop("ours", None)
+    monkeypatch.setattr(w, "LEADERBOARD", tmp_path / "wmt22-word.json")
+    monkeypatch.setattr(w, "ROWS", tmp_path / "rows")
+    w.LEADERBOARD.write_text(json.dumps(board))
+
+    ours = w.add_run("km-en", run, data)
+    kept = {s: read_jsonl_gz(tmp_path / "rows" / "km-en" / f"{s}.scores.jsonl.gz") for s in ("dev", "test")}
+    assert [r["id"] for r in kept["test"]] == [r["id"] for r in read_jsonl_gz(run / "test.scores.jsonl.gz")]
+    text = json.dumps(kept)
+    assert all(r["candidate"] not in text for r in rows)  # no MT text committed
+    assert all("word" not in wd for r in kept["test"] for wd in r["words"])
+    assert ours["settings"]["rows"] == "results/wmt22/km-en"
+    for m, v in ours["methods"].items():  # from the rounded rows: near the run's own figure
+        assert abs(v["mcc"][0] - res["word"]["methods"][m]["mcc"][0]) < 0.05, m
+    assert w.check(data) == 0
+    for r in kept["test"]:  # the committed word scores of the head turned around
+        for wd in r["words"]:
+            wd["sigmoid"] = 1.0 - wd["sigmoid"]
+    write_jsonl_gz(tmp_path / "rows" / "km-en" / "test.scores.jsonl.gz", kept["test"])
+    assert w.check(data) == 1
