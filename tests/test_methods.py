@@ -165,3 +165,52 @@ def test_deferred_range_checks_read_the_device_once_and_raise_what_the_immediate
         with pytest.raises(ValueError) as err:
             later.settle()
         assert str(err.value) == immediate(owner, unit, v)
+
+
+def test_split_rows_settles_the_pending_checks_from_its_one_copy(monkeypatch):
+    """A scoring pass settles the methods' range checks from the one copy of its results
+    (the flag rides along; issue 60): good values return rows, a bad one raises the
+    immediate check's error, and neither reads the device a second time."""
+    from sigmoid_head.registry import contract
+    from sigmoid_head.scoring import token_scores
+
+    copies = []
+
+    def counting_cpu(tensors):
+        copies.append(len(tensors))
+        return real_host(tensors)
+
+    real_host = token_scores._host
+    monkeypatch.setattr(token_scores, "_host", counting_cpu)
+    row, ids = torch.tensor([0, 0, 1]), torch.tensor([5, 6, 7])
+    for values, bad in ((torch.tensor([-0.1, -2.0, -0.3]), None),
+                        (torch.tensor([-0.1, 0.5, -0.3]), "b")):  # 0.5: a log-probability above 0
+        later = contract.DeferredChecks()
+        contract.token_values("b", "log", values, 3, later)
+        copies.clear()
+        if bad is None:
+            rows = token_scores.split_rows({"softmax_log": values}, ids, row, 2, later)
+            assert [r.ids.tolist() for r in rows] == [[5, 6], [7]]
+        else:
+            with pytest.raises(ValueError) as err:
+                token_scores.split_rows({"softmax_log": values}, ids, row, 2, later)
+            with pytest.raises(ValueError) as once:
+                contract.token_values("b", "log", values, 3)
+            assert str(err.value) == str(once.value)
+        assert copies == [4] and later.pending == []  # values, rows, ids and the flag: one copy
+
+
+def test_one_host_copy_gives_back_every_dtype_exactly():
+    from sigmoid_head.scoring.token_scores import _host
+
+    g = torch.Generator().manual_seed(0)
+    tensors = [torch.randn(5, generator=g), torch.randn(2, 3, generator=g).to(torch.bfloat16),
+               torch.tensor([0, 2**52 + 1, -7]), torch.tensor([True, False]),
+               torch.randint(0, 100, (4,), dtype=torch.int32, generator=g), torch.zeros(0)]
+    out = _host(tensors)
+    for t, a in zip(tensors, out, strict=True):
+        assert a.shape == tuple(t.shape)
+        if t.dtype.is_floating_point:
+            assert a.dtype == np.float64 and np.array_equal(a, t.double().numpy())
+        else:
+            assert a.dtype == t.numpy().dtype and np.array_equal(a, t.numpy())

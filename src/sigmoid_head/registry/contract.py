@@ -137,17 +137,19 @@ class DeferredChecks:
     def __init__(self) -> None:
         self.pending: list[tuple[str, str, Any]] = []
 
-    def settle(self) -> None:
-        """Raise what the immediate checks would have raised, in the same order; then forget."""
+    def flag(self) -> Any:
+        """A 0-dim bool tensor on the values' device, true when a pending check would fail
+        (None when nothing is pending); computing it reads nothing back, so the caller can
+        copy it to the host with the pass's results and :meth:`settle` with its value."""
         import torch
 
-        pending, self.pending = self.pending, []
-        if not pending:
-            return
-        device = pending[0][2].device
+        if not self.pending:
+            return None
+        device = self.pending[0][2].device
         flags = []
         for unit in ("log", "probability"):  # one flag per unit over all its methods' values
-            arrays = [a.detach().reshape(-1).to(device) for _, u, a in pending if (u == "log") == (unit == "log")]
+            arrays = [a.detach().reshape(-1).to(device) for _, u, a in self.pending
+                      if (u == "log") == (unit == "log")]
             if not arrays:
                 continue
             x = torch.cat(arrays).double()
@@ -157,7 +159,20 @@ class DeferredChecks:
             else:
                 bad |= (x == -math.inf) | (x < -TOLERANCE) | (x > 1.0 + TOLERANCE)
             flags.append(bad.any())
-        if bool(torch.stack(flags).any()):
+        return torch.stack(flags).any()
+
+    def settle(self, raised: bool | None = None) -> None:
+        """Raise what the immediate checks would have raised, in the same order; then forget.
+
+        Args:
+            raised: the value of :meth:`flag`, when the caller already read it (else it is
+                read here: one wait for the device).
+        """
+        if raised is None:
+            flag = self.flag()
+            raised = flag is not None and bool(flag)
+        pending, self.pending = self.pending, []
+        if raised:
             for owner, unit, array in pending:
                 _check_range(owner, unit, array)
 

@@ -95,18 +95,38 @@ def score_examples(
         groups = make_batches(lengths, batch_size=None if max_tokens else batch_size,
                               max_tokens=max_tokens, shuffle=False)
     results: list[TokenScores | None] = [None] * len(examples)
+    from ..registry.contract import DeferredChecks
+
+    groups = list(groups)
+
+    def on_device(idx: list[int]) -> dict[str, torch.Tensor]:
+        """A batch collated, its scored positions found on the host (no device read) and
+        copied to the device (from pinned memory, without waiting, on CUDA)."""
+        batch = collate([examples[i] for i in idx])
+        batch["trained_index"] = backbone.trained_index(batch["labels"])
+        if backbone.device.type == "cuda":
+            return {k: v.pin_memory().to(backbone.device, non_blocking=True) for k, v in batch.items()}
+        return {k: v.to(backbone.device) for k, v in batch.items()}
+
     with PassCaptures(backbone.model, asked) as captures:
-        for idx in tqdm(groups, desc="score", disable=not progress, dynamic_ncols=True):
-            batch = collate([examples[i] for i in idx])
-            batch = {k: v.to(backbone.device) for k, v in batch.items()}
+        bar = tqdm(total=len(groups), desc="score", disable=not progress, dynamic_ncols=True)
+        upcoming = on_device(groups[0]) if groups else None
+        for k, idx in enumerate(groups):
+            batch = upcoming
             captures.clear()
             pos = backbone.positions(batch, with_logits=False)
+            later = DeferredChecks()  # settled from the pass's one copy to the host
             values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant,
-                                     heads=heads, softmax=not sigmoid_only)
+                                     heads=heads, softmax=not sigmoid_only, later=later)
             if captures:  # the query predicting labels[:, col] sits at col - 1
                 values |= captures.forced(values["softmax_log"], pos.row, pos.col - 1, len(idx))
-            for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx)), strict=True):
+            # the next batch is made while the device computes this one
+            upcoming = on_device(groups[k + 1]) if k + 1 < len(groups) else None
+            for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx), later),
+                             strict=True):
                 results[i] = ts
+            bar.update(1)
+        bar.close()
     return results  # type: ignore[return-value]
 
 

@@ -18,7 +18,11 @@ log-probabilities) every logit is exponentiated twice and two (R, V) tensors are
 The values equal the plain way's within float32 rounding (``tests/test_scoring_softmax_stats.py``
 checks ties, ``-inf`` logits and bfloat16 inputs against it); the dominant sets are the
 same sets. Rows holding ``-inf`` logits (``0 * -inf`` in the dot) get the entropy's
-explicit ``p log p = 0 where p = 0`` rule, as :func:`.token_scores.entropy` does.
+explicit ``p log p = 0 where p = 0`` rule, as :func:`.token_scores.entropy` does: on CPU
+those rows are found and redone (a host read, free there); with fixed shapes (an
+accelerator) the logits are first raised to ``z_max - 200`` wherever they are lower, where
+``p`` is exactly 0 in float32 anyway, so no term with ``p > 0`` changes and the pass never
+waits for the device (one more pass over (R, V) instead).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..lm.dominant import DominantConfig, DominantSets, find_dominant
+from ..lm.profiles import fixed_shapes
 
 
 @dataclass
@@ -65,18 +70,33 @@ def softmax_stats(logits: torch.Tensor, targets: torch.Tensor, config: DominantC
     Returns:
         The rows' :class:`SoftmaxStats`.
     """
+    if fixed_shape is None:
+        fixed_shape = fixed_shapes(logits.device)
     z = logits.float()  # (R, V)
     p = torch.softmax(z, dim=-1)  # (R, V): the one exponential per logit
     dom = find_dominant(p, config, probs=True, fixed_shape=fixed_shape)
     top_p, top_id = dom.top_probs[:, :1], dom.top_ids[:, :1]  # (R, 1): the row's maximum
-    log_norm = (z.gather(-1, top_id) - top_p.log()).squeeze(-1)  # (R,)
+    z_max = z.gather(-1, top_id)  # (R, 1)
+    log_norm = (z_max - top_p.log()).squeeze(-1)  # (R,)
     target_logp = z.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_norm
-    return SoftmaxStats(log_norm, target_logp, _entropy(p, z, log_norm), dom)
+    if fixed_shape:  # no host read: logits where p is 0 anyway raised to a finite floor
+        ent = _entropy(p, torch.clamp(z, min=z_max - FLOOR), log_norm, check=False)
+    else:
+        ent = _entropy(p, z, log_norm)
+    return SoftmaxStats(log_norm, target_logp, ent, dom)
 
 
-def _entropy(p: torch.Tensor, z: torch.Tensor, log_norm: torch.Tensor) -> torch.Tensor:
-    """(R,) ``sum_v p(v) (log_norm - z(v))`` from probabilities p and logits z (R, V)."""
+FLOOR = 200.0
+"""Logits more than this below their row's maximum have ``p = exp(-200) = 0`` in float32."""
+
+
+def _entropy(p: torch.Tensor, z: torch.Tensor, log_norm: torch.Tensor,
+             check: bool = True) -> torch.Tensor:
+    """(R,) ``sum_v p(v) (log_norm - z(v))`` from probabilities p and logits z (R, V);
+    ``check``: redo rows whose dot is NaN (a ``-inf`` logit) with the explicit rule."""
     ent = log_norm * p.sum(-1) - torch.linalg.vecdot(p, z)  # (R,)
+    if not check:
+        return ent
     bad = ent.isnan()  # a -inf logit: 0 * -inf in the dot
     if bool(bad.any()):
         pb, zb = p[bad], z[bad]

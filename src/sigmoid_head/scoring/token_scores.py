@@ -203,6 +203,7 @@ def position_scores(
     *,
     heads: Mapping[str, SigmoidHead] | None = None,
     softmax: bool = True,
+    later: Any = None,
 ) -> dict[str, torch.Tensor]:
     """Every token-level score at N positions.
 
@@ -215,6 +216,9 @@ def position_scores(
         dominant: dominant-token rule (default: the paper's).
         heads: further Sigmoid Heads on the same backbone, scored from the same hidden states.
         softmax: also compute the softmax scores (False: the sigmoid only, no LM logits).
+        later: a :class:`~sigmoid_head.registry.contract.DeferredChecks` the methods' range
+            checks wait in, settled by the caller (e.g. :func:`split_rows`, with the pass's
+            one copy to the host); None: settled here before returning (one wait).
 
     Returns:
         ``softmax_log``, ``boostedprob``, ``entropy`` (float32, (N,)), ``n_dominant``
@@ -224,7 +228,9 @@ def position_scores(
     from ..registry.contract import DeferredChecks
 
     parts: dict[str, list[torch.Tensor]] = {}
-    later = DeferredChecks()  # the methods' range checks: one wait for the device, at the end
+    own = later is None
+    if own:
+        later = DeferredChecks()  # the methods' range checks: one wait for the device, at the end
     named = {"": head} if head is not None else {}
     named |= {f":{k}": v for k, v in (heads or {}).items()}
     for s in range(0, targets.shape[0], LOGIT_CHUNK):
@@ -240,7 +246,8 @@ def position_scores(
         for r in range(0, z.shape[0], rows):
             for k, v in _softmax_stats(z[r : r + rows], t[r : r + rows], dominant, later).items():
                 parts.setdefault(k, []).append(v)
-    later.settle()
+    if own:
+        later.settle()
     return {k: torch.cat(v) for k, v in parts.items()}
 
 
@@ -289,34 +296,49 @@ def entropy(logp: torch.Tensor) -> torch.Tensor:
 
 
 def split_rows(
-    values: dict[str, torch.Tensor], ids: torch.Tensor, row: torch.Tensor, n_rows: int
+    values: dict[str, torch.Tensor], ids: torch.Tensor, row: torch.Tensor, n_rows: int,
+    later: Any = None,
 ) -> list[TokenScores]:
     """Cut flat (N,) position scores into one TokenScores per batch row (positions in order).
 
-    One copy to the host per dtype and shape, then one stable sort by row and one split: the
-    cost per row is a numpy view, not a boolean mask and a conversion per key (at 64 rows that loop was
-    most of the host's work in a scoring pass, which a GPU then waits for)."""
-    rows, ids_np = _host([row.detach(), ids.detach()])
+    One copy to the host for the whole pass (every key, the ids, the rows and, with
+    ``later``, the flag of the methods' pending range checks, settled from that copy), then
+    one stable sort by row and one split: the cost per row is a numpy view, not a boolean
+    mask and a conversion per key (at 64 rows that loop was most of the host's work in a
+    scoring pass, which a GPU then waits for)."""
+    keys = list(values)
+    flag = later.flag() if later is not None else None
+    extra = [] if flag is None else [flag.reshape(1)]
+    host = _host([*(values[k].detach() for k in keys), row.detach(), ids.detach(), *extra])
+    if later is not None:
+        later.settle(bool(host[-1][0]) if extra else False)
+    rows, ids_np = host[len(keys)], host[len(keys) + 1]
     order = np.argsort(rows, kind="stable")  # keeps each row's positions in their order
     cuts = np.cumsum(np.bincount(rows, minlength=n_rows))[: n_rows - 1]
-    # the scores as float64 (n_dominant keeps its integer dtype), one device copy per group
-    cast = {k: v.detach() if k == "n_dominant" else v.detach().double() for k, v in values.items()}
-    host = dict(zip(cast, _host(list(cast.values())), strict=True))
-    parts = {k: np.split(v[order], cuts) for k, v in host.items()}
+    # the scores as float64 (n_dominant keeps its integer dtype)
+    cast = {k: v if k == "n_dominant" else v.astype(np.float64, copy=False)
+            for k, v in zip(keys, host, strict=False)}
+    parts = {k: np.split(v[order], cuts) for k, v in cast.items()}
     id_parts = np.split(ids_np[order], cuts)
     return [TokenScores.from_values(id_parts[b], {k: p[b] for k, p in parts.items()})
             for b in range(n_rows)]
 
 
 def _host(tensors: list[torch.Tensor]) -> list[np.ndarray]:
-    """``tensors`` as numpy arrays, copied from the device once per (dtype, shape) group:
-    each copy to the host waits for the device, so one ``.cpu()`` a group, not a tensor."""
-    groups: dict[tuple, list[int]] = {}
-    for i, t in enumerate(tensors):
-        groups.setdefault((t.dtype, tuple(t.shape)), []).append(i)
-    out: list[np.ndarray | None] = [None] * len(tensors)
-    for idx in groups.values():
-        arrays = torch.stack([tensors[i] for i in idx]).cpu().numpy()
-        for j, i in enumerate(idx):
-            out[i] = arrays[j]
-    return out  # type: ignore[return-value]
+    """``tensors`` (on one device) as numpy arrays, with one copy to the host: each copy
+    waits for the device, so every tensor rides in one float64 buffer and is cut back to
+    its shape on the host: floating ones as float64 (every float32, float16 and bfloat16
+    value exactly), integer and boolean ones in their own dtype (exactly: ids, counts and
+    flags are far below 2**53)."""
+    if not tensors:
+        return []
+    flat = torch.cat([t.reshape(-1).to(torch.float64) for t in tensors]).cpu().numpy()
+    out, at = [], 0
+    for t in tensors:
+        n = t.numel()
+        part = flat[at : at + n].reshape(tuple(t.shape))
+        if not t.dtype.is_floating_point:
+            part = part.astype(np.dtype(str(t.dtype).removeprefix("torch.")))
+        out.append(part)
+        at += n
+    return out
