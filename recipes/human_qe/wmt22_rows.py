@@ -41,14 +41,17 @@ SOURCE = (
 ROWS = HERE / "results" / "wmt22"
 """Our runs' per-item rows without text: ``<pair>/{dev,test}.scores.jsonl.gz``."""
 SPLITS = ("dev", "test")
+TEXT_KEYS = ("source", "candidate", "group")
+"""Row keys that hold the task's text (kept out of the committed rows)."""
 
 
 def textless(row: dict) -> dict:
-    """A scored row as committed here: no source, candidate or word text (offsets kept),
-    floats to 6 significant digits."""
+    """A scored row as committed here: no source, candidate or word text (offsets kept; the
+    ``group``, which a user-file run fills with the source sentence, dropped too: the
+    resampling groups come from the gold), floats to 6 significant digits."""
     from .committed import sig6
 
-    out = {k: v for k, v in row.items() if k not in ("source", "candidate")}
+    out = {k: v for k, v in row.items() if k not in TEXT_KEYS}
     if "words" in out:
         out["words"] = [{k: v for k, v in w.items() if k != "word"} for w in out["words"]]
     return sig6(out)

@@ -156,8 +156,8 @@ def test_wmt22_rows_commit_textless_rows_whose_figures_recompute(tmp_path: Path,
     ours = w.add_run("km-en", run, data)
     kept = {s: read_jsonl_gz(tmp_path / "rows" / "km-en" / f"{s}.scores.jsonl.gz") for s in ("dev", "test")}
     assert [r["id"] for r in kept["test"]] == [r["id"] for r in read_jsonl_gz(run / "test.scores.jsonl.gz")]
-    text = json.dumps(kept)
-    assert all(r["candidate"] not in text for r in rows)  # no MT text committed
+    text = json.dumps(kept, ensure_ascii=False)
+    assert all(r["candidate"] not in text and r["source"] not in text for r in rows)  # no text committed
     assert all("word" not in wd for r in kept["test"] for wd in r["words"])
     assert ours["settings"]["rows"] == "results/wmt22/km-en"
     for m, v in ours["methods"].items():  # from the rounded rows: near the run's own figure
