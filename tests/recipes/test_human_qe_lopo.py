@@ -136,7 +136,7 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
         lopo.check_disjoint(leaked, "et-en")
 
 
-@pytest.mark.parametrize("head", ["labelled_roen", "labelled_roen_mix1"])
+@pytest.mark.parametrize("head", ["prior001", "labelled_roen", "labelled_roen_mix1"])
 def test_the_et_en_rows_give_the_committed_figures(head):
     """Issue 58, item 5: the et-en table's clean heads keep their per-item rows; with the et-en
     gold the leave-one-pair-out study commits, they give the run's word MCC at its threshold."""
