@@ -336,8 +336,15 @@ def dominant_from_hidden(
         (N, M) dominant ids padded with -1, as :func:`log_softmax_and_dominant` gives them.
     """
     rows = logit_rows(vocab_size, hidden.device)
+    fixed = fixed_shapes(hidden.device)
+
+    def sets(h: torch.Tensor) -> torch.Tensor:
+        z = logits_of(h)  # (n, V)
+        if fixed:  # a block is one slice there: no copy of the log-softmax back into z
+            return find_dominant(torch.log_softmax(z, -1), config, fixed_shape=True).padded_ids()
+        return log_softmax_and_dominant(z, config)[1]
+
     n = hidden.shape[0]
     if n <= rows:
-        return log_softmax_and_dominant(logits_of(hidden), config)[1]
-    return _joined([log_softmax_and_dominant(logits_of(hidden[r : r + rows]), config)[1]
-                    for r in range(0, n, rows)])
+        return sets(hidden)
+    return _joined([sets(hidden[r : r + rows]) for r in range(0, n, rows)])
