@@ -108,8 +108,8 @@ def score_examples(
             return {k: v.pin_memory().to(backbone.device, non_blocking=True) for k, v in batch.items()}
         return {k: v.to(backbone.device) for k, v in batch.items()}
 
-    with PassCaptures(backbone.model, asked) as captures:
-        bar = tqdm(total=len(groups), desc="score", disable=not progress, dynamic_ncols=True)
+    with PassCaptures(backbone.model, asked) as captures, \
+            tqdm(total=len(groups), desc="score", disable=not progress, dynamic_ncols=True) as bar:
         upcoming = on_device(groups[0]) if groups else None
         for k, idx in enumerate(groups):
             batch = upcoming
@@ -126,7 +126,6 @@ def score_examples(
                              strict=True):
                 results[i] = ts
             bar.update(1)
-        bar.close()
     return results  # type: ignore[return-value]
 
 
