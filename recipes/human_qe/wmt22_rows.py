@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +142,10 @@ def ours_of(res: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def check(data: Path) -> int:
-    """Recompute our rows of every pair with committed per-item rows; 1 when a figure differs."""
+    """Recompute our rows of every pair with committed per-item rows; 1 when a figure differs
+    (compared as the tables are, :func:`recipes.common.compare.compare`)."""
+    from ..common.compare import compare
+
     board = json.loads(LEADERBOARD.read_text())
     bad = 0
     for pair, ours in board.get("ours", {}).items():
@@ -152,98 +154,11 @@ def check(data: Path) -> int:
             continue
         again = ours_of(evaluate_committed(pair, data, int(ours["settings"]["n_boot"])),
                         ours["settings"])
-        diffs = list(_differences(ours, again, pair))
-        bad += bool(diffs)
-        print(f"{pair}: " + ("; ".join(diffs[:5]) if diffs else "every figure recomputed equal"))
+        same = compare(json.dumps(ours, indent=1), json.dumps(again, indent=1))
+        bad += not same.ok
+        print(f"{pair}: " + (f"every figure recomputed equal (largest relative difference "
+                             f"{same.largest:.2g})" if same.ok else same.problem))
     return 1 if bad else 0
-
-
-def _differences(a: Any, b: Any, where: str):
-    """Paths where two JSON values differ (numbers: by more than 1e-9 relative)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b)):
-            if k not in a or k not in b:
-                yield f"{where}.{k} missing on one side"
-            else:
-                yield from _differences(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            yield from _differences(x, y, f"{where}[{i}]")
-    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        if not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
-            yield f"{where}: {a} committed, {b} recomputed"
-    elif a != b:
-        yield f"{where}: {a!r} committed, {b!r} recomputed"
-
-
-def block(board: dict[str, Any]) -> str:
-    """The page's table: every submission's MCC (computed here and as published), then ours."""
-
-    lines = [
-        "| pair | system | word MCC (computed here) | published | what |",
-        "|---|---|---|---|---|",
-    ]
-    for pair, p in board["pairs"].items():
-        subs = p["submissions"]
-        best = max((t for t in subs if t != "OrganizersBaselines"), key=lambda t: subs[t]["mcc"])
-        for team, r in sorted(subs.items(), key=lambda kv: -kv[1]["mcc"]):
-            what = (
-                "the organisers' baseline (OpenKiwi)"
-                if team == "OrganizersBaselines"
-                else "best team"
-                if team == best
-                else "team"
-            )
-            pub = f"{r['published_mcc']:.4f}" if r.get("published_mcc") is not None else "-"
-            lines.append(f"| {pair} | {team} ({r['method']}) | {r['mcc']:.4f} | {pub} | {what} |")
-        ours = board.get("ours", {}).get(pair)
-        if not ours:
-            lines.append(f"| {pair} | this head and its softmax | - | - | not scored yet |")
-            continue
-        for m, v in ours["methods"].items():
-            x, lo, hi = v["mcc"]
-            lines.append(
-                f"| {pair} | {m} (SmolLM2-135M-Instruct{', the head' if m == 'sigmoid' else ''}) "
-                f"| {x:.4f} [{lo:.3f}, {hi:.3f}] | - | dev threshold {v['threshold']:.3g} |"
-            )
-    lines += [
-        "",
-        f"Submissions: {SOURCE}; published figures: the task's results page in the same "
-        "repository. Word MCC of BAD over all test words. Our rows: thresholds chosen on dev "
-        "(the first sentences of the WMT 2021 test gold of the same pair, MLQE-PE: "
-        + (", ".join(f"{p} {o['n_dev']}" for p, o in board.get("ours", {}).items()) or "none yet")
-        + "), 95% interval over test sources.",
-        "",
-    ]
-    return "\n".join(lines + _tests(board))
-
-
-def _tests(board: dict[str, Any]) -> list[str]:
-    """The paired tests of our rows (head against each softmax-side method), per pair."""
-    from .committed import fmt_p
-
-    lines: list[str] = []
-    tests = [
-        (pair, m, t) for pair, o in board.get("ours", {}).items() for m, t in o["paired"].items()
-    ]
-    if tests:
-        lines += [
-            "| pair | head vs | delta | 95% CI | p | Holm p | Holm p (normal) |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {pair} | {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-            f"| {fmt_p(t['p_value'], t['n_boot'])} | {fmt_p(t['p_holm'], t['n_boot'])} "
-            f"| {t['p_holm_normal']:.2g} |"
-            for pair, m, t in tests
-        ]
-        lines += [
-            "",
-            "Holm within each pair's family (the head against each softmax-side method, "
-            "two-sided, bootstrap over sources).",
-            "",
-        ]
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -140,7 +140,7 @@ class PassCaptures:
             recorder.clear()
 
     def forced(self, logp: torch.Tensor, row: torch.Tensor, query: torch.Tensor,
-               n_rows: int) -> dict[str, torch.Tensor]:
+               n_rows: int, later: DeferredChecks | None = None) -> dict[str, torch.Tensor]:
         """Each method's (N,) values at N force-decoded positions, by its value key.
 
         Args:
@@ -148,14 +148,18 @@ class PassCaptures:
             row: (N,) its sequence (non-decreasing).
             query: (N,) the position of the query predicting it.
             n_rows: sequences in the pass.
+            later: the pass's pending range checks, settled by the caller (None: here, one
+                wait for the device).
         """
-        out, later = {}, DeferredChecks()  # the range checks: one wait for the device
+        own = later is None
+        out, later = {}, later if later is not None else DeferredChecks()
         for method, config, recorder in self.recorders:
             values = on_positions(method.values_function(), logp, recorder.at(row, query), row,
                                   n_rows, config)
             out[method.value_key] = token_values(method.name, method.token_unit, values,
                                                  row.numel(), later)
-        later.settle()
+        if own:
+            later.settle()
         return out
 
     def generated(self, logp: torch.Tensor, lengths: torch.Tensor

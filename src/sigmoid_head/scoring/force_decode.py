@@ -119,7 +119,8 @@ def score_examples(
             values = position_scores(backbone, head, pos.hidden, pos.targets, dominant=dominant,
                                      heads=heads, softmax=not sigmoid_only, later=later)
             if captures:  # the query predicting labels[:, col] sits at col - 1
-                values |= captures.forced(values["softmax_log"], pos.row, pos.col - 1, len(idx))
+                values |= captures.forced(values["softmax_log"], pos.row, pos.col - 1, len(idx),
+                                          later)
             # the next batch is made while the device computes this one
             upcoming = on_device(groups[k + 1]) if k + 1 < len(groups) else None
             for i, ts in zip(idx, split_rows(values, pos.targets, pos.row, len(idx), later),

@@ -3,6 +3,8 @@ update only those rows (``sparse_adamw``, ``deferred_adamw``)."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import torch
 
 
@@ -30,7 +32,7 @@ def touched_rows(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return rows, grad.index_select(0, rows)
 
 
-class RowOptimizer(torch.optim.Optimizer):
+class RowOptimizer(torch.optim.Optimizer, ABC):
     """AdamW's settings, checked, and a step that hands every parameter to
     :meth:`_step_param` (the row optimizers differ only there)."""
 
@@ -54,5 +56,6 @@ class RowOptimizer(torch.optim.Optimizer):
                 self._step_param(p, group)
         return loss
 
+    @abstractmethod
     def _step_param(self, p: torch.Tensor, group: dict) -> None:
-        raise NotImplementedError
+        """Update ``p`` (its gradient's touched rows) with ``group``'s settings."""
