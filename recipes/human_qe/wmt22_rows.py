@@ -161,6 +161,76 @@ def check(data: Path) -> int:
     return 1 if bad else 0
 
 
+def block(board: dict[str, Any]) -> str:
+    """The page's table: every submission's MCC (computed here and as published), then ours."""
+
+    lines = [
+        "| pair | system | word MCC (computed here) | published | what |",
+        "|---|---|---|---|---|",
+    ]
+    for pair, p in board["pairs"].items():
+        subs = p["submissions"]
+        best = max((t for t in subs if t != "OrganizersBaselines"), key=lambda t: subs[t]["mcc"])
+        for team, r in sorted(subs.items(), key=lambda kv: -kv[1]["mcc"]):
+            what = (
+                "the organisers' baseline (OpenKiwi)"
+                if team == "OrganizersBaselines"
+                else "best team"
+                if team == best
+                else "team"
+            )
+            pub = f"{r['published_mcc']:.4f}" if r.get("published_mcc") is not None else "-"
+            lines.append(f"| {pair} | {team} ({r['method']}) | {r['mcc']:.4f} | {pub} | {what} |")
+        ours = board.get("ours", {}).get(pair)
+        if not ours:
+            lines.append(f"| {pair} | this head and its softmax | - | - | not scored yet |")
+            continue
+        for m, v in ours["methods"].items():
+            x, lo, hi = v["mcc"]
+            lines.append(
+                f"| {pair} | {m} (SmolLM2-135M-Instruct{', the head' if m == 'sigmoid' else ''}) "
+                f"| {x:.4f} [{lo:.3f}, {hi:.3f}] | - | dev threshold {v['threshold']:.3g} |"
+            )
+    lines += [
+        "",
+        f"Submissions: {SOURCE}; published figures: the task's results page in the same "
+        "repository. Word MCC of BAD over all test words. Our rows: thresholds chosen on dev "
+        "(the first sentences of the WMT 2021 test gold of the same pair, MLQE-PE: "
+        + (", ".join(f"{p} {o['n_dev']}" for p, o in board.get("ours", {}).items()) or "none yet")
+        + "), 95% interval over test sources.",
+        "",
+    ]
+    return "\n".join(lines + _tests(board))
+
+
+def _tests(board: dict[str, Any]) -> list[str]:
+    """The paired tests of our rows (head against each softmax-side method), per pair."""
+    from .committed import fmt_p
+
+    lines: list[str] = []
+    tests = [
+        (pair, m, t) for pair, o in board.get("ours", {}).items() for m, t in o["paired"].items()
+    ]
+    if tests:
+        lines += [
+            "| pair | head vs | delta | 95% CI | p | Holm p | Holm p (normal) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {pair} | {m} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+            f"| {fmt_p(t['p_value'], t['n_boot'])} | {fmt_p(t['p_holm'], t['n_boot'])} "
+            f"| {t['p_holm_normal']:.2g} |"
+            for pair, m, t in tests
+        ]
+        lines += [
+            "",
+            "Holm within each pair's family (the head against each softmax-side method, "
+            "two-sided, bootstrap over sources).",
+            "",
+        ]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pair", choices=("km-en", "ps-en"))
