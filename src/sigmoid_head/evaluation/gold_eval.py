@@ -57,7 +57,9 @@ def word_runs(rec: dict) -> list[list[int]]:
         raise ValueError(f"{len(words)} scored words but {len(boxes)} offsets")
     placed = [(b[0], b[1], k) for k, b in enumerate(boxes) if b is not None]
     starts, ends = [b[0] for b in placed], [b[1] for b in placed]
-    ordered = bool(np.all(np.diff(starts) >= 0) and np.all(np.diff(ends) >= 0))
+    # plain Python: the lists are a sentence long, where numpy's per-call cost dominates
+    ordered = (all(a <= b for a, b in zip(starts, starts[1:], strict=False))
+               and all(a <= b for a, b in zip(ends, ends[1:], strict=False)))
     out = []
     for start, end in whitespace_words(rec["candidate"]):
         # ordered: the overlapping boxes are one run, those ending after start and starting before end
