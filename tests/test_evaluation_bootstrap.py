@@ -216,3 +216,30 @@ def test_k_runs_of_b_are_averaged_and_can_pair_seeds() -> None:
     assert same["delta"] == 0.0 and same["ci_low"] == same["ci_high"] == 0.0 and same["p_value"] == 1.0
     with pytest.raises(ValueError, match="pred_b has no runs"):
         paired_bootstrap(roc_auc, a, np.empty((0, 200)), g)
+
+
+@pytest.mark.parametrize("metric", [roc_auc, pearson])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_resampled_values_read_back_equal_a_fresh_computation_and_follow_the_content(metric, grouped) -> None:
+    """A prediction resampled before (a baseline tested against several methods, then given
+    its own interval) is read back: the figures equal those of a fresh computation to the
+    last bit, and an array edited in place in between is computed again, not read back."""
+    from sigmoid_head.evaluation import bootstrap
+
+    rng = np.random.default_rng(11)
+    groups = np.repeat(np.arange(40), 3) if grouped else None
+    g = (rng.random(120) < 0.4).astype(float)
+    base, a, b = (g + rng.normal(scale=s, size=120) for s in (1.5, 1.0, 1.2))
+    bootstrap._MEMO.clear()
+    fresh = [paired_bootstrap(metric, x, base, g, n=200, groups=groups) for x in (a, b)]
+    fresh_ci = bootstrap_ci(metric, base, g, n=200, groups=groups)
+    assert len(bootstrap._MEMO) == 3  # base, a and b: base resampled once
+    again = [paired_bootstrap(metric, x, base, g, n=200, groups=groups) for x in (a, b)]
+    assert again == fresh and bootstrap_ci(metric, base, g, n=200, groups=groups) == fresh_ci
+    base[:60] = base[60:]  # the same array object, other values
+    edited = paired_bootstrap(metric, a, base, g, n=200, groups=groups)
+    bootstrap._MEMO.clear()
+    assert paired_bootstrap(metric, a, base, g, n=200, groups=groups) == edited != fresh[0]
+    # another seed or number of resamples is another set of resamples
+    assert paired_bootstrap(metric, a, base, g, n=200, seed=1, groups=groups) != edited
+    assert paired_bootstrap(metric, a, base, g, n=150, groups=groups)["n_boot"] == 150

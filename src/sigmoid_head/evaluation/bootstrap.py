@@ -22,9 +22,11 @@ with its sidedness is :mod:`.pvalues`'s.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,6 +107,45 @@ def _values(
         return
     for i in _resamples(g.size, n_boot, seed, clusters):
         yield [_on_resamples(fn, p, g, i) for p in preds]
+
+
+_MEMO: OrderedDict[tuple, FloatArray] = OrderedDict()
+_MEMO_SIZE = 4096
+"""Resampled values kept per (metric, gold, resamples, prediction), least recently used
+out first: at 1,000 resamples, at most 32 MiB."""
+
+
+def _digest(a: np.ndarray) -> tuple:
+    a = np.ascontiguousarray(a)
+    return a.dtype.str, a.shape, hashlib.blake2b(a.tobytes(), digest_size=16).digest()
+
+
+def _all_values(
+    fn: Callable[..., float], preds: Sequence[FloatArray], g: FloatArray, n_boot: int, seed: int,
+    clusters: Clusters | None,
+) -> list[FloatArray]:
+    """(n_boot,) values of the metric of every prediction on the same resamples, as
+    :func:`_values` gives them chunk by chunk. The values are a function of the metric, the
+    prediction, the gold, the resamples' seed and count and the sources, so a prediction
+    already resampled with all of these (a table testing several methods against one
+    baseline, then giving each its interval) is read back instead of computed again (the
+    same values to the last bit; read-only arrays)."""
+    common = (fn, _digest(g), n_boot, seed, None if clusters is None else _digest(clusters.codes))
+    keys = [(common, _digest(p)) for p in preds]
+    found = {k: _MEMO[k] for k in keys if k in _MEMO}
+    todo = {k: p for k, p in zip(keys, preds, strict=True) if k not in found}
+    if todo:
+        chunks = list(_values(fn, list(todo.values()), g, n_boot, seed, clusters))
+        for j, k in enumerate(todo):
+            v = np.concatenate([c[j] for c in chunks]) if chunks else np.empty(0)
+            v.flags.writeable = False
+            found[k] = v
+    for k in keys:  # most recently used last
+        _MEMO[k] = found[k]
+        _MEMO.move_to_end(k)
+    while len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return [found[k] for k in keys]
 
 
 def _clusters(groups: ArrayLike | None, n: int) -> Clusters | None:
@@ -221,7 +262,7 @@ def bootstrap_ci(
         return point, math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        vals = np.concatenate([v for (v,) in _values(metric_fn, [p], g, n, seed, clusters)])
+        (vals,) = _all_values(metric_fn, [p], g, n, seed, clusters)
     if np.all(np.isnan(vals)):
         return point, math.nan, math.nan
     lo, hi = np.nanpercentile(vals, [100 * alpha / 2, 100 * (1 - alpha / 2)])
@@ -299,10 +340,8 @@ def paired_bootstrap(
     delta = float(np.mean([metric_fn(a, g) for a in runs])) - float(np.mean([metric_fn(b, g) for b in runs_b]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = np.concatenate(
-            [np.mean(v[:k], axis=0) - np.mean(v[k:], axis=0)
-             for v in _values(metric_fn, [*runs, *runs_b], g, n, seed, clusters)]
-        )
+        v = _all_values(metric_fn, [*runs, *runs_b], g, n, seed, clusters)
+        d = np.mean(v[:k], axis=0) - np.mean(v[k:], axis=0)
     d = np.sort(d[~np.isnan(d)])  # sorted: the figures do not depend on the order of the chunks
     unit = "item" if clusters is None else "source"
     if d.size == 0:
