@@ -152,9 +152,9 @@ def _run_dir(tmp: Path, results: Path, picks=(0, 1, 3, 7), edit=None, variant=Tr
     base = results / MQM / ("heads/" + VARIANT if variant else "")
     for split in ("dev", "test"):
         gold = {g["id"]: g for g in committed.gold_rows(MQM, split, None)}
-        out = []
+        rows, out = rows_gz(base / f"{split}.scores.jsonl.gz"), []  # read once: a split is MBs
         for k in picks:
-            r = rows_gz(base / f"{split}.scores.jsonl.gz")[k]
+            r = rows[k]
             if variant:
                 r = {**{a: b for a, b in r.items() if a != "words"}, "candidate": gold[r["id"]]["candidate"],
                      "words": [{"sigmoid": w, "softmax": 0.5} for w in r["words"]]}
