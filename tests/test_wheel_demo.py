@@ -36,7 +36,11 @@ def _run(
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+        # PYTHONDONTWRITEBYTECODE too: the environment is installed without .pyc files
+        # (--no-compile below), so the first command writes those of the modules it
+        # imports and the later ones read them
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
+                     "PYTHONDONTWRITEBYTECODE")
     }
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", **extra)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -82,8 +86,7 @@ def venv(built: tuple[Path, str], tmp_path_factory) -> Path:
     res = _run([sys.executable, "-m", "venv", str(env_dir)], cwd=env_dir.parent)
     assert res.returncode == 0, res.stderr
     # --no-compile: no .pyc for every module of every package up front; Python compiles the
-    # modules the tests import when they first import them (the file took 99 s here instead
-    # of 120 s)
+    # modules the tests import when they first import them
     pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile"]
     res = _run([*pip, TORCH], cwd=env_dir)  # the CPU build first, so nothing pulls the CUDA one
     if res.returncode != 0:
