@@ -243,3 +243,21 @@ def test_resampled_values_read_back_equal_a_fresh_computation_and_follow_the_con
     # another seed or number of resamples is another set of resamples
     assert paired_bootstrap(metric, a, base, g, n=200, seed=1, groups=groups) != edited
     assert paired_bootstrap(metric, a, base, g, n=150, groups=groups)["n_boot"] == 150
+
+
+def test_the_resampled_values_kept_are_bounded_in_bytes(monkeypatch) -> None:
+    """Older predictions leave once the kept values pass the byte bound; a call's own
+    predictions stay, and a dropped one is computed again to the same figures."""
+    from sigmoid_head.evaluation import bootstrap
+
+    monkeypatch.setattr(bootstrap, "_MEMO_BYTES", 3 * 200 * 8)  # three predictions of 200
+    bootstrap._MEMO.clear()
+    rng = np.random.default_rng(3)
+    g = rng.normal(size=80)
+    preds = [g + rng.normal(size=80) for _ in range(5)]
+    first = bootstrap_ci(pearson, preds[0], g, n=200)
+    for p in preds[1:]:
+        bootstrap_ci(pearson, p, g, n=200)
+    assert sum(v.nbytes for v in bootstrap._MEMO.values()) <= 3 * 200 * 8 and len(bootstrap._MEMO) == 3
+    assert bootstrap_ci(pearson, preds[0], g, n=200) == first  # dropped, computed again
+    bootstrap._MEMO.clear()

@@ -110,9 +110,9 @@ def _values(
 
 
 _MEMO: OrderedDict[tuple, FloatArray] = OrderedDict()
-_MEMO_SIZE = 4096
+_MEMO_BYTES = 32 * 2**20
 """Resampled values kept per (metric, gold, resamples, prediction), least recently used
-out first: at 1,000 resamples, at most 32 MiB."""
+out first once they hold more than this many bytes (4,096 predictions at 1,000 resamples)."""
 
 
 def _digest(a: np.ndarray) -> tuple:
@@ -137,14 +137,15 @@ def _all_values(
     if todo:
         chunks = list(_values(fn, list(todo.values()), g, n_boot, seed, clusters))
         for j, k in enumerate(todo):
-            v = np.concatenate([c[j] for c in chunks]) if chunks else np.empty(0)
+            v = np.concatenate([c[j] for c in chunks])
             v.flags.writeable = False
             found[k] = v
     for k in keys:  # most recently used last
         _MEMO[k] = found[k]
         _MEMO.move_to_end(k)
-    while len(_MEMO) > _MEMO_SIZE:
-        _MEMO.popitem(last=False)
+    held = sum(v.nbytes for v in _MEMO.values())
+    while held > _MEMO_BYTES and len(_MEMO) > len(keys):  # never what this call returns
+        held -= _MEMO.popitem(last=False)[1].nbytes
     return [found[k] for k in keys]
 
 
