@@ -15,7 +15,9 @@ while each file's tests ran, library code included). Those files then run in a c
 with the extra's packages hidden (``tests/extras_blocker/sitecustomize.py``: importing them
 raises ModuleNotFoundError, in pytest and in every process it starts). A test that needs an
 extra must skip when it is absent (``pytest.importorskip``) or pass without it; otherwise this
-script exits 1 and names the extra.
+script exits 1 and names the extra. An extra whose packages another extra hides too (plots
+inside eval) reruns only the files that touch the wider extra's other packages: the wider
+rerun already ran the rest with its packages hidden (:func:`covered_by`).
 """
 
 from __future__ import annotations
@@ -157,6 +159,35 @@ def files_at_risk(
     return sorted(risky)
 
 
+def covered_by(
+    extra: str, found: dict[str, set[str]], files: list[str], record: dict[str, list[str]],
+    needs: dict[str, set[str]],
+) -> tuple[str | None, list[str]]:
+    """(the extra whose rerun already runs ``files`` with ``extra``'s packages hidden, the
+    files it does not cover), or (None, files).
+
+    An extra B that hides every package of ``extra`` and more (the eval extra brings
+    matplotlib, as the plots extra does, and sacrebleu) reruns each of these files with
+    ``extra``'s packages hidden and the others hidden too. For a file that never touches the
+    others (not in the import record, not imported by the file, not even named in its
+    text, as ``pytest.importorskip("sacrebleu")`` would name it), hiding them changes
+    nothing, so B's rerun is the rerun ``extra`` would make; only the files that do touch
+    them are run again for ``extra``."""
+    tops = found[extra]
+    wider = [b for b, t in sorted(found.items()) if b != extra and t > tops]
+    if not wider:
+        return None, files
+    best, left = None, files
+    for b in wider:
+        more = found[b] - tops
+        touching = set(files_at_risk(more, record, needs))
+        rest = [f for f in files
+                if f in touching or any(m in (TESTS / f).read_text() for m in more)]
+        if best is None or len(rest) < len(left):
+            best, left = b, rest
+    return best, left
+
+
 def _run_all(runs: list[tuple[str, str, list[str], dict]], at_once: int) -> list[tuple[str, int]]:
     """Every rerun, ``at_once`` at a time (each a single pytest process: several reruns side
     by side keep the cores busier than one rerun spread over workers); each one's output is
@@ -199,11 +230,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check_extras: no import record at {args.record}; static imports only")
     needs = package_needs()
     runs = []  # (extra, header, command, env) of every rerun
-    for extra, tops in sorted(extras_modules().items()):
+    found = extras_modules()
+    for extra, tops in sorted(found.items()):
         if args.extra and extra not in args.extra:
             continue
         files = files_at_risk(tops, record, needs)
         header = f"check_extras: without [{extra}] (hiding {', '.join(sorted(tops))}): {len(files)} test files"
+        wider, left = (None, files) if args.extra else covered_by(extra, found, files, record, needs)
+        if wider is not None:
+            header += (f"; {len(files) - len(left)} of them already run without [{wider}], which hides "
+                       f"these and {', '.join(sorted(found[wider] - tops))} (untouched by them)")
+            files = left
         if args.list or not files:
             print(header)
             print("".join(f"  {f}\n" for f in files), end="")

@@ -54,8 +54,9 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
     return dict(__cpu_features__), list(__cpu_dispatch__)
 
 
-PARTS = (frozenset({"supervised", "combination-pe-all", "combination-pe-all_s1", "combination-pe-all_s2", "wmt22"}),
-         frozenset({"lopo", "combination", "error-free"}))
+PARTS = (frozenset({"supervised", "combination", "combination-pe-all", "combination-pe-all_s1",
+                    "combination-pe-all_s2", "wmt22"}),
+         frozenset({"lopo", "error-free"}))
 """The analyses each child rebuilds, two children at once (the suite's two cores), about equal
 in time (``supervised`` and ``lopo`` are the two longest). The README's table of
 :mod:`recipes.human_qe.which_score` reads both: made in the child of ``supervised``, it reads

@@ -67,3 +67,20 @@ def test_the_blocker_hides_a_package_from_python_and_its_children(tmp_path) -> N
         [sys.executable, str(probe)], env=env, capture_output=True, text=True, check=False
     )
     assert done.stdout.split() == ["seen", "0"], done.stderr
+
+
+def test_an_extra_hidden_inside_a_wider_one_reruns_only_what_the_wider_rerun_misses(tmp_path, monkeypatch) -> None:
+    """plots hides matplotlib; eval hides matplotlib and sacrebleu: eval's rerun covers every
+    plots file that never touches sacrebleu (by record, import or name in its text)."""
+    for name, text in {"test_plot.py": "import matplotlib\n",
+                       "test_bleu.py": "import matplotlib\n",
+                       "test_named.py": "pytest.importorskip('sacrebleu')\n"}.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(check_extras, "TESTS", tmp_path)
+    found = {"plots": {"matplotlib"}, "eval": {"matplotlib", "sacrebleu"}, "polygraph": {"lm_polygraph"}}
+    record = {"test_plot.py": ["matplotlib"], "test_bleu.py": ["matplotlib", "sacrebleu"],
+              "test_named.py": ["matplotlib"]}
+    files = ["test_bleu.py", "test_named.py", "test_plot.py"]
+    assert check_extras.covered_by("plots", found, files, record, {}) == ("eval", ["test_bleu.py", "test_named.py"])
+    assert check_extras.covered_by("eval", found, files, record, {}) == (None, files)
+    assert check_extras.covered_by("polygraph", found, ["test_plot.py"], record, {}) == (None, ["test_plot.py"])
