@@ -41,12 +41,13 @@ LAUNCHERS = {  # run through this interpreter, so no PATH lookup is needed
 }
 
 
-@pytest.mark.parametrize(("launcher", "optimizers"), [("accelerate", "adamw"), ("torchrun", "adamw"),
-                                                    ("torchrun", "sparse_adamw,deferred_adamw")])
+@pytest.mark.parametrize(("launcher", "optimizers"), [("accelerate", "adamw"),
+                                                    ("torchrun", "adamw,sparse_adamw,deferred_adamw")])
 def test_two_processes_train_the_same_head_as_one(launcher, optimizers, tiny_causal_path,
                                                   tiny_pairs_jsonl, tmp_path):
-    """The row optimizers share one launch (each process start costs seconds): with two
-    processes they read the all-reduced dense gradient, in one the sparse row gradients."""
+    """The optimizers of one launcher share one launch (each process start costs seconds):
+    with two processes the row optimizers read the all-reduced dense gradient, in one the
+    sparse row gradients."""
     script = tmp_path / "run.py"
     script.write_text(SCRIPT)
     cmd = [*LAUNCHERS[launcher], str(script), str(tiny_causal_path),
