@@ -57,10 +57,10 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
 PARTS = (frozenset({"supervised", "combination", "combination-pe-all", "combination-pe-all_s1", "wmt22"}),
          frozenset({"lopo", "error-free", "combination-pe-all_s2"}))
 """The analyses each child rebuilds, two children at once (the suite's two cores), about equal
-in time: on one thread here (2026-12-02) ``lopo`` took 58 s and ``error-free`` 2 s; ``supervised``
-27 s, ``combination`` 16 s and each ``combination-pe-all`` about 9 s. The children's own
-times differ (two OpenMP threads each, sleeping between parallel regions): with all three
-``combination-pe-all`` in the first, it ended at 120 s and the second at 106 s. The README's table of
+in time: ``main`` prints when each child ends, the figure to balance them by (two OpenMP
+threads each, sleeping between parallel regions, run slower than one thread would). Here
+(2026-12-02), with all three ``combination-pe-all`` in the first child, it ended at 120 s and
+the second at 106 s; with one moved, 103 s and 113 s. The README's table of
 :mod:`recipes.human_qe.which_score` reads both: made in the child of ``supervised``, it reads
 ``lopo``'s committed figures, which the other child rebuilds and compares."""
 PART = "SIGMOID_HEAD_PORTABLE_PART"
@@ -113,8 +113,15 @@ def main() -> int:
     start = time.monotonic()
     children = [subprocess.Popen([sys.executable, __file__], env={**os.environ, **extra, PART: str(k)}, cwd=ROOT)
                 for k in range(len(PARTS))]
-    codes = [c.wait() for c in children]
-    failed = any(codes)
+    codes: dict[int, int] = {}
+    while len(codes) < len(children):  # each child's end, in the order they end
+        for k, child in enumerate(children):
+            if k not in codes and child.poll() is not None:
+                codes[k] = child.returncode
+                print(f"check_portable: child {k} ({', '.join(sorted(PARTS[k]))}) ended at "
+                      f"{time.monotonic() - start:.0f} s", flush=True)
+        time.sleep(0.2)
+    failed = any(codes.values())
     print(f"check_portable: {'FAILED' if failed else 'passed'} in {time.monotonic() - start:.0f} s")
     return 1 if failed else 0
 

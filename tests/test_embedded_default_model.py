@@ -218,13 +218,11 @@ def converted(tmp_path_factory):
     from sigmoid_head.embedded import gguf_convert
 
     root = tmp_path_factory.mktemp("sigmoid_head_cache")
-    loaded = []
+    real_load, loaded = gguf_convert.load_gguf, []
 
     def recording_load(gguf_path, progress=False):
         loaded.append((Path(gguf_path).name, *real_load(gguf_path, progress=progress)))
         return loaded[-1][1:]
-
-    real_load = gguf_convert.load_gguf
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SIGMOID_HEAD_CACHE", str(root))
         mp.setattr(embedded, "installed_gguf", lambda: None)

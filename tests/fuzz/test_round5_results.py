@@ -156,7 +156,7 @@ def _results(tmp: Path) -> Path:
     for folder in ("", "heads/" + VARIANT):
         (dest / folder).mkdir(parents=True, exist_ok=True)
         for split in ("dev", "test"):
-            name = f"{folder}/{split}.scores.jsonl.gz".lstrip("/")
+            name = Path(folder) / f"{split}.scores.jsonl.gz"
             write_gz(dest / name, _first_rows(src / name))
         for extra in ("rescored.json", "settings.json"):
             if (src / folder / extra).is_file():
