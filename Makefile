@@ -35,17 +35,32 @@ $(BIN)/python:
 POLYGRAPH_IMPORTS := openai pandas datasets nltk sentence-transformers diskcache spacy \
 	rouge-score absl-py bert-score omegaconf
 
+# Each install step leaves a stamp file in the environment and runs again only when
+# pyproject.toml or this Makefile is newer than its stamp (or the environment is gone):
+# pip takes about 25 s here to find that nothing is missing. `make setup FORCE_SETUP=1`
+# runs the installs anyway.
+FORCE_SETUP ?=
+ifneq ($(FORCE_SETUP),)
+.PHONY: $(VENV)/.demo-installed $(VENV)/.test-installed
+endif
+
 # what the demo needs: the package and its figures (nothing of the test-only stack)
-setup-demo: $(BIN)/python
+setup-demo: $(VENV)/.demo-installed
+
+$(VENV)/.demo-installed: pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/pip install -e ".[plots]"
+	@touch $@
 
 # what the tests need besides: the dev and eval extras and lm-polygraph's imports
-setup: setup-demo
+setup: setup-demo $(VENV)/.test-installed
+
+$(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.demo-installed
 	@echo "make setup: installing the test-only packages (dev and eval extras, lm-polygraph and its imports)"
 	$(BIN)/pip install -e ".[dev,plots,eval]"
 	$(BIN)/pip install $(POLYGRAPH_IMPORTS)
 	@echo "lm-polygraph without its dependency list (only the modules above, which it imports); a pip 'dependency conflicts' message after this line names the packages left out on purpose"
 	$(BIN)/pip install --no-deps "lm-polygraph==0.7.0"
+	@touch $@
 
 demo: setup-demo
 	$(BIN)/sigmoid-head demo $(THREADS_OPT)

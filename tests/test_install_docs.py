@@ -56,7 +56,8 @@ def extras_named(text: str) -> set[str]:
 
 
 def makefile_targets() -> set[str]:
-    return set(re.findall(r"^([\w-]+):", MAKEFILE, re.M))
+    """Rule names, the stamp files' too (``$(VENV)/.test-installed``); not ``X := ...``."""
+    return set(re.findall(r"^([^\s:=#]+):(?!=)", MAKEFILE, re.M))
 
 
 def makefile_variables() -> set[str]:
