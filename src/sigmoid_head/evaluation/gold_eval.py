@@ -22,6 +22,7 @@ Every figure has a 95% interval from resampling sources (:func:`.bootstrap.clust
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,23 +50,31 @@ def _word_boxes(rec: dict) -> list[tuple[int, int] | None]:
     return word_offsets(rec["candidate"], [w["word"] for w in words])
 
 
-def word_runs(rec: dict) -> list[list[int]]:
-    """Per whitespace word of the candidate, the indices of the scored words overlapping it."""
-    boxes = _word_boxes(rec)
+def word_runs(rec: dict) -> tuple[tuple[int, ...], ...]:
+    """Per whitespace word of the candidate, the indices of the scored words overlapping it.
+
+    Found once per (candidate, offsets): evaluations ask again for every method, and the
+    key (about a tenth of the search's cost) is the record's content, not its identity."""
     words = rec["words"]
+    boxes = _word_boxes(rec)
     if len(boxes) != len(words):
         raise ValueError(f"{len(words)} scored words but {len(boxes)} offsets")
+    return _runs(rec["candidate"], tuple(boxes))
+
+
+@functools.lru_cache(maxsize=8192)  # a few KiB each: at most some 30 MiB
+def _runs(candidate: str, boxes: tuple[tuple[int, int] | None, ...]) -> tuple[tuple[int, ...], ...]:
     placed = [(b[0], b[1], k) for k, b in enumerate(boxes) if b is not None]
     starts, ends = [b[0] for b in placed], [b[1] for b in placed]
     # plain Python: the lists are a sentence long, where numpy's per-call cost dominates
     ordered = (all(a <= b for a, b in zip(starts, starts[1:], strict=False))
                and all(a <= b for a, b in zip(ends, ends[1:], strict=False)))
     out = []
-    for start, end in whitespace_words(rec["candidate"]):
+    for start, end in whitespace_words(candidate):
         # ordered: the overlapping boxes are one run, those ending after start and starting before end
         run = placed[bisect.bisect_right(ends, start):bisect.bisect_left(starts, end)] if ordered else placed
-        out.append([k for b0, b1, k in run if b0 < end and start < b1])
-    return out
+        out.append(tuple(k for b0, b1, k in run if b0 < end and start < b1))
+    return tuple(out)
 
 
 def gold_word_scores(rec: dict, method: str) -> np.ndarray:
