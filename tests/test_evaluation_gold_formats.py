@@ -175,6 +175,23 @@ def test_a_gold_word_takes_its_weakest_scored_piece() -> None:
     assert gold_word_scores(rec, "sigmoid").tolist() == [0.2, 1.0]  # "ja" was not scored
 
 
+def test_word_runs_are_remembered_by_content_not_by_record() -> None:
+    """The runs are cached by candidate and offsets: the same record again, or a copy, gives
+    the same runs; the same text with other offsets is searched again."""
+    from sigmoid_head.evaluation.gold_eval import gold_word_scores, word_runs
+
+    rec = {"candidate": "Hund. ja", "words": [
+        {"word": "Hund", "start": 0, "end": 4, "sigmoid": 0.2},
+        {"word": ".", "start": 4, "end": 5, "sigmoid": 0.9}]}
+    first = word_runs(rec)
+    assert first == ((0, 1), ()) and word_runs({**rec}) == first
+    moved = {"candidate": rec["candidate"], "words": [{**rec["words"][0]},
+                                                      {**rec["words"][1], "start": 6, "end": 8}]}
+    assert word_runs(moved) == ((0,), (1,))
+    assert gold_word_scores(moved, "sigmoid").tolist() == [0.2, 0.9]
+    assert gold_word_scores(rec, "sigmoid").tolist() == [0.2, 1.0]
+
+
 def test_wmt2021_long_tags_read_as_their_plain_lines(tmp_path) -> None:
     """WMT 2021's gold (one tag a row) reads as the same words written one line a sentence."""
     roen = Path(__file__).parent / "data" / "human_qe" / "mlqe_roen"
