@@ -224,3 +224,12 @@ def test_a_dev_figure_without_a_value_is_saved_as_null(tmp_path: Path) -> None:
     text = (tmp_path / "word_model.json").read_text()
     assert '"best_single_mcc": null' in text and "NaN" not in text
     assert np.isnan(WordModel.load(tmp_path).dev["best_single_mcc"])
+
+
+def test_finite_accepts_real_numbers_only() -> None:
+    from sigmoid_head.evaluation.word_features import finite
+
+    for v in (0.5, -3.0, 0, 7, np.float64(0.25)):
+        assert finite(v), v
+    for v in (float("nan"), float("inf"), -float("inf"), np.float64("nan"), True, False, None, "1", [1.0]):
+        assert not finite(v), v

@@ -37,6 +37,8 @@ def word_methods(rows: Sequence[Mapping]) -> list[str]:
 
 
 def finite(v: Any) -> bool:
+    if type(v) is float:  # the common case, first: called for every word of every row
+        return math.isfinite(v)
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
 
 
@@ -77,7 +79,7 @@ def row_features(row: Mapping, names: Sequence[str], where: str = "row") -> np.n
             if kind == "word" or n == 0:
                 cols.append(own)
             else:
-                cols.append(np.r_[own[:1], own[:-1]] if kind == "left" else np.r_[own[1:], own[-1:]])
+                cols.append(np.concatenate((own[:1], own[:-1]) if kind == "left" else (own[1:], own[-1:])))
         elif kind == "row":
             if not finite(row.get(key)):
                 return None
