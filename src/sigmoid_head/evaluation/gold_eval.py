@@ -86,7 +86,9 @@ def gold_word_scores(rec: dict, method: str) -> np.ndarray:
 def gold_word_scores_many(rec: dict, methods: Sequence[str]) -> list[np.ndarray]:
     """:func:`gold_word_scores` of several methods, the words' overlaps found once."""
     runs, words = word_runs(rec), rec["words"]
-    return [np.asarray([min(float(words[k][m]) for k in run) if run else 1.0 for run in runs],
+    # a run is mostly one scored word: taken directly, without min over a generator
+    return [np.asarray([float(words[run[0]][m]) if len(run) == 1 else
+                        min(float(words[k][m]) for k in run) if run else 1.0 for run in runs],
                        dtype=np.float64) for m in methods]
 
 
