@@ -19,7 +19,7 @@ TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 TORCH_INDEX_OPT := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 
-.PHONY: setup setup-demo browser demo test test-notice lint
+.PHONY: setup setup-demo browser demo test test-slow test-notice lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -87,13 +87,19 @@ test-notice:
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each, each test
 # file whole on one worker (its module fixtures built once), the longest files first
 # (tests/conftest.py SLOW_FIRST; --no-loadscope-reorder keeps that order); TEST_WORKERS=0
-# runs it in one process. Wall times: docs/development.md.
+# runs it in one process. The tests marked slow (they train on the real SmolLM2) are left
+# out: `make test-slow` runs them. Wall times: docs/development.md.
 TEST_WORKERS ?= 2
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: test-notice setup browser
-	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=12
+	$(TEST_ENV) SIGMOID_HEAD_RECORD_EXTRAS=.pytest-extras.json $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=12 -m "not slow"
 	$(TEST_ENV) $(BIN)/python tests/check_extras.py --record .pytest-extras.json --workers $(TEST_WORKERS)
 	$(TEST_ENV) $(BIN)/python tests/check_portable.py
+
+# The tests that train a head on the real SmolLM2 (marker `slow`: each about a minute of one
+# core), left out of `make test` to keep it within 12 minutes on 2 cores.
+test-slow: setup
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow
 
 lint: setup
 	$(BIN)/ruff check src tests recipes benchmarks

@@ -641,7 +641,7 @@ def pytest_unconfigure(config) -> None:
 
 SLOW_FIRST = (
     "test_wheel_demo.py", "recipes/test_bible_tables.py", "recipes/test_human_qe_tables.py",
-    "test_gpu_bench.py", "test_integration.py", "test_embedded_default_model.py",
+    "test_gpu_bench.py", "test_embedded_default_model.py",
     "test_training_loop_distributed.py", "fuzz/test_round5_results.py", "test_scoring_distributed.py",
     "test_cli_quiet.py", "test_cli.py",
 )

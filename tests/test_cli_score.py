@@ -106,6 +106,7 @@ def test_score_input_errors(head_dir, texts, tmp_path, capsys) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # make test-slow
 def test_smollm2_train_then_score_end_to_end(tmp_path, capsys) -> None:
     from sigmoid_head.cli import main as sigmoid_head_main
 

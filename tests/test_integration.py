@@ -13,7 +13,7 @@ from sigmoid_head.head.model import SigmoidHeadModel
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "sigmoid_head" / "bible_sample"
 PROMPT = "Rewrite this verse in modern English:\n{source}"
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # make test-slow
 
 
 def _subset(src: Path, dst: Path, n: int) -> Path:
