@@ -10,7 +10,8 @@ The rebuild runs in a child process with
 - ``NPY_DISABLE_CPU_FEATURES`` naming every AVX-512 target (and x86-64-v4) that numpy would
   dispatch to on this CPU, so its loops take the AVX2 paths an older CPU takes;
 - ``OPENBLAS_CORETYPE=Haswell``, OpenBLAS's kernels for an AVX2 CPU;
-- two threads for OpenMP and OpenBLAS, where the suite runs one.
+- two threads for OpenBLAS, where the suite runs one, and two for OpenMP in the child of the
+  supervised analysis (:data:`OPENMP_THREADS`).
 
 What is rebuilt: the analyses of recipes/human_qe (``analyses.outputs``: the feature
 combinations, fitted logistic regressions and ridges; error-free detection, Platt scaling
@@ -57,12 +58,18 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
 PARTS = (frozenset({"supervised", "combination", "combination-pe-all", "combination-pe-all_s1", "wmt22"}),
          frozenset({"lopo", "error-free", "combination-pe-all_s2"}))
 """The analyses each child rebuilds, two children at once (the suite's two cores), about equal
-in time: ``main`` prints when each child ends, the figure to balance them by (two OpenMP
-threads each, sleeping between parallel regions, run slower than one thread would). Here
-(2026-12-02), with all three ``combination-pe-all`` in the first child, it ended at 120 s and
-the second at 106 s; with one moved, 103 s and 113 s. The README's table of
-:mod:`recipes.human_qe.which_score` reads both: made in the child of ``supervised``, it reads
-``lopo``'s committed figures, which the other child rebuilds and compares."""
+in time: ``main`` prints when each child ends, the figure to balance them by (2026-12-02,
+with every ``combination-pe-all`` in the first child: 105 s and 81 s). The README's
+table of :mod:`recipes.human_qe.which_score` reads both: made in the child of
+``supervised``, it reads ``lopo``'s committed figures, which the other child rebuilds and
+compares."""
+OPENMP_THREADS = (2, 1)
+"""OpenMP threads of each child (OpenBLAS keeps two in both). OpenMP is scikit-learn's here,
+above all in its gradient-boosted trees, fitted in ``supervised`` (two threads: the
+thread-count check of that code) and in ``lopo`` (one): ``lopo`` fits them often on small
+data, where a second thread that sleeps between parallel regions, beside the other child,
+doubled its time (2026-12-02: part 1 alone under load, 167 s with two OpenMP threads and
+120 s with one)."""
 PART = "SIGMOID_HEAD_PORTABLE_PART"
 NO_BLAS = frozenset({"dev-choices", "sparse-check"})
 """Analyses not rebuilt here: nothing is fitted in them (dev thresholds and MCC are counts,
@@ -109,10 +116,10 @@ def main() -> int:
     extra = older_cpu_env(*_numpy_targets())
     shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in extra.items() if k != CHILD)
     print(f"check_portable: the BLAS/optimizer results rebuilt with {shown}, in {len(PARTS)} "
-          "children at once", flush=True)
+          f"children at once (OpenMP threads: {', '.join(map(str, OPENMP_THREADS))})", flush=True)
     start = time.monotonic()
-    children = [subprocess.Popen([sys.executable, __file__], env={**os.environ, **extra, PART: str(k)}, cwd=ROOT)
-                for k in range(len(PARTS))]
+    children = [subprocess.Popen([sys.executable, __file__], cwd=ROOT, env={
+        **os.environ, **extra, PART: str(k), "OMP_NUM_THREADS": str(OPENMP_THREADS[k])}) for k in range(len(PARTS))]
     codes: dict[int, int] = {}
     while len(codes) < len(children):  # each child's end, in the order they end
         for k, child in enumerate(children):

@@ -40,3 +40,6 @@ def test_the_two_children_rebuild_every_analysis_once() -> None:
     assert sorted([*(n for p in parts for n in p), *check_portable.NO_BLAS]) == sorted(names)  # each once
     assert not check_portable.NO_BLAS & {"supervised", "lopo", "combination", "error-free"}  # fitted ones stay
     assert not any({"lopo", "supervised"} <= p for p in parts)  # the two longest run apart
+    assert len(check_portable.OPENMP_THREADS) == len(parts)
+    # the trees' thread-count check: the child of supervised runs them on two OpenMP threads
+    assert check_portable.OPENMP_THREADS[next(k for k, p in enumerate(parts) if "supervised" in p)] == 2
