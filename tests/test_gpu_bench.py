@@ -139,3 +139,15 @@ def test_profile_step_honours_model(capsys, monkeypatch, tiny_tokenizer_path):
     out = capsys.readouterr().out
     assert out.startswith("model=tiny ") and "optimizer=sparse_adamw" in out
     assert "== training step" in out and "== full scoring" in out
+
+
+def test_the_published_variant_runs_on_the_embedded_model_on_the_cpu_only() -> None:
+    import common
+    import train_throughput
+
+    def args(*argv: str):
+        return common.parser("x").parse_args(list(argv))
+
+    assert train_throughput.with_published(args())  # smollm2 on the CPU: the comparison it is for
+    assert not train_throughput.with_published(args("--model", "tiny"))
+    assert not train_throughput.with_published(args("--device", "cuda"))
