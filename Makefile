@@ -82,8 +82,9 @@ test-notice:
 # The suite, then the same suite's test files that touched an optional extra run again with
 # that extra hidden (tests/check_extras.py): a test that needs an extra must skip without it.
 # Last, the committed results that pass through BLAS or an optimizer are rebuilt once more
-# with numpy's AVX-512 paths off, OpenBLAS's Haswell kernels and two threads
-# (tests/check_portable.py): a check that compares floats as bytes cannot come back.
+# with numpy's AVX-512 paths off, OpenBLAS's Haswell kernels and two OpenBLAS threads (two
+# OpenMP threads in one of its two children; tests/check_portable.py): a check that compares
+# floats as bytes cannot come back.
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one torch thread each, each test
 # file whole on one worker (its module fixtures built once), the longest files first
 # (tests/conftest.py SLOW_FIRST; --no-loadscope-reorder keeps that order); TEST_WORKERS=0

@@ -59,7 +59,8 @@ PARTS = (frozenset({"supervised", "combination", "combination-pe-all", "combinat
          frozenset({"lopo", "error-free", "combination-pe-all_s2"}))
 """The analyses each child rebuilds, two children at once (the suite's two cores), about equal
 in time: ``main`` prints when each child ends, the figure to balance them by (2026-12-02,
-with every ``combination-pe-all`` in the first child: 105 s and 81 s). The README's
+with every ``combination-pe-all`` in the first child: 105 s and 81 s; as now, in ``make
+test``: 95 s and 90 s). The README's
 table of :mod:`recipes.human_qe.which_score` reads both: made in the child of
 ``supervised``, it reads ``lopo``'s committed figures, which the other child rebuilds and
 compares."""
@@ -114,7 +115,8 @@ def main() -> int:
         part = os.environ.get(PART)
         return rebuild_and_compare(None if part is None else int(part))
     extra = older_cpu_env(*_numpy_targets())
-    shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in extra.items() if k != CHILD)
+    shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in extra.items()
+                     if k not in (CHILD, "OMP_NUM_THREADS"))  # per child: OPENMP_THREADS
     print(f"check_portable: the BLAS/optimizer results rebuilt with {shown}, in {len(PARTS)} "
           f"children at once (OpenMP threads: {', '.join(map(str, OPENMP_THREADS))})", flush=True)
     start = time.monotonic()
