@@ -118,9 +118,9 @@ def with_published(args) -> bool:
     return args.model == "smollm2" and args.device == "cpu"
 
 
-def step_fns(model, batches, opt, samplers, counts, published_too: bool = True) -> dict:
-    """Variant name -> function of a batch index (one step or one forward pass); without
-    ``published_too`` (or on a GPU) the published variant is left out."""
+def step_fns(model, batches, opt, samplers, counts, published: bool) -> dict:
+    """Variant name -> function of a batch index (one step or one forward pass); the
+    published variant only with ``published`` (:func:`with_published`)."""
     bb = model.backbone
     dev = bb.device
 
@@ -146,7 +146,7 @@ def step_fns(model, batches, opt, samplers, counts, published_too: bool = True) 
                 model.head.before_read = None
         return run
 
-    def published(i):
+    def published_fn(i):
         published_step(model, opt, batches[i], counts, torch.Generator().manual_seed(i))
 
     def one_block(fn):
@@ -179,8 +179,8 @@ def step_fns(model, batches, opt, samplers, counts, published_too: bool = True) 
            "ours_tf_sparse": ours("token_freq", "sparse_adamw"),
            "ours_tf_deferred": ours("token_freq", "deferred_adamw"),
            "ours_tf_no_update": ours("token_freq", "none"),
-           "ours_mixed": ours("token_freq+softmax"), "published_mixed": published}
-    if dev.type != "cpu" or not published_too:
+           "ours_mixed": ours("token_freq+softmax"), "published_mixed": published_fn}
+    if not published:
         del fns["published_mixed"]
     return fns
 
@@ -192,7 +192,7 @@ def child(args) -> None:
         p.grad = torch.zeros_like(p)
     opt.step()
     opt.zero_grad(set_to_none=True)
-    fn = step_fns(model, batches, opt, samplers, counts)[
+    fn = step_fns(model, batches, opt, samplers, counts, with_published(args))[
         "fwd_trained" if args.child == "fwd_head_opt" else args.child]
     import gc
 
@@ -218,7 +218,7 @@ def memory_in_process(args, model, batches, opt, samplers, counts) -> None:
     """
     import gc
 
-    fns = step_fns(model, batches, opt, samplers, counts)
+    fns = step_fns(model, batches, opt, samplers, counts, published=False)  # not among its variants
     cuda = args.device.startswith("cuda")
     peaks = {}
     for variant in ("fwd_head_opt", "ours_tf", "ours_tf_onepass", "ours_mixed"):

@@ -253,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             ),
         )
         env.pop("SIGMOID_HEAD_RECORD_EXTRAS", None)
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                   *(str(TESTS / f) for f in files)]  # what make test runs, without the slow runs
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   *(str(TESTS / f) for f in files)]
         runs.append((extra, header, command, env))
     failed = [extra for extra, code in _run_all(runs, max(1, args.workers)) if code not in (0, 5)]
     if failed:

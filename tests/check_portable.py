@@ -35,13 +35,13 @@ CHILD = "SIGMOID_HEAD_PORTABLE_CHILD"
 SETS = ("mlqe-roen-word", "mqm-ted-zhen")
 
 
-def older_cpu_env(features: dict[str, bool], dispatch: list[str]) -> dict[str, str]:
-    """The environment of the child: numpy's AVX-512 targets off (those this CPU has and
+def older_cpu_env(features: dict[str, bool], dispatch: list[str], openmp_threads: int = 2) -> dict[str, str]:
+    """The environment of a child: numpy's AVX-512 targets off (those this CPU has and
     numpy dispatches to: disabling one it does not dispatch is an error), OpenBLAS on its
-    Haswell kernels, two threads."""
+    Haswell kernels with two threads, ``openmp_threads`` OpenMP threads."""
     wide = [t for t in dispatch if features.get(t) and ("AVX512" in t or t == "X86_V4")]
-    env = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
-           CHILD: "1"}
+    env = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": str(openmp_threads),
+           "OPENBLAS_NUM_THREADS": "2", CHILD: "1"}
     if wide:
         env["NPY_DISABLE_CPU_FEATURES"] = " ".join(wide)
     return env
@@ -69,8 +69,10 @@ OPENMP_THREADS = (2, 1)
 above all in its gradient-boosted trees, fitted in ``supervised`` (two threads: the
 thread-count check of that code) and in ``lopo`` (one): ``lopo`` fits them often on small
 data, where a second thread that sleeps between parallel regions, beside the other child,
-doubled its time (2026-12-02: part 1 alone under load, 167 s with two OpenMP threads and
-120 s with one)."""
+doubled its time (2026-12-02, part 1 alone with the machine busy:
+``SIGMOID_HEAD_PORTABLE_CHILD=1 SIGMOID_HEAD_PORTABLE_PART=1 OPENBLAS_CORETYPE=Haswell
+OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 python tests/check_portable.py``: 167 s; with
+``OMP_NUM_THREADS=1``: 120 s)."""
 PART = "SIGMOID_HEAD_PORTABLE_PART"
 NO_BLAS = frozenset({"dev-choices", "sparse-check"})
 """Analyses not rebuilt here: nothing is fitted in them (dev thresholds and MCC are counts,
@@ -114,14 +116,14 @@ def main() -> int:
     if os.environ.get(CHILD):
         part = os.environ.get(PART)
         return rebuild_and_compare(None if part is None else int(part))
-    extra = older_cpu_env(*_numpy_targets())
-    shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in extra.items()
-                     if k not in (CHILD, "OMP_NUM_THREADS"))  # per child: OPENMP_THREADS
+    targets = _numpy_targets()
+    envs = [{**older_cpu_env(*targets, openmp_threads=n), PART: str(k)} for k, n in enumerate(OPENMP_THREADS)]
+    shown = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in envs[0].items()
+                     if k not in (CHILD, PART, "OMP_NUM_THREADS"))
     print(f"check_portable: the BLAS/optimizer results rebuilt with {shown}, in {len(PARTS)} "
           f"children at once (OpenMP threads: {', '.join(map(str, OPENMP_THREADS))})", flush=True)
     start = time.monotonic()
-    children = [subprocess.Popen([sys.executable, __file__], cwd=ROOT, env={
-        **os.environ, **extra, PART: str(k), "OMP_NUM_THREADS": str(OPENMP_THREADS[k])}) for k in range(len(PARTS))]
+    children = [subprocess.Popen([sys.executable, __file__], cwd=ROOT, env={**os.environ, **env}) for env in envs]
     codes: dict[int, int] = {}
     while len(codes) < len(children):  # each child's end, in the order they end
         for k, child in enumerate(children):

@@ -17,6 +17,7 @@ def test_only_dispatched_avx512_targets_this_cpu_has_are_disabled() -> None:
     env = check_portable.older_cpu_env(features, ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"])
     assert env["NPY_DISABLE_CPU_FEATURES"] == "X86_V4 AVX512_ICL"
     assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["OMP_NUM_THREADS"] == "2"
+    assert check_portable.older_cpu_env(features, ["X86_V3"], openmp_threads=1)["OMP_NUM_THREADS"] == "1"
     older = check_portable.older_cpu_env({"X86_V3": True}, ["X86_V3"])  # an AVX2 machine
     assert "NPY_DISABLE_CPU_FEATURES" not in older
 
