@@ -8,6 +8,9 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   ``combination-pe-all_s1``/``_s2`` with its seeds 1 and 2 (issue 58);
 * ``human-qe-analysis:supervised``: the ro-en tag heads against the models the same tags buy
   without them (:mod:`supervised`; once its training rows are committed);
+* ``human-qe-analysis:supervised-pool``: the pooled-tag head against the probe fitted on the
+  same pooled tags and the ro-en opponents (:mod:`supervised`; once the pooled probe and a
+  clean pooled seed are packed);
 * ``human-qe-analysis:lopo``: leave one pair out, the head and its opponents trained on
   four MLQE-PE pairs' tags and tested on the fifth's (:mod:`lopo`; once its rows are
   committed);
@@ -24,7 +27,7 @@ committed per-item scores by its own module, collected here for ``tables.py``.
   ``results/wmt22-word.json``, which ``build_wmt22.py --leaderboard`` and
   ``wmt22_rows.py`` write from the data.
 
-The first eight write their figures to ``results/<name>.json`` beside their tables.
+All but the last write their figures to ``results/<name>.json`` beside their tables.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def _modules() -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[s
         "lopo": (lopo.results, lopo.block),
         "dev-choices": (dev_choices.results, dev_choices.block),
         "supervised": (supervised.results, supervised.block),
+        "supervised-pool": (supervised.pooled_results, supervised.pooled_block),
         "combination": (feature_combination.results, feature_combination.block),
         "combination-pe-all": (lambda: feature_combination.results(point="pe-all"),
                                feature_combination.block),
@@ -71,11 +75,13 @@ def outputs(
               "combination-pe-all": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s1": {"mlqe-roen-word", "mqm-ted-zhen"},
               "combination-pe-all_s2": {"mlqe-roen-word", "mqm-ted-zhen"}, "error-free": {"mqm-ted-zhen"},
-              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"}, "lopo": {"mlqe-roen-word"},
+              "dev-choices": {"mlqe-roen-word"}, "supervised": {"mlqe-roen-word"},
+              "supervised-pool": {"mlqe-roen-word"}, "lopo": {"mlqe-roen-word"},
               "sparse-check": {"mlqe-roen-word"}}
     from . import lopo, sparse_check, supervised
 
-    absent = {"supervised": not supervised.kept().is_dir(), "lopo": not lopo.folder().is_dir(),
+    absent = {"supervised": not supervised.kept().is_dir(),
+              "supervised-pool": not (supervised.kept().is_dir() and supervised.pool_present()), "lopo": not lopo.folder().is_dir(),
               "sparse-check": not sparse_check.present()}
 
     done: dict[str, dict] = {}

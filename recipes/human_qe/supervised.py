@@ -151,6 +151,16 @@ def fit_opponents(train: tuple, validation: tuple, memo: dict | None = None) -> 
 
 
 @cache
+def _opponents(results: Path) -> tuple[dict[str, tuple[list[dict], list[Any]]], dict[str, dict[str, Any]]]:
+    """The committed training rows (checked disjoint from WMT dev/test) and ``lr`` and ``gbm``
+    fitted on them, once per results folder (:func:`results` and :func:`pooled_results` read
+    the same; callers never change them)."""
+    data = training_rows()
+    check_disjoint(data)
+    return data, fit_opponents(data["train"], data["validation"])
+
+
+@cache
 def _base_rows(results: Path, split: str) -> tuple[list[dict], list[Any]]:
     """The set's committed rows and gold items of one split, read once per results folder
     (callers build new rows from them, never change them)."""
@@ -257,9 +267,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     from sigmoid_head.evaluation.span_metrics import mcc
 
     heads = tuple(h for h in HEADS if (_heads_dir() / h).is_dir())
-    data = training_rows()
-    check_disjoint(data)
-    fitted = fit_opponents(data["train"], data["validation"])
+    data, fitted = _opponents(committed.RESULTS)
     mixed = tuple(h for h in MIXED if (_heads_dir() / h).is_dir())
     sc = scores(fitted, heads + mixed)
     ev = evaluated(sc)
@@ -294,6 +302,83 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
             "features": list(WORD_FEATURES),
             "scores": {k: {p: v for p, v in e.items() if p != "pred"} for k, e in ev.items()},
             "tests": primary, "secondary": secondary, "curve": curve, "library": lib}
+
+
+def pool_present() -> bool:
+    """Whether the pooled probe and at least one clean pooled seed are packed."""
+    return (_heads_dir() / POOL_PROBE).is_dir() and any((_heads_dir() / h).is_dir() for h in POOLED)
+
+
+POOL_FIT = "probe-pool-fit.json"
+"""The pooled probe's fit report (:mod:`probe` ``--report``), committed beside the results."""
+
+
+def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
+    """The pooled head against its opponents (module docstring), JSON-ready."""
+    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
+    from sigmoid_head.evaluation.pvalues import add_holm
+    from sigmoid_head.evaluation.span_metrics import mcc
+    from sigmoid_head.safe.json_io import read_json
+
+    heads = tuple(h for h in POOLED if (_heads_dir() / h).is_dir())
+    _, fitted = _opponents(committed.RESULTS)
+    sc = scores(fitted, (*heads, POOL_PROBE))
+    ev = evaluated(sc)
+    best = max(POOL_OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
+    combine(sc, best, heads, control=False)
+    ev = evaluated(sc)
+    bad, groups = sc["bad"]["test"], sc["groups"]
+
+    def test(a: str, b: str) -> dict:
+        return paired_bootstrap(mcc, ev[a]["pred"].astype(float), ev[b]["pred"].astype(float), bad,
+                                n=n_boot, groups=groups)
+
+    primary = {}
+    for h in heads:
+        primary[f"{h} - {best}"] = test(h, best)
+        primary[f"{best}+{h} - {best}"] = test(f"{best}+{h}", best)
+    add_holm(primary, POOL_FAMILY if len(heads) == 3 else f"{POOL_FAMILY} (only {len(heads)} seeds present)")
+    secondary = {f"{h} - {o}": test(h, o) for h in heads for o in POOL_OPPONENTS if o != best}
+    secondary[f"{POOL_PROBE} - softmax"] = test(POOL_PROBE, "softmax")
+    secondary[f"{POOL_PROBE} - probe"] = test(POOL_PROBE, "probe")
+    add_holm(secondary, POOL_SECONDARY)
+    names = ["softmax", "lr", "gbm", "probe", POOL_PROBE, *heads, *(f"{best}+{h}" for h in heads)]
+    fit = read_json(committed.RESULTS / POOL_FIT)
+    return {"family": POOL_FAMILY, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
+            "heads": list(heads), "probe_fit": {k: fit[k] for k in (
+                "train_sentences", "train_tokens", "train_bad_share", "validation_sentences",
+                "validation_tokens", "chosen_C")},
+            "scores": {k: {p: v for p, v in ev[k].items() if p != "pred"} for k in names},
+            "tests": primary, "secondary": secondary}
+
+
+def pooled_block(res: dict[str, Any]) -> str:
+    """The page's table of :func:`pooled_results`."""
+    from .committed import fmt_p
+
+    s, n, best = res["scores"], res["n_boot"], res["best"]
+    trained = {"softmax": "nothing", "lr": "ro-en train tags", "gbm": "ro-en train tags",
+               "probe": "ro-en train tags", POOL_PROBE: "pooled train tags"}
+    lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
+             "|---|---|---|---|---|---|---|"]
+    for k, e in s.items():
+        where = trained.get(k, "pooled train tags + WMT dev" if "+" in k else "pooled train tags")
+        mark = " (best on dev)" if k == best else ""
+        lines.append(f"| {k}{mark} | {where} | {e['dev_mcc']:.3f} | {e['mcc']:.3f} | {e['ap']:.3f} "
+                     f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
+    lines += ["", "| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
+              "|---|---|---|---|---|---|"]
+    for fam in ("tests", "secondary"):
+        for k, t in res[fam].items():
+            tag = "" if fam == "tests" else " (descriptive)"
+            lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                         f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
+    f = res["probe_fit"]
+    return "\n".join([*lines, "",
+        f"`{POOL_PROBE}` fitted on {f['train_sentences']:,} pooled sentences ({f['train_tokens']:,} tagged "
+        f"tokens, {f['train_bad_share']:.0%} BAD), C {f['chosen_C']:g} chosen on the "
+        f"{f['validation_sentences']:,} held-out pooled sentences ({f['validation_tokens']:,} tokens). "
+        f"Primary family: {res['family']}; secondary: {res['secondary_family']}; {n} resamples of test sources."])
 
 
 LIBRARY_FAMILY = ("descriptive, added after every other result of this section was seen: the library's "

@@ -420,7 +420,7 @@ def build(shroom_data: Path | None, sets: tuple[str, ...] = tuple(KIND), with_va
 
 
 FITTED_FILES = ("combination.json", "combination-pe-all.json", "combination-pe-all_s1.json",
-                "combination-pe-all_s2.json", "supervised.json", "lopo.json")
+                "combination-pe-all_s2.json", "supervised.json", "supervised-pool.json", "lopo.json")
 """Results files whose figures are statistics of models fitted during the rebuild (logistic
 regressions, ridge): compared within :data:`recipes.common.compare.FITTED_REL`, every other
 file within :data:`recipes.common.compare.REL` (raw floats) and as printed (rounded figures)."""

@@ -206,3 +206,46 @@ def test_the_readme_row_for_other_pairs_follows_the_mean_dev_mcc():
     assert ws.other_pairs_row(lopo)[0].startswith("gradient-boosted trees")
     lopo = {"per_pair": 500, "pairs": {"ro-en": pair({"softmax": 0.3}, 0.3)}}
     assert ws.other_pairs_row(lopo)[0] == "the softmax side's word score"
+
+
+def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monkeypatch):
+    """The pooled head's primary family (declared before its runs): the best on dev among
+    lr, gbm and the pooled probe (never the ro-en probe, however good on dev), each seed
+    minus it and it with the seed's features minus it, Holm over six."""
+    sup = importlib.import_module("recipes.human_qe.supervised")
+    committed = importlib.import_module("recipes.human_qe.committed")
+    monkeypatch.setattr(committed, "RESULTS", tmp_path)
+    for h in (*sup.POOLED, sup.POOL_PROBE):
+        (tmp_path / sup.SET / "heads" / h).mkdir(parents=True)
+    fit = {"train_sentences": 26486, "train_tokens": 600000, "train_bad_share": 0.3,
+           "validation_sentences": 2940, "validation_tokens": 60000, "chosen_C": 0.01}
+    (tmp_path / sup.POOL_FIT).write_text(json.dumps(fit))
+    rng = np.random.default_rng(0)
+    n_groups, per = 80, 10
+    bad = {s: rng.random(n_groups * per) < 0.3 for s in ("dev", "test")}
+    groups = np.repeat(np.arange(n_groups), per)
+
+    def noisy(strength: float) -> dict[str, np.ndarray]:  # higher = better (OK), better with strength
+        return {s: 1.0 - bad[s] * strength - rng.random(bad[s].size) for s in bad}
+
+    names = {"softmax": 0.2, "lr": 0.4, "gbm": 0.6, "probe": 3.0, sup.POOL_PROBE: 0.8,
+             **{h: 1.0 for h in sup.POOLED}}
+    out = {k: noisy(v) for k, v in names.items()}
+    hf = {h: {s: np.column_stack([np.log(np.clip(out[h][s], 1e-6, 1))] * 4) for s in bad} for h in sup.POOLED}
+    sc = {"scores": out, "combos": {}, "bad": bad, "groups": groups, "dev_groups": groups,
+          "head_features": hf, "x": {}}
+    monkeypatch.setattr(sup, "_opponents", lambda results: (None, None))
+    monkeypatch.setattr(sup, "scores", lambda fitted, heads: sc)
+    res = sup.pooled_results(n_boot=50)
+    assert res["best"] == sup.POOL_PROBE  # the ro-en probe is better on dev, but not an opponent here
+    assert list(res["tests"]) == [k for h in sup.POOLED for k in (f"{h} - probe_pool", f"probe_pool+{h} - probe_pool")]
+    assert all("p_holm" in t for t in res["tests"].values()) and res["family"] == sup.POOL_FAMILY
+    assert set(res["secondary"]) == {*(f"{h} - {o}" for h in sup.POOLED for o in ("lr", "gbm")),
+                                     "probe_pool - softmax", "probe_pool - probe"}
+    assert res["tests"]["labelled_pool - probe_pool"]["delta"] > 0  # stronger by construction
+    page = sup.pooled_block(res)
+    assert "| probe_pool (best on dev) | pooled train tags |" in page
+    assert "`probe_pool` fitted on 26,486 pooled sentences (600,000 tagged tokens, 30% BAD), C 0.01" in page
+    (tmp_path / sup.SET / "heads" / "labelled_pool_s2").rmdir()
+    assert sup.pooled_results(n_boot=50)["tests"]["labelled_pool - probe_pool"]["family"].endswith(
+        "(only 2 seeds present)")
