@@ -13,7 +13,8 @@ head worth its ``V x d`` parameters?" is then one paired test.
 
 Features are standardised on the training positions (the scaling is folded back into ``w``
 and ``c``). The L2 strength ``C`` is chosen on the held-out validation tags (the file the head
-stops early on, never the WMT dev or test), by the average precision of BAD; the choice and
+stops early on, never the WMT dev or test: its first ``max_validation_examples``, as the
+trainer reads it), by the average precision of BAD; the choice and
 every candidate's figure go to ``--report``.
 
 Usage::
@@ -164,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     data = {}
     for name, path in (("train", args.labelled_file), ("validation", args.labelled_validation_file)):
         ex = load_labelled_examples(path, backbone.tokenizer, form)[: args.limit]
+        if name == "validation":  # the examples the head stops early on (the trainer's cap)
+            ex = ex[: trained.max_validation_examples]
         if args.cache_dir:
             data[name] = cached_hidden(Path(args.cache_dir) / name, ex) + (len(ex),)
         else:
