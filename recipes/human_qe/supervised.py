@@ -304,6 +304,21 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
             "tests": primary, "secondary": secondary, "curve": curve, "library": lib}
 
 
+def _tests_table(res: dict[str, Any]) -> list[str]:
+    """The primary (``tests``) and descriptive (``secondary``) paired tests as a table."""
+    from .committed import fmt_p
+
+    n = res["n_boot"]
+    lines = ["| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
+             "|---|---|---|---|---|---|"]
+    for fam in ("tests", "secondary"):
+        for k, t in res[fam].items():
+            tag = "" if fam == "tests" else " (descriptive)"
+            lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
+                         f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
+    return lines
+
+
 def pool_present() -> bool:
     """Whether the pooled probe and at least one clean pooled seed are packed."""
     return (_heads_dir() / POOL_PROBE).is_dir() and any((_heads_dir() / h).is_dir() for h in POOLED)
@@ -354,7 +369,6 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
 
 def pooled_block(res: dict[str, Any]) -> str:
     """The page's table of :func:`pooled_results`."""
-    from .committed import fmt_p
 
     s, n, best = res["scores"], res["n_boot"], res["best"]
     trained = {"softmax": "nothing", "lr": "ro-en train tags", "gbm": "ro-en train tags",
@@ -366,13 +380,7 @@ def pooled_block(res: dict[str, Any]) -> str:
         mark = " (best on dev)" if k == best else ""
         lines.append(f"| {k}{mark} | {where} | {e['dev_mcc']:.3f} | {e['mcc']:.3f} | {e['ap']:.3f} "
                      f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
-    lines += ["", "| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
-              "|---|---|---|---|---|---|"]
-    for fam in ("tests", "secondary"):
-        for k, t in res[fam].items():
-            tag = "" if fam == "tests" else " (descriptive)"
-            lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                         f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
+    lines += ["", *_tests_table(res)]
     f = res["probe_fit"]
     return "\n".join([*lines, "",
         f"`{POOL_PROBE}` fitted on {f['train_sentences']:,} pooled sentences ({f['train_tokens']:,} tagged "
@@ -461,7 +469,6 @@ def tags_curve(data: dict, fitted: dict, sc: dict) -> dict[str, dict[str, float]
 
 def block(res: dict[str, Any]) -> str:
     """The page's tables of :func:`results`."""
-    from .committed import fmt_p
 
     s, n = res["scores"], res["n_boot"]
     every = [*res["heads"], *res.get("mixed", [])]
@@ -478,13 +485,7 @@ def block(res: dict[str, Any]) -> str:
         mark = " (best on dev)" if k == res["best"] else ""
         lines.append(f"| {k}{mark} | {where} | {e['dev_mcc']:.3f} | {e['mcc']:.3f} | {e['ap']:.3f} "
                      f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
-    lines += ["", "| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
-              "|---|---|---|---|---|---|"]
-    for fam in ("tests", "secondary"):
-        for k, t in res[fam].items():
-            tag = "" if fam == "tests" else " (descriptive)"
-            lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
-                         f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
+    lines += ["", *_tests_table(res)]
     c, st = res["counts"], res["settings"]
     return "\n".join([*lines, "",
         f"Trained on {c['train_sentences']:,} sentences ({c['train_words']:,} words, {c['train_bad']:,} BAD); "
