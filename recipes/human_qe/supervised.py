@@ -44,7 +44,9 @@ pooled opponent* is the one of ``lr``, ``gbm``, ``probe_pool`` with the highest 
 word MCC; for each pooled seed, (a) the head minus it and (b) it with the head's features
 added minus it (as above); Holm over those six (:data:`POOL_FAMILY`). Each pooled head
 minus the other two opponents, and ``probe_pool`` minus the softmax and minus the ro-en
-``probe``, are descriptive (:data:`POOL_SECONDARY`).
+``probe``, are descriptive (:data:`POOL_SECONDARY`). Declared before they exist: once the
+pool's softmax-side scores are committed, ``lr`` and ``gbm`` fitted on the pooled tags
+replace the ro-en ones in this comparison, the rest unchanged.
 """
 
 from __future__ import annotations
