@@ -388,7 +388,8 @@ def pooled_block(res: dict[str, Any]) -> str:
         f"`{POOL_PROBE}` fitted on {f['train_sentences']:,} pooled sentences ({f['train_tokens']:,} tagged "
         f"tokens, {f['train_bad_share']:.0%} BAD), C {f['chosen_C']:g} chosen on the "
         f"{f['validation_sentences']:,} held-out pooled sentences ({f['validation_tokens']:,} tokens). "
-        f"Primary family: {res['family']}; secondary: {res['secondary_family']}; {n} resamples of test sources."])
+        f"Primary family: {res['family']}; secondary: {res['secondary_family']}; {n} resamples of test sources.",
+        ""])
 
 
 LIBRARY_FAMILY = ("descriptive, added after every other result of this section was seen: the library's "

@@ -245,6 +245,7 @@ def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monke
     assert res["tests"]["labelled_pool - probe_pool"]["delta"] > 0  # stronger by construction
     page = sup.pooled_block(res)
     assert "| probe_pool (best on dev) | pooled train tags |" in page
+    assert page.endswith("resamples of test sources.\n")
     assert "`probe_pool` fitted on 26,486 pooled sentences (600,000 tagged tokens, 30% BAD), C 0.01" in page
     (tmp_path / sup.SET / "heads" / "labelled_pool_s2").rmdir()
     assert sup.pooled_results(n_boot=50)["tests"]["labelled_pool - probe_pool"]["family"].endswith(
