@@ -55,14 +55,14 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
     return dict(__cpu_features__), list(__cpu_dispatch__)
 
 
-PARTS = (frozenset({"supervised", "supervised-pool", "combination", "combination-pe-all",
-                    "combination-pe-all_s1", "wmt22"}),
-         frozenset({"lopo", "error-free", "combination-pe-all_s2"}))
+PARTS = (frozenset({"supervised", "supervised-pool", "combination", "combination-pe-all", "wmt22"}),
+         frozenset({"lopo", "error-free", "combination-pe-all_s1", "combination-pe-all_s2"}))
 """The analyses each child rebuilds, two children at once (the suite's two cores), about equal
 in time: ``main`` prints when each child ends, the figure to balance them by (2026-12-02,
-with every ``combination-pe-all`` in the first child: 105 s and 81 s; as now, in ``make
-test``: 95 s and 90 s). ``supervised-pool`` sits with ``supervised``: they share one fit of
-its opponents (``supervised._opponents``). The README's
+with every ``combination-pe-all`` in the first child: 105 s and 81 s; with ``_s1`` in the
+first child and no ``supervised-pool``, in ``make test``: 95 s and 90 s; as now: 108 s and
+113 s). ``supervised-pool`` sits with ``supervised``: they share one fit of its opponents
+(``supervised._opponents``). The README's
 table of :mod:`recipes.human_qe.which_score` reads both: made in the child of
 ``supervised``, it reads ``lopo``'s committed figures, which the other child rebuilds and
 compares."""
