@@ -95,15 +95,16 @@ POOL_SECONDARY = ("descriptive: each pooled head minus the other opponents, the 
                   "and minus the ro-en probe (two-sided, Holm)")
 
 
-def training_rows() -> dict[str, tuple[list[dict], list[Any]]]:
-    """The committed training and held-out tags with their softmax-side scores."""
+def training_rows(folder: Path | None = None) -> dict[str, tuple[list[dict], list[Any]]]:
+    """The committed training and held-out tags with their softmax-side scores (``folder``:
+    :func:`kept`'s, or another in its layout, as :func:`pool_kept`)."""
     from sigmoid_head.evaluation.gold_formats import GoldItem
 
     from .committed import read_jsonl_gz
 
     out = {}
     for split in ("train", "validation"):
-        rows = read_jsonl_gz(kept() / f"{split}.scores.jsonl.gz")
+        rows = read_jsonl_gz((folder or kept()) / f"{split}.scores.jsonl.gz")
         out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
     return out
 
@@ -160,6 +161,15 @@ def _opponents(results: Path) -> tuple[dict[str, tuple[list[dict], list[Any]]], 
     data = training_rows()
     check_disjoint(data)
     return data, fit_opponents(data["train"], data["validation"])
+
+
+@cache
+def _pool_opponents(results: Path) -> dict[str, dict[str, Any]]:
+    """``lr`` and ``gbm`` fitted on the pooled tags' committed rows (:func:`pool_kept`), their
+    settings chosen on the pool's held-out rows, once per results folder."""
+    data = training_rows(pool_kept())
+    check_disjoint(data)
+    return fit_opponents(data["train"], data["validation"])
 
 
 @cache
@@ -321,6 +331,72 @@ def _tests_table(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def pool_kept() -> Path:
+    """Where the pooled tags' softmax-side rows are committed (:func:`keep_pool`; read at call
+    time, as :func:`kept`)."""
+    return committed.RESULTS / SET / "supervised-pool"
+
+
+POOL_WORD_KEYS = ("start", "end", "softmax", "boostedprob", "rauq")
+POOL_ROW_KEYS = ("softmax_mean_log", "entropy_mean", "dominant_mean")
+"""What :func:`feature_combination.word_features` reads of a row without a head: the kept
+rows carry only these (the pool is 4 times the ro-en tags)."""
+
+
+def keep_pool(runs: list[Path], train_file: Path, validation_file: Path) -> None:
+    """Commit the pooled tags' softmax-side rows: every item of the two gold files (the items
+    the pooled head keeps, in its order) matched by (source, MT) to a row of the ``run.py``
+    folders ``runs`` (their dev and test rows) or of the committed ro-en rows (:func:`kept`:
+    the pool's ro-en items are those), trimmed to :data:`POOL_ROW_KEYS` and
+    :data:`POOL_WORD_KEYS`. An item without a row is an error naming it; nothing is written."""
+    from sigmoid_head.safe.outputs import staged_folder
+
+    from .committed import read_jsonl_gz
+    from .run import write_jsonl_gz
+
+    by_text: dict[tuple[str, str], dict] = {}
+    sources = [kept() / f"{s}.scores.jsonl.gz" for s in ("train", "validation")]
+    sources += [Path(r) / f"{s}.scores.jsonl.gz" for r in runs for s in ("dev", "test")]
+    for path in sources:
+        for r in read_jsonl_gz(path):
+            by_text.setdefault((r["group"], r["candidate"]), r)
+    rows: dict[str, list[dict]] = {}
+    for split, gold in (("train", train_file), ("validation", validation_file)):
+        out, missing = [], []
+        for g in read_jsonl_gz(Path(gold)):
+            r = by_text.get((g["src"], g["tgt"]))
+            if r is None:
+                missing.append(g["id"])
+                continue
+            out.append({"id": g["id"], "group": g["src"], "candidate": g["tgt"],
+                        "spans": [{"start": s["start"], "end": s["end"]} for s in g["mqm_spans"]],
+                        **{k: _short(r[k]) for k in POOL_ROW_KEYS},
+                        "words": [{k: _short(w[k]) for k in POOL_WORD_KEYS} for w in r["words"]]})
+        if missing:
+            raise SystemExit(f"{gold}: {len(missing)} items without a scored row, e.g. {missing[:5]}")
+        rows[split] = out
+    with staged_folder(pool_kept()) as tmp:
+        for split, out in rows.items():
+            write_jsonl_gz(Path(tmp) / f"{split}.scores.jsonl.gz", out)
+        (Path(tmp) / "README.md").write_text(POOL_README)
+
+
+POOL_README = """# The pooled tags with the softmax side's scores (issue 58)
+
+`train.scores.jsonl.gz`: the 26,486 MLQE-PE train sentences of the five English-target pairs
+the pooled-tag head trains on (`build_labelled.py --sets mlqe-en-pool-train`, the items within
+its `--max-length 192`); `validation.scores.jsonl.gz`: the 1,000 held-out ones it stops on.
+Per sentence: the source (`group`), the MT (`candidate`), the BAD words as character spans
+(`spans`), the frozen SmolLM2-135M-Instruct's segment means and per-word softmax, BoostedProb
+and RAUQ scores (`run.py` over the items, no head; 7 significant digits). The ro-en items'
+scores are those of `../supervised/` (the same items, model and prompt).
+
+Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe, `data/post-editing/train/`),
+licence CC0-1.0. Written by `python -m recipes.human_qe.supervised --keep-pool`; read by
+`recipes/human_qe/supervised.py`.
+"""
+
+
 def pool_present() -> bool:
     """Whether the pooled probe and at least one clean pooled seed are packed."""
     return (_heads_dir() / POOL_PROBE).is_dir() and any((_heads_dir() / h).is_dir() for h in POOLED)
@@ -338,7 +414,8 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     from sigmoid_head.safe.json_io import read_json
 
     heads = tuple(h for h in POOLED if (_heads_dir() / h).is_dir())
-    _, fitted = _opponents(committed.RESULTS)
+    own = pool_kept().is_dir()  # the pool's own lr and gbm once its rows are committed (docstring)
+    fitted = _pool_opponents(committed.RESULTS) if own else _opponents(committed.RESULTS)[1]
     sc = scores(fitted, (*heads, POOL_PROBE))
     ev = evaluated(sc)
     best = max(POOL_OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
@@ -362,6 +439,9 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     names = ["softmax", "lr", "gbm", "probe", POOL_PROBE, *heads, *(f"{best}+{h}" for h in heads)]
     fit = read_json(committed.RESULTS / POOL_FIT)
     return {"family": POOL_FAMILY, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
+            "opponents_trained_on": "pooled train tags" if own else "ro-en train tags",
+            **({"counts": fitted["counts"], "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"}
+                                                         for k in ("lr", "gbm")}} if own else {}),
             "heads": list(heads), "probe_fit": {k: fit[k] for k in (
                 "train_sentences", "train_tokens", "train_bad_share", "validation_sentences",
                 "validation_tokens", "chosen_C")},
@@ -373,8 +453,8 @@ def pooled_block(res: dict[str, Any]) -> str:
     """The page's table of :func:`pooled_results`."""
 
     s, n, best = res["scores"], res["n_boot"], res["best"]
-    trained = {"softmax": "nothing", "lr": "ro-en train tags", "gbm": "ro-en train tags",
-               "probe": "ro-en train tags", POOL_PROBE: "pooled train tags"}
+    on = res.get("opponents_trained_on", "ro-en train tags")
+    trained = {"softmax": "nothing", "lr": on, "gbm": on, "probe": "ro-en train tags", POOL_PROBE: "pooled train tags"}
     lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
              "|---|---|---|---|---|---|---|"]
     for k, e in s.items():
@@ -384,6 +464,11 @@ def pooled_block(res: dict[str, Any]) -> str:
                      f"| {e['roc_auc']:.3f} | {e['flagged']:.0%} |")
     lines += ["", *_tests_table(res)]
     f = res["probe_fit"]
+    if "counts" in res:  # lr and gbm fitted on the pool's own rows
+        c, st = res["counts"], res["settings"]
+        lines += ["", f"lr and gbm fitted on {c['train_sentences']:,} pooled sentences ({c['train_words']:,} words, "
+                  f"{c['train_bad']:,} BAD), settings chosen on the {c['validation_sentences']:,} held-out ones: "
+                  f"lr C {st['lr']['C']:g}, gbm {st['gbm']['max_iter']} trees."]
     return "\n".join([*lines, "",
         f"`{POOL_PROBE}` fitted on {f['train_sentences']:,} pooled sentences ({f['train_tokens']:,} tagged "
         f"tokens, {f['train_bad_share']:.0%} BAD), C {f['chosen_C']:g} chosen on the "
@@ -588,10 +673,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", nargs=3, metavar=("RUN", "TRAIN", "HELD_OUT"),
                     help="commit a run.py run over the labelled files (see keep())")
+    ap.add_argument("--keep-pool", nargs="+", metavar="PATH",
+                    help="TRAIN HELD_OUT RUN...: commit the pooled tags' rows (see keep_pool())")
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args(argv)
     if args.keep:
         keep(*args.keep)
+        return 0
+    if args.keep_pool:
+        if len(args.keep_pool) < 3:
+            ap.error("--keep-pool TRAIN HELD_OUT RUN...: at least one run.py folder")
+        train, held, *runs = args.keep_pool
+        keep_pool([Path(r) for r in runs], Path(train), Path(held))
         return 0
     res = results(args.n_boot)
     print(block(res))

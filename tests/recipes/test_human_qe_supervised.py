@@ -250,3 +250,50 @@ def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monke
     (tmp_path / sup.SET / "heads" / "labelled_pool_s2").rmdir()
     assert sup.pooled_results(n_boot=50)["tests"]["labelled_pool - probe_pool"]["family"].endswith(
         "(only 2 seeds present)")
+    # once the pool's own rows are committed, its own lr and gbm stand in for the ro-en ones
+    assert res["opponents_trained_on"] == "ro-en train tags" and "| gbm | ro-en train tags |" in page
+    (tmp_path / "pool").mkdir()
+    monkeypatch.setattr(sup, "pool_kept", lambda: tmp_path / "pool")
+    counts = {"train_sentences": 26486, "train_words": 500000, "train_bad": 150000,
+              "validation_sentences": 1000, "validation_words": 20000}
+    monkeypatch.setattr(sup, "_pool_opponents", lambda results: {
+        "counts": counts, "lr": {"model": None, "C": 0.1}, "gbm": {"model": None, "max_iter": 300}})
+    res = sup.pooled_results(n_boot=50)
+    page = sup.pooled_block(res)
+    assert res["opponents_trained_on"] == "pooled train tags" and "| gbm | pooled train tags |" in page
+    assert "lr and gbm fitted on 26,486 pooled sentences (500,000 words, 150,000 BAD)" in page
+    assert "lr C 0.1, gbm 300 trees." in page
+
+
+def test_keep_pool_takes_ro_en_rows_from_the_committed_ones_and_trims_them(tmp_path, monkeypatch):
+    sup = importlib.import_module("recipes.human_qe.supervised")
+    monkeypatch.setattr(sup, "kept", lambda: tmp_path / "kept")
+    monkeypatch.setattr(sup, "pool_kept", lambda: tmp_path / "pool")
+    words = [{"word": "a", "start": 0, "end": 1, "softmax": 0.5, "boostedprob": 0.6, "rauq": 0.7, "extra": 1}]
+    seq = {"softmax_mean_log": -1.0, "entropy_mean": 2.0, "dominant_mean": 3.0, "rauq_min": 0.1}
+    (tmp_path / "kept").mkdir()
+    _write(tmp_path / "kept" / "train.scores.jsonl.gz", [{"id": 1, "group": "ro", "candidate": "a", **seq,
+                                                           "words": words}])
+    _write(tmp_path / "kept" / "validation.scores.jsonl.gz", [])
+    run = tmp_path / "run"
+    run.mkdir()
+    _write(run / "dev.scores.jsonl.gz", [{"id": "dev-0", "group": "et", "candidate": "a b", **seq,
+                                          "words": words + [{**words[0], "start": 2, "end": 3}]}])
+    _write(run / "test.scores.jsonl.gz", [])
+    gold = [{"id": "roen-1", "src": "ro", "tgt": "a", "mqm_spans": [{"start": 0, "end": 1, "category": None}]},
+            {"id": "eten-4", "src": "et", "tgt": "a b", "mqm_spans": []}]
+    _write(tmp_path / "train.jsonl.gz", gold)
+    _write(tmp_path / "held.jsonl.gz", gold[1:])
+    assert sup.main(["--keep-pool", str(tmp_path / "train.jsonl.gz"), str(tmp_path / "held.jsonl.gz"), str(run)]) == 0
+    data = sup.training_rows(tmp_path / "pool")
+    rows, items = data["train"]
+    assert [r["id"] for r in rows] == ["roen-1", "eten-4"] and items[0].spans == [{"start": 0, "end": 1}]
+    assert rows[0] == {"id": "roen-1", "group": "ro", "candidate": "a", "spans": [{"start": 0, "end": 1}],
+                       "softmax_mean_log": -1.0, "entropy_mean": 2.0, "dominant_mean": 3.0,
+                       "words": [{"start": 0, "end": 1, "softmax": 0.5, "boostedprob": 0.6, "rauq": 0.7}]}
+    fc = importlib.import_module("recipes.human_qe.feature_combination")
+    assert fc.word_data(rows, items, head=False)[0].shape == (3, len(fc.WORD_FEATURES))  # what the fit reads
+    _write(tmp_path / "held.jsonl.gz", [{**gold[1], "tgt": "a c", "id": "eten-9"}])
+    with pytest.raises(SystemExit, match=r"1 items without a scored row, e.g. \['eten-9'\]"):
+        sup.keep_pool([run], tmp_path / "train.jsonl.gz", tmp_path / "held.jsonl.gz")
+    assert sup.training_rows(tmp_path / "pool")["validation"][0][0]["id"] == "eten-4"  # the earlier keep stands
