@@ -9,6 +9,11 @@ those the trainer keeps (at least one labelled token within N) and those that fi
 (every labelled token within N)::
 
     python -m recipes.human_qe.fit_counts L/mlqe-en-pool-train/train.jsonl.gz --max-length 192
+
+``--write-kept OUT`` also writes the kept items (their lines as they are, in order; with
+``--first N`` the first N of them, as the trainer caps a validation file) to ``OUT``: the
+items the pooled head trains and stops on, which its opponents are fitted on (``supervised.py
+--keep-pool``).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from collections import Counter
 PROMPT = "Translate this sentence into English.\n{source}\n"
 
 
-def counts(path: str, max_length: int, prompt: str = PROMPT) -> dict[str, Counter]:
-    """pair -> Counter(items, kept, whole)."""
+def counts(path: str, max_length: int, prompt: str = PROMPT, kept: list[int] | None = None) -> dict[str, Counter]:
+    """pair -> Counter(items, kept, whole); ``kept``, when given, gets the line (from 1) of
+    every kept item."""
     import gzip
     import json
 
@@ -46,16 +52,41 @@ def counts(path: str, max_length: int, prompt: str = PROMPT) -> dict[str, Counte
         n_all = sum(g != IGNORE_LABEL for g in whole["good"]) if whole else 0
         n_cut = sum(g != IGNORE_LABEL for g in part["good"]) if part else 0
         c["kept"] += n_cut > 0
+        if kept is not None and n_cut > 0:
+            kept.append(line)
         c["whole"] += n_cut == n_all and n_all > 0
     return out
+
+
+def write_kept(path: str, lines: list[int], out: str, first: int | None = None) -> int:
+    """Write the items at ``lines`` (from 1) of the gold file ``path``, as they are and in
+    that order (the first ``first`` of them), to ``out`` (gzip for ``.gz``); returns how many.
+    Written whole or not at all."""
+    import gzip
+
+    from sigmoid_head.safe.files import write_atomic
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read().splitlines()
+    chosen = [text[k - 1] for k in lines[:first]]
+    data = "".join(x + "\n" for x in chosen).encode("utf-8")
+    write_atomic(out, gzip.compress(data, mtime=0) if str(out).endswith(".gz") else data)
+    return len(chosen)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("file")
     ap.add_argument("--max-length", type=int, default=192)
+    ap.add_argument("--write-kept", metavar="OUT", help="write the kept items to OUT")
+    ap.add_argument("--first", type=int, help="with --write-kept: only the first N kept items")
     args = ap.parse_args(argv)
-    res = counts(args.file, args.max_length)
+    lines: list[int] = []
+    res = counts(args.file, args.max_length, kept=lines)
+    if args.write_kept:
+        n = write_kept(args.file, lines, args.write_kept, args.first)
+        print(f"{n:,} kept items written to {args.write_kept}", file=sys.stderr)
     print(f"| pair | items | kept within {args.max_length} tokens | whole within {args.max_length} |")
     print("|---|---|---|---|")
     total = Counter()
