@@ -89,8 +89,9 @@ POOLED = ("labelled_pool", "labelled_pool_s1", "labelled_pool_s2")
 POOL_PROBE = "probe_pool"
 POOL_OPPONENTS = ("lr", "gbm", POOL_PROBE)
 POOL_FAMILY = ("the pooled-tag head (3 seeds) against the best on WMT dev of the probe fitted on the pooled "
-               "tags and the ro-en lr and gbm: head minus it, and it with the head's features minus it; "
-               "test word MCC, two-sided, Holm over 6")
+               "tags and lr and gbm fitted on the {on} tags: head minus it, and it with the head's features "
+               "minus it; test word MCC, two-sided, Holm over 6")
+"""``on``: ``ro-en`` until the pool's own rows are committed, then ``pooled`` (module docstring)."""
 POOL_SECONDARY = ("descriptive: each pooled head minus the other opponents, the pooled probe minus the softmax "
                   "and minus the ro-en probe (two-sided, Holm)")
 
@@ -431,14 +432,15 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     for h in heads:
         primary[f"{h} - {best}"] = test(h, best)
         primary[f"{best}+{h} - {best}"] = test(f"{best}+{h}", best)
-    add_holm(primary, POOL_FAMILY if len(heads) == 3 else f"{POOL_FAMILY} (only {len(heads)} seeds present)")
+    family = POOL_FAMILY.format(on="pooled" if own else "ro-en")
+    add_holm(primary, family if len(heads) == 3 else f"{family} (only {len(heads)} seeds present)")
     secondary = {f"{h} - {o}": test(h, o) for h in heads for o in POOL_OPPONENTS if o != best}
     secondary[f"{POOL_PROBE} - softmax"] = test(POOL_PROBE, "softmax")
     secondary[f"{POOL_PROBE} - probe"] = test(POOL_PROBE, "probe")
     add_holm(secondary, POOL_SECONDARY)
     names = ["softmax", "lr", "gbm", "probe", POOL_PROBE, *heads, *(f"{best}+{h}" for h in heads)]
     fit = read_json(committed.RESULTS / POOL_FIT)
-    return {"family": POOL_FAMILY, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
+    return {"family": family, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
             "opponents_trained_on": "pooled train tags" if own else "ro-en train tags",
             **({"counts": fitted["counts"], "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"}
                                                          for k in ("lr", "gbm")}} if own else {}),

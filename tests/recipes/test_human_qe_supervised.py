@@ -239,7 +239,7 @@ def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monke
     res = sup.pooled_results(n_boot=50)
     assert res["best"] == sup.POOL_PROBE  # the ro-en probe is better on dev, but not an opponent here
     assert list(res["tests"]) == [k for h in sup.POOLED for k in (f"{h} - probe_pool", f"probe_pool+{h} - probe_pool")]
-    assert all("p_holm" in t for t in res["tests"].values()) and res["family"] == sup.POOL_FAMILY
+    assert all("p_holm" in t for t in res["tests"].values()) and res["family"] == sup.POOL_FAMILY.format(on="ro-en")
     assert set(res["secondary"]) == {*(f"{h} - {o}" for h in sup.POOLED for o in ("lr", "gbm")),
                                      "probe_pool - softmax", "probe_pool - probe"}
     assert res["tests"]["labelled_pool - probe_pool"]["delta"] > 0  # stronger by construction
@@ -261,6 +261,7 @@ def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monke
     res = sup.pooled_results(n_boot=50)
     page = sup.pooled_block(res)
     assert res["opponents_trained_on"] == "pooled train tags" and "| gbm | pooled train tags |" in page
+    assert "lr and gbm fitted on the pooled tags" in res["family"]
     assert "lr and gbm fitted on 26,486 pooled sentences (500,000 words, 150,000 BAD)" in page
     assert "lr C 0.1, gbm 300 trees." in page
 
