@@ -273,19 +273,24 @@ def evaluated(sc: dict) -> dict[str, dict[str, Any]]:
     return out
 
 
-def results(n_boot: int = 1000) -> dict[str, Any]:
-    """Every figure and test of the module docstring, JSON-ready."""
+def _settings(fitted: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``lr``'s and ``gbm``'s chosen settings and figures, without the fitted models."""
+    return {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
+
+
+def _declared(sc: dict, opponents: tuple[str, ...], combined: tuple[str, ...], tested: tuple[str, ...],
+              family: str, n_boot: int, control: bool = True) -> tuple[dict, str, Any, dict]:
+    """A declared family: the best of ``opponents`` on dev, its combinations with the
+    ``combined`` heads (:func:`combine`), and for each ``tested`` head the head minus it and
+    it with the head's features minus it, Holm over those. Returns (every score evaluated,
+    the best opponent, the paired test of two scores, the family's tests)."""
     from sigmoid_head.evaluation.bootstrap import paired_bootstrap
     from sigmoid_head.evaluation.pvalues import add_holm
     from sigmoid_head.evaluation.span_metrics import mcc
 
-    heads = tuple(h for h in HEADS if (_heads_dir() / h).is_dir())
-    data, fitted = _opponents(committed.RESULTS)
-    mixed = tuple(h for h in MIXED if (_heads_dir() / h).is_dir())
-    sc = scores(fitted, heads + mixed)
     ev = evaluated(sc)
-    best = max(OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
-    combine(sc, best, heads + mixed)  # the best opponent's combinations only (the others are not tested)
+    best = max(opponents, key=lambda k: ev[k]["dev_mcc"])
+    combine(sc, best, combined, control)  # the best opponent's combinations only (the others are not tested)
     ev = evaluated(sc)
     bad, groups = sc["bad"]["test"], sc["groups"]
 
@@ -294,10 +299,22 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
                                 n=n_boot, groups=groups)
 
     primary = {}
-    for h in heads:
+    for h in tested:
         primary[f"{h} - {best}"] = test(h, best)
         primary[f"{best}+{h} - {best}"] = test(f"{best}+{h}", best)
-    add_holm(primary, FAMILY if len(heads) == 3 else f"{FAMILY} (only {len(heads)} seeds present)")
+    add_holm(primary, family if len(tested) == 3 else f"{family} (only {len(tested)} seeds present)")
+    return ev, best, test, primary
+
+
+def results(n_boot: int = 1000) -> dict[str, Any]:
+    """Every figure and test of the module docstring, JSON-ready."""
+    from sigmoid_head.evaluation.pvalues import add_holm
+
+    heads = tuple(h for h in HEADS if (_heads_dir() / h).is_dir())
+    data, fitted = _opponents(committed.RESULTS)
+    mixed = tuple(h for h in MIXED if (_heads_dir() / h).is_dir())
+    sc = scores(fitted, heads + mixed)
+    ev, best, test, primary = _declared(sc, OPPONENTS, heads + mixed, heads, FAMILY, n_boot)
     secondary = {f"{o} - softmax": test(o, "softmax") for o in OPPONENTS}
     secondary.update({f"{h} - {o}": test(h, o) for h in heads for o in OPPONENTS if o != best})
     if best != "probe":  # added after the primary results were seen (the block says so)
@@ -307,7 +324,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         if best != "probe":
             secondary[f"{best}+{h} - {best}+probe"] = test(f"{best}+{h}", f"{best}+probe")
     add_holm(secondary, SECONDARY)
-    settings = {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")}
+    settings = _settings(fitted)
     curve = tags_curve(data, fitted, sc)
     lib = library(heads + mixed[:1], sc, ev, n_boot)
     return {"family": FAMILY, "secondary_family": SECONDARY, "n_boot": n_boot, "best": best,
@@ -409,31 +426,15 @@ POOL_FIT = "probe-pool-fit.json"
 
 def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     """The pooled head against its opponents (module docstring), JSON-ready."""
-    from sigmoid_head.evaluation.bootstrap import paired_bootstrap
     from sigmoid_head.evaluation.pvalues import add_holm
-    from sigmoid_head.evaluation.span_metrics import mcc
     from sigmoid_head.safe.json_io import read_json
 
     heads = tuple(h for h in POOLED if (_heads_dir() / h).is_dir())
     own = pool_kept().is_dir()  # the pool's own lr and gbm once its rows are committed (docstring)
     fitted = _pool_opponents(committed.RESULTS) if own else _opponents(committed.RESULTS)[1]
     sc = scores(fitted, (*heads, POOL_PROBE))
-    ev = evaluated(sc)
-    best = max(POOL_OPPONENTS, key=lambda k: ev[k]["dev_mcc"])
-    combine(sc, best, heads, control=False)
-    ev = evaluated(sc)
-    bad, groups = sc["bad"]["test"], sc["groups"]
-
-    def test(a: str, b: str) -> dict:
-        return paired_bootstrap(mcc, ev[a]["pred"].astype(float), ev[b]["pred"].astype(float), bad,
-                                n=n_boot, groups=groups)
-
-    primary = {}
-    for h in heads:
-        primary[f"{h} - {best}"] = test(h, best)
-        primary[f"{best}+{h} - {best}"] = test(f"{best}+{h}", best)
     family = POOL_FAMILY.format(on="pooled" if own else "ro-en")
-    add_holm(primary, family if len(heads) == 3 else f"{family} (only {len(heads)} seeds present)")
+    ev, best, test, primary = _declared(sc, POOL_OPPONENTS, heads, heads, family, n_boot, control=False)
     secondary = {f"{h} - {o}": test(h, o) for h in heads for o in POOL_OPPONENTS if o != best}
     secondary[f"{POOL_PROBE} - softmax"] = test(POOL_PROBE, "softmax")
     secondary[f"{POOL_PROBE} - probe"] = test(POOL_PROBE, "probe")
@@ -442,8 +443,7 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     fit = read_json(committed.RESULTS / POOL_FIT)
     return {"family": family, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
             "opponents_trained_on": "pooled train tags" if own else "ro-en train tags",
-            **({"counts": fitted["counts"], "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"}
-                                                         for k in ("lr", "gbm")}} if own else {}),
+            **({"counts": fitted["counts"], "settings": _settings(fitted)} if own else {}),
             "heads": list(heads), "probe_fit": {k: fit[k] for k in (
                 "train_sentences", "train_tokens", "train_bad_share", "validation_sentences",
                 "validation_tokens", "chosen_C")},
