@@ -47,6 +47,11 @@ minus the other two opponents, and ``probe_pool`` minus the softmax and minus th
 ``probe``, are descriptive (:data:`POOL_SECONDARY`). Declared before they exist: once the
 pool's softmax-side scores are committed, ``lr`` and ``gbm`` fitted on the pooled tags
 replace the ro-en ones in this comparison, the rest unchanged.
+
+**Added after those results were seen** (the pooled ``lr`` and ``gbm`` scored below the ro-en
+ones on dev and test): the pooled ``lr`` and ``gbm`` minus the ro-en ones (``lr_roen``,
+``gbm_roen`` on the table) and each pooled seed minus ``gbm_roen`` (the opponent of this
+comparison before the pool's rows existed), their own family (:data:`POOL_POST_HOC`).
 """
 
 from __future__ import annotations
@@ -92,6 +97,9 @@ POOL_FAMILY = ("the pooled-tag head (3 seeds) against the best on WMT dev of the
                "tags and lr and gbm fitted on the {on} tags: head minus it, and it with the head's features "
                "minus it; test word MCC, two-sided, Holm over 6")
 """``on``: ``ro-en`` until the pool's own rows are committed, then ``pooled`` (module docstring)."""
+POOL_POST_HOC = ("lr and gbm fitted on the pooled tags minus the same models fitted on the ro-en tags alone "
+                 "(lr_roen, gbm_roen: the table above's), and each pooled head minus gbm_roen; two-sided, Holm")
+"""Added after the pooled opponents' figures were seen (their dev figures fell below the ro-en ones)."""
 POOL_SECONDARY = ("descriptive: each pooled head minus the other opponents, the pooled probe minus the softmax "
                   "and minus the ro-en probe (two-sided, Holm)")
 
@@ -341,9 +349,9 @@ def _tests_table(res: dict[str, Any]) -> list[str]:
     n = res["n_boot"]
     lines = ["| comparison (test word MCC) | delta | 95% CI | p | Holm p | Holm p (normal) |",
              "|---|---|---|---|---|---|"]
-    for fam in ("tests", "secondary"):
-        for k, t in res[fam].items():
-            tag = "" if fam == "tests" else " (descriptive)"
+    for fam in ("tests", "secondary", "post_hoc"):
+        for k, t in res.get(fam, {}).items():
+            tag = {"tests": "", "secondary": " (descriptive)", "post_hoc": " (added after the results)"}[fam]
             lines.append(f"| {k}{tag} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] "
                          f"| {fmt_p(t['p_value'], n)} | {fmt_p(t['p_holm'], n)} | {t['p_holm_normal']:.2g} |")
     return lines
@@ -433,13 +441,24 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     own = pool_kept().is_dir()  # the pool's own lr and gbm once its rows are committed (docstring)
     fitted = _pool_opponents(committed.RESULTS) if own else _opponents(committed.RESULTS)[1]
     sc = scores(fitted, (*heads, POOL_PROBE))
+    if own:
+        roen = _opponents(committed.RESULTS)[1]
+        for k in ("lr", "gbm"):
+            sc["scores"][f"{k}_roen"] = {s: 1.0 - roen[k]["model"].predict_proba(sc["x"][s])[:, 1] for s in sc["x"]}
     family = POOL_FAMILY.format(on="pooled" if own else "ro-en")
     ev, best, test, primary = _declared(sc, POOL_OPPONENTS, heads, heads, family, n_boot, control=False)
     secondary = {f"{h} - {o}": test(h, o) for h in heads for o in POOL_OPPONENTS if o != best}
     secondary[f"{POOL_PROBE} - softmax"] = test(POOL_PROBE, "softmax")
     secondary[f"{POOL_PROBE} - probe"] = test(POOL_PROBE, "probe")
     add_holm(secondary, POOL_SECONDARY)
-    names = ["softmax", "lr", "gbm", "probe", POOL_PROBE, *heads, *(f"{best}+{h}" for h in heads)]
+    post_hoc: dict[str, dict] = {}
+    if own:  # the ro-en lr and gbm beside the pool's (after the results: POOL_POST_HOC)
+        for k in ("lr", "gbm"):
+            post_hoc[f"{k} - {k}_roen"] = test(k, f"{k}_roen")
+        post_hoc.update({f"{h} - gbm_roen": test(h, "gbm_roen") for h in heads})
+        add_holm(post_hoc, POOL_POST_HOC)
+    names = ["softmax", "lr", "gbm", *(("lr_roen", "gbm_roen") if own else ()), "probe", POOL_PROBE, *heads,
+             *(f"{best}+{h}" for h in heads)]
     fit = read_json(committed.RESULTS / POOL_FIT)
     return {"family": family, "secondary_family": POOL_SECONDARY, "n_boot": n_boot, "best": best,
             "opponents_trained_on": "pooled train tags" if own else "ro-en train tags",
@@ -448,7 +467,7 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
                 "train_sentences", "train_tokens", "train_bad_share", "validation_sentences",
                 "validation_tokens", "chosen_C")},
             "scores": {k: {p: v for p, v in ev[k].items() if p != "pred"} for k in names},
-            "tests": primary, "secondary": secondary}
+            "tests": primary, "secondary": secondary, **({"post_hoc": post_hoc} if post_hoc else {})}
 
 
 def pooled_block(res: dict[str, Any]) -> str:
@@ -456,7 +475,8 @@ def pooled_block(res: dict[str, Any]) -> str:
 
     s, n, best = res["scores"], res["n_boot"], res["best"]
     on = res.get("opponents_trained_on", "ro-en train tags")
-    trained = {"softmax": "nothing", "lr": on, "gbm": on, "probe": "ro-en train tags", POOL_PROBE: "pooled train tags"}
+    trained = {"softmax": "nothing", "lr": on, "gbm": on, "lr_roen": "ro-en train tags", "gbm_roen": "ro-en train tags",
+               "probe": "ro-en train tags", POOL_PROBE: "pooled train tags"}
     lines = ["| score | trained on | dev MCC | test word MCC | AP | ROC-AUC | test words flagged |",
              "|---|---|---|---|---|---|---|"]
     for k, e in s.items():
@@ -475,7 +495,8 @@ def pooled_block(res: dict[str, Any]) -> str:
         f"`{POOL_PROBE}` fitted on {f['train_sentences']:,} pooled sentences ({f['train_tokens']:,} tagged "
         f"tokens, {f['train_bad_share']:.0%} BAD), C {f['chosen_C']:g} chosen on the "
         f"{f['validation_sentences']:,} held-out pooled sentences ({f['validation_tokens']:,} tokens). "
-        f"Primary family: {res['family']}; secondary: {res['secondary_family']}; {n} resamples of test sources.",
+        f"Primary family: {res['family']}; secondary: {res['secondary_family']}"
+        f"{'; added after the results: ' + POOL_POST_HOC if 'post_hoc' in res else ''}; {n} resamples of test sources.",
         ""])
 
 

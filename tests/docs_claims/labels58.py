@@ -381,9 +381,14 @@ def _pool(*keys: str):
 
 
 def _pool_best(values: list) -> list:
-    """``values`` when the pooled comparison's best opponent on dev is the ro-en trees (the
-    prose says so), else a failing marker."""
-    return values if _pool("best") == "gbm" else ["differ"]
+    """``values`` when the pooled comparison's best opponent on dev is the trees fitted on
+    the pooled tags (the prose says so), else a failing marker."""
+    own = _pool("opponents_trained_on") == "pooled train tags"
+    return values if own and _pool("best") == "gbm" else ["differ"]
+
+
+def _post(name: str, key: str):
+    return _pool("post_hoc", name, key)
 
 
 ISSUE58_CLAIMS += [
@@ -394,13 +399,24 @@ ISSUE58_CLAIMS += [
                  *cell(HQ, f"#### {_WMT}", _POOLED[0], 4), _var(_POOLED[0], 7)[0], _var(_POOLED[0], 9)[0],
                  min(_var(h, 1)[0] for h in _HEADS), max(_var(h, 1)[0] for h in _HEADS)],
     ),
-    Claim(HQ, "does not lift the head above those trees either: 0.289 to 0.307",
-          lambda: [min(_var(h, 1)[0] for h in _POOLED), max(_var(h, 1)[0] for h in _POOLED)]),
+    Claim(
+        HQ,
+        "reaches 0.289 to 0.307: not distinguishable from trees fitted on the same pooled tags (0.264; head minus trees +0.025 to +0.044, Holm p 0.054 to 0.13, a family declared before those trees existed), whose word MCC its columns lift to 0.330 to 0.343 (Holm p < 0.001), and under the trees fitted on the ro-en fifth alone: the other pairs' tags cost the trees 0.070 (Holm p 0.008,",
+        lambda: _pool_best([
+            min(_var(h, 1)[0] for h in _POOLED), max(_var(h, 1)[0] for h in _POOLED), _pool("scores", "gbm", "mcc"),
+            _signed(min(_pool("tests", f"{h} - gbm", "delta") for h in _POOLED)),
+            _signed(max(_pool("tests", f"{h} - gbm", "delta") for h in _POOLED)),
+            min(_pool("tests", f"{h} - gbm", "p_holm") for h in _POOLED),
+            max(_pool("tests", f"{h} - gbm", "p_holm") for h in _POOLED),
+            min(_pool("scores", f"gbm+{h}", "mcc") for h in _POOLED), max(_pool("scores", f"gbm+{h}", "mcc") for h in _POOLED),
+            *bound(max(_pool("tests", f"gbm+{h} - gbm", "p_holm") for h in _POOLED), "0.001"),
+            f"{-_post('gbm - gbm_roen', 'delta'):.3f}", _post("gbm - gbm_roen", "p_holm")]),
+    ),
     Claim(HQ, "The same command on the pool before the clean-split filter gave 0.310",
           lambda: [_var("labelled_pool_unfiltered", 1)[0]]),
     Claim(
         HQ,
-        "test word MCC 0.334, against 0.307, 0.289 and 0.307 for the three pooled seeds (head minus trees -0.028, -0.045, -0.027; Holm p 0.37, 0.036 and 0.37 in the declared family of six): seed 1 is below the trees, seeds 0 and 2 are not distinguishable from them",
+        "test word MCC 0.264, against 0.307, 0.289 and 0.307 for the three pooled seeds (head minus trees +0.043, +0.025, +0.044; Holm p 0.054, 0.13 and 0.054 in the declared family of six): every seed above, none distinguishable",
         lambda: _pool_best([
             _pool("scores", "gbm", "mcc"), *(_pool("scores", h, "mcc") for h in _POOLED),
             *(_signed(_pool("tests", f"{h} - gbm", "delta")) for h in _POOLED),
@@ -408,11 +424,21 @@ ISSUE58_CLAIMS += [
     ),
     Claim(
         HQ,
-        "each seed's columns lift them to 0.392, 0.389 and 0.395 (Holm p < 0.001 each), a little under the ro-en tag heads' combinations (0.400 to 0.413) and the ro-en probe's (0.460)",
+        "each seed's columns lift them to 0.330, 0.343 and 0.338 (Holm p < 0.001 each). The other four pairs' tags hurt the trees: fitted on the ro-en fifth alone they reach 0.334 (pooled minus ro-en: trees -0.070, Holm p 0.008; `lr` -0.030, Holm p < 0.001;",
         lambda: _pool_best([
             *(_pool("scores", f"gbm+{h}", "mcc") for h in _POOLED),
             *bound(max(_pool("tests", f"gbm+{h} - gbm", "p_holm") for h in _POOLED), "0.001"),
-            min(_sc(f"gbm+{h}") for h in _HEADS), max(_sc(f"gbm+{h}") for h in _HEADS), _sc("gbm+probe")]),
+            _pool("scores", "gbm_roen", "mcc"), _signed(_post("gbm - gbm_roen", "delta")),
+            _post("gbm - gbm_roen", "p_holm"), _signed(_post("lr - lr_roen", "delta")),
+            *bound(_post("lr - lr_roen", "p_holm"), "0.001")]),
+    ),
+    Claim(
+        HQ,
+        "with each pooled seed minus the ro-en trees: -0.028, -0.045, -0.027, Holm p 0.37, 0.036 and 0.37). The head loses less from the mixing: the ro-en tag heads reach 0.283 to 0.287, the pooled ones 0.289 to 0.307",
+        lambda: [*(_signed(_post(f"{h} - gbm_roen", "delta")) for h in _POOLED),
+                 *(_post(f"{h} - gbm_roen", "p_holm") for h in _POOLED),
+                 min(_var(h, 1)[0] for h in _HEADS), max(_var(h, 1)[0] for h in _HEADS),
+                 min(_var(h, 1)[0] for h in _POOLED), max(_var(h, 1)[0] for h in _POOLED)],
     ),
     Claim(
         HQ,

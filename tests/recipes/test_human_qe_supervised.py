@@ -252,14 +252,29 @@ def test_the_pooled_family_picks_its_best_opponent_among_its_own(tmp_path, monke
         "(only 2 seeds present)")
     # once the pool's own rows are committed, its own lr and gbm stand in for the ro-en ones
     assert res["opponents_trained_on"] == "ro-en train tags" and "| gbm | ro-en train tags |" in page
+    assert "post_hoc" not in res and "gbm_roen" not in page
     (tmp_path / "pool").mkdir()
     monkeypatch.setattr(sup, "pool_kept", lambda: tmp_path / "pool")
     counts = {"train_sentences": 26486, "train_words": 500000, "train_bad": 150000,
               "validation_sentences": 1000, "validation_words": 20000}
     monkeypatch.setattr(sup, "_pool_opponents", lambda results: {
         "counts": counts, "lr": {"model": None, "C": 0.1}, "gbm": {"model": None, "max_iter": 300}})
+
+    class RoEn:  # the ro-en lr and gbm, set beside the pool's own after the results (POOL_POST_HOC)
+        def predict_proba(self, x):
+            p = np.clip(0.2 + 0.5 * x + 0.3 * rng.random(x.size), 0, 1)
+            return np.column_stack([1 - p, p])
+
+    sc["x"] = {s: bad[s].astype(float) for s in bad}
+    monkeypatch.setattr(sup, "_opponents", lambda results: (None, {"lr": {"model": RoEn()}, "gbm": {"model": RoEn()}}))
     res = sup.pooled_results(n_boot=50)
     page = sup.pooled_block(res)
+    # every seed present (seed 2's folder is gone by now) against the ro-en trees, beside the two fits
+    assert set(res["post_hoc"]) == {"lr - lr_roen", "gbm - gbm_roen", *(f"{h} - gbm_roen" for h in sup.POOLED[:2])}
+    assert all(t["family"] == sup.POOL_POST_HOC and t["family_size"] == 4 for t in res["post_hoc"].values())
+    assert res["best"] in sup.POOL_OPPONENTS  # the ro-en models stay outside the declared family
+    assert "| gbm_roen | ro-en train tags |" in page and "| gbm - gbm_roen (added after the results) |" in page
+    assert "added after the results: " + sup.POOL_POST_HOC in page
     assert res["opponents_trained_on"] == "pooled train tags" and "| gbm | pooled train tags |" in page
     assert "lr and gbm fitted on the pooled tags" in res["family"]
     assert "lr and gbm fitted on 26,486 pooled sentences (500,000 words, 150,000 BAD)" in page
