@@ -85,19 +85,22 @@ def outputs(
               "sparse-check": not sparse_check.present()}
 
     done: dict[str, dict] = {}
-    for name, (compute, render) in _modules().items():  # lopo first: the README's table reads it
+    for name, (compute, render) in _modules().items():
         if not needed[name] <= set(sets) or absent.get(name) or (only is not None and name not in only):
             continue
         res = done[name] = compute()
         files[results_dir / f"{name}.json"] = json.dumps(jsonable(res), indent=1) + "\n"
         blocks[f"{BLOCK}:{name}"] = render(res)
-        if name == "supervised":  # the README's table by what the user has reads it
-            from . import which_score
+    if "supervised" in done:  # the README's table by what the user has reads it
+        from . import which_score
 
-            lopo_res = done.get("lopo")
-            if lopo_res is None and (results_dir / "lopo.json").is_file() and not absent["lopo"]:
-                lopo_res = json.loads((results_dir / "lopo.json").read_text())  # rebuilt elsewhere
-            blocks[which_score.BLOCK] = which_score.block(res, lopo_res)
+        def made(name: str) -> dict | None:  # rebuilt here, else the committed figures (rebuilt elsewhere)
+            if name in done:
+                return done[name]
+            path = results_dir / f"{name}.json"
+            return json.loads(path.read_text()) if path.is_file() and not absent[name] else None
+
+        blocks[which_score.BLOCK] = which_score.block(done["supervised"], made("lopo"), made("supervised-pool"))
     from . import wmt22_rows
 
     if wmt22_rows.LEADERBOARD.exists() and (only is None or "wmt22" in only):

@@ -10,6 +10,10 @@ block into README.md; ``--check`` compares it):
   the combination analysis with them (segment level, ``calibrate --quality-model``);
 * word tags of the user's pair: :mod:`supervised` (the head against what the same tags buy
   without it; the recommendation follows its declared family);
+* word tags of the user's pair among other pairs' tags: the pooled comparison of
+  :mod:`supervised` (``supervised-pool``: the trees fitted on the pool against the same
+  trees on the ro-en tags alone, and the pooled head against the pool's best opponent);
+  the row appears once the pool's own ``lr`` and ``gbm`` are in it;
 * word tags of other pairs only: the leave-one-pair-out study (:mod:`lopo`; before it, the
   et-en run of the ro-en tag head).
 """
@@ -147,7 +151,31 @@ def other_pairs_row(lopo: dict[str, Any]) -> tuple[str, str]:
     return LOPO_DESCRIBE[pick] + (" (`recipes/human_qe/lopo.py`)" if pick not in ("softmax", "head") else ""), evidence
 
 
-def block(sup: dict[str, Any], lopo: dict[str, Any] | None = None) -> str:
+def pooled_row(pool: dict[str, Any]) -> tuple[str, str] | None:
+    """(what to use, evidence) for a user whose tags mix their pair's with other pairs', from
+    :func:`supervised.pooled_results` (None until it compares the pool's own trees with the
+    ro-en ones): the trees fitted on the pair's tags alone when the pooled trees are below
+    them, with the pooled head against the pool's best opponent beside."""
+    post = pool.get("post_hoc", {})
+    t = post.get("gbm - gbm_roen")
+    if t is None:
+        return None
+    sc, n, best = pool["scores"], pool["n_boot"], pool["best"]
+    heads = pool["heads"]
+    use = ("gradient-boosted trees as in the row above, fitted on your pair's tags only"
+           if t["delta"] < 0 else "gradient-boosted trees fitted on all the tags you have")
+    vs = ", ".join(f"{pool['tests'][f'{h} - {best}']['delta']:+.3f} (Holm p "
+                   f"{fmt_p(pool['tests'][f'{h} - {best}']['p_holm'], n)})" for h in heads)
+    evidence = (f"trees on the pooled tags of the five MLQE-PE English-target pairs "
+                f"({pool['counts']['train_sentences']:,} sentences) {sc['gbm']['mcc']:.3f} against "
+                f"{sc['gbm_roen']['mcc']:.3f} on their ro-en part alone ({t['delta']:+.3f}, Holm p "
+                f"{fmt_p(t['p_holm'], n)}, a comparison added after the results); the head trained on the "
+                f"pooled tags {np.mean([sc[h]['mcc'] for h in heads]):.3f} (mean of {len(heads)} seeds), minus "
+                f"{best}, the best pooled opponent on dev: {vs}")
+    return use, evidence
+
+
+def block(sup: dict[str, Any], lopo: dict[str, Any] | None = None, pool: dict[str, Any] | None = None) -> str:
     main = _json("mlqe-roen-word", "results.json")
     soft, head = (main["word"]["methods"][m]["mcc"][0] for m in ("softmax", "sigmoid"))
     p0 = main["paired"]["softmax"]
@@ -179,6 +207,7 @@ def block(sup: dict[str, Any], lopo: dict[str, Any] | None = None) -> str:
          f"the head's columns against {seg['without']['pearson']:.3f} without (Holm p "
          f"{fmt_p(seg_t['p_holm'], seg_t['n_boot'])}, seed 0)"),
         ("word tags of your language pair", use, evidence),
+        *((("word tags of your pair and of other pairs", *mixed),) if (mixed := pool and pooled_row(pool)) else ()),
         ("word tags of other pairs only", *other),
     ]
     lines = ["| you have | use | test word MCC on WMT 2021 ro-en (unless named) |", "|---|---|---|"]

@@ -165,6 +165,27 @@ def test_training_rows_sharing_a_wmt_text_are_refused():
         sup.check_disjoint(leaked)
 
 
+def test_the_readme_row_for_mixed_pairs_tags_follows_the_pooled_comparison():
+    """The row for tags of the user's pair among other pairs' appears once the pooled trees are
+    compared with the same trees on the ro-en tags, and recommends the pair's tags alone only
+    while the pooled trees are below them."""
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    heads = ["p0", "p1"]
+    pool = {"n_boot": 1000, "best": "gbm", "heads": heads, "counts": {"train_sentences": 26486},
+            "scores": {"gbm": {"mcc": 0.264}, "gbm_roen": {"mcc": 0.334}, "p0": {"mcc": 0.30}, "p1": {"mcc": 0.28}},
+            "tests": {"p0 - gbm": {"delta": 0.043, "p_holm": 0.054}, "p1 - gbm": {"delta": 0.025, "p_holm": 0.128}}}
+    assert ws.pooled_row(pool) is None  # before the pool's own trees: nothing to recommend from
+    pool["post_hoc"] = {"gbm - gbm_roen": {"delta": -0.070, "p_holm": 0.008}}
+    use, evidence = ws.pooled_row(pool)
+    assert use.endswith("fitted on your pair's tags only")
+    assert evidence.startswith("trees on the pooled tags of the five MLQE-PE English-target pairs (26,486 sentences) "
+                               "0.264 against 0.334 on their ro-en part alone (-0.070, Holm p 0.008")
+    assert evidence.endswith("0.290 (mean of 2 seeds), minus gbm, the best pooled opponent on dev: "
+                             "+0.043 (Holm p 0.054), +0.025 (Holm p 0.128)")
+    pool["post_hoc"]["gbm - gbm_roen"]["delta"] = 0.01
+    assert ws.pooled_row(pool)[0] == "gradient-boosted trees fitted on all the tags you have"
+
+
 def test_the_readme_names_the_mixed_heads_data():
     ws = importlib.import_module("recipes.human_qe.which_score")
     assert "their post-edits" in ws.describe("labelled_roen_mix1")
