@@ -57,17 +57,17 @@ def _numpy_targets() -> tuple[dict[str, bool], list[str]]:
 
 PARTS = (frozenset({"supervised", "supervised-pool", "combination", "combination-pe-all", "wmt22"}),
          frozenset({"lopo", "error-free", "combination-pe-all_s1", "combination-pe-all_s2"}))
-"""The analyses each child rebuilds, two children at once (the suite's two cores), about equal
-in time: ``main`` prints when each child ends, the figure to balance them by (2026-12-02,
-with every ``combination-pe-all`` in the first child: 105 s and 81 s; with ``_s1`` in the
-first child and no ``supervised-pool``, in ``make test``: 95 s and 90 s; with
-``supervised-pool`` fitting its own ``lr`` and ``gbm`` on the pool's 451,343 words and
-the split as now: 136 s and 106 s, alone on the machine; ``combination-pe-all`` moved to
-the second child: 135 s and 130 s, so it stays). ``supervised-pool`` sits with ``supervised``: they share one fit of its opponents
-(``supervised._opponents``). The README's
-table of :mod:`recipes.human_qe.which_score` reads both: made in the child of
-``supervised``, it reads ``lopo``'s committed figures, which the other child rebuilds and
-compares."""
+"""The analyses each child rebuilds, two children at once (the suite's two cores), about equal in
+time: ``main`` prints when each child ends, the figure to balance them by (2026-12-02, with
+every ``combination-pe-all`` in the first child: 105 s and 81 s; with ``_s1`` in the first
+child and no ``supervised-pool``, in ``make test``: 95 s and 90 s; with ``supervised-pool``
+fitting its own ``lr`` and ``gbm`` on the pool's 451,343 words and the split as now: 136 s and
+106 s, alone on the machine; ``combination-pe-all`` moved to the second child: 135 s and
+130 s, so it stays). ``supervised-pool`` sits with ``supervised``: they share one fit of its
+opponents (``supervised._opponents``). The README's table of
+:mod:`recipes.human_qe.which_score` reads them and ``lopo``: made in the child of
+``supervised`` from its and ``supervised-pool``'s fresh figures, it reads ``lopo``'s committed
+figures, which the other child rebuilds and compares."""
 OPENMP_THREADS = (2, 1)
 """OpenMP threads of each child (OpenBLAS keeps two in both). OpenMP is scikit-learn's here,
 above all in its gradient-boosted trees, fitted in ``supervised`` (two threads: the
