@@ -232,8 +232,7 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, dict[str, np.ndarray]] = {
         "softmax": {s: np.concatenate([gold_word_scores(r, "softmax") for r in rows])
                     for s, rows in (("dev", drows), ("test", trows))}}
-    for name in ("lr", "gbm"):
-        out[name] = {s: 1.0 - fitted[name]["model"].predict_proba(x[s])[:, 1] for s in x}
+    out.update(_fitted_scores(fitted, x))
     hf = {}
     for variant in (PROBE, *heads):
         pair = {s: wmt_rows(s, variant) for s in ("dev", "test")}
@@ -243,6 +242,13 @@ def scores(fitted: dict, heads: tuple[str, ...]) -> dict[str, Any]:
     dev_groups = np.concatenate([[it.group] * len(gold_word_bad(it)) for it in ditems])
     return {"scores": out, "combos": {}, "bad": bad, "groups": groups, "head_features": hf,
             "dev_groups": dev_groups, "x": x}
+
+
+def _fitted_scores(fitted: dict, x: dict[str, np.ndarray], suffix: str = "") -> dict[str, dict[str, np.ndarray]]:
+    """``lr``'s and ``gbm``'s word scores (1 - P(BAD), higher = better) of the feature
+    matrices ``x`` (split -> (W, F)), named with ``suffix``."""
+    return {f"{k}{suffix}": {s: 1.0 - fitted[k]["model"].predict_proba(v)[:, 1] for s, v in x.items()}
+            for k in ("lr", "gbm")}
 
 
 def combine(sc: dict, opp: str, heads: tuple[str, ...], control: bool = True) -> None:
@@ -404,14 +410,15 @@ def keep_pool(runs: list[Path], train_file: Path, validation_file: Path) -> None
     with staged_folder(pool_kept()) as tmp:
         for split, out in rows.items():
             write_jsonl_gz(Path(tmp) / f"{split}.scores.jsonl.gz", out)
-        (Path(tmp) / "README.md").write_text(POOL_README)
+        (Path(tmp) / "README.md").write_text(POOL_README.format(train=len(rows["train"]),
+                                                                 validation=len(rows["validation"])))
 
 
 POOL_README = """# The pooled tags with the softmax side's scores (issue 58)
 
-`train.scores.jsonl.gz`: the 26,486 MLQE-PE train sentences of the five English-target pairs
+`train.scores.jsonl.gz`: the {train:,} MLQE-PE train sentences of the five English-target pairs
 the pooled-tag head trains on (`build_labelled.py --sets mlqe-en-pool-train`, the items within
-its `--max-length 192`); `validation.scores.jsonl.gz`: the 1,000 held-out ones it stops on.
+its `--max-length 192`); `validation.scores.jsonl.gz`: the {validation:,} held-out ones it stops on.
 Per sentence: the source (`group`), the MT (`candidate`), the BAD words as character spans
 (`spans`), the frozen SmolLM2-135M-Instruct's segment means and per-word softmax, BoostedProb
 and RAUQ scores (`run.py` over the items, no head; 7 significant digits). The ro-en items'
@@ -441,10 +448,8 @@ def pooled_results(n_boot: int = 1000) -> dict[str, Any]:
     own = pool_kept().is_dir()  # the pool's own lr and gbm once its rows are committed (docstring)
     fitted = _pool_opponents(committed.RESULTS) if own else _opponents(committed.RESULTS)[1]
     sc = scores(fitted, (*heads, POOL_PROBE))
-    if own:
-        roen = _opponents(committed.RESULTS)[1]
-        for k in ("lr", "gbm"):
-            sc["scores"][f"{k}_roen"] = {s: 1.0 - roen[k]["model"].predict_proba(sc["x"][s])[:, 1] for s in sc["x"]}
+    if own:  # the ro-en lr and gbm beside them (POOL_POST_HOC)
+        sc["scores"].update(_fitted_scores(_opponents(committed.RESULTS)[1], sc["x"], "_roen"))
     family = POOL_FAMILY.format(on="pooled" if own else "ro-en")
     ev, best, test, primary = _declared(sc, POOL_OPPONENTS, heads, heads, family, n_boot, control=False)
     secondary = {f"{h} - {o}": test(h, o) for h in heads for o in POOL_OPPONENTS if o != best}

@@ -325,6 +325,8 @@ def test_keep_pool_takes_ro_en_rows_from_the_committed_ones_and_trims_them(tmp_p
     data = sup.training_rows(tmp_path / "pool")
     rows, items = data["train"]
     assert [r["id"] for r in rows] == ["roen-1", "eten-4"] and items[0].spans == [{"start": 0, "end": 1}]
+    readme = (tmp_path / "pool" / "README.md").read_text()  # the counts of what was written
+    assert "the 2 MLQE-PE train sentences" in readme and "the 1 held-out ones" in readme
     assert rows[0] == {"id": "roen-1", "group": "ro", "candidate": "a", "spans": [{"start": 0, "end": 1}],
                        "softmax_mean_log": -1.0, "entropy_mean": 2.0, "dominant_mean": 3.0,
                        "words": [{"start": 0, "end": 1, "softmax": 0.5, "boostedprob": 0.6, "rauq": 0.7}]}
