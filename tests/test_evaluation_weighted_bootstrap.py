@@ -206,10 +206,14 @@ def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
                 assert np.array_equal(values_of(wg), metrics._roc_auc_weighted(p, g, w), equal_nan=True)
 
 
-def test_average_precision_of_many_resamples_at_once_keeps_every_bit() -> None:
-    """The weighted AP of all rows at once equals the one-row count, bit for bit."""
+@pytest.mark.parametrize("block_cells", [2**18, 3000])
+def test_average_precision_of_many_resamples_at_once_keeps_every_bit(block_cells, monkeypatch) -> None:
+    """The weighted AP of all rows at once equals the one-row count, bit for bit, whether
+    the rows fit one block or are split into several (a block of 3,000 cells: one to a few
+    rows of these sizes)."""
     from sigmoid_head.evaluation import span_metrics
 
+    monkeypatch.setattr(span_metrics, "_ROW_BLOCK_CELLS", block_cells)
     rng = np.random.default_rng(1)
     for _ in range(20):
         n = int(rng.integers(3, 2000))
@@ -222,3 +226,23 @@ def test_average_precision_of_many_resamples_at_once_keeps_every_bit() -> None:
                                         np.bincount(codes, weights=w[b], minlength=v), float(w[b] @ g))
                 for b in range(w.shape[0])]
         assert np.array_equal(span_metrics._ap_weighted(p, g, w), np.array(rows), equal_nan=True)
+
+
+def test_clustered_ci_draws_the_resamples_of_the_paired_tests() -> None:
+    """clustered_ci's resamples are those of bootstrap_ci and paired_bootstrap (same groups,
+    count and seed), in the same order: a table may take one metric's interval from either."""
+    from sigmoid_head.evaluation.resampling import _weights
+
+    groups = np.repeat(np.arange(37), np.random.default_rng(2).integers(1, 5, size=37))
+    clusters = Clusters(groups)
+    seen: list[np.ndarray] = []
+
+    def record(w: np.ndarray) -> dict[str, float]:
+        seen.append(np.array(w))
+        return {"n": float(w.sum())}
+
+    for n_boot in (1, 250):
+        seen.clear()
+        clustered_ci(record, groups, n_boot, seed=5, by_weight=True)
+        expected = np.concatenate(list(_weights(n_boot, 5, clusters)))
+        assert np.array_equal(np.stack(seen[1:]), expected)  # seen[0]: the point, all ones

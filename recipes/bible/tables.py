@@ -351,7 +351,10 @@ def render_words(d: dict) -> str:
              "|---|---|---|---|---|---|---|"]
     for m in [base, *others]:
         words = WeightedWords(np.exp(scores[m])[:, None], bad[:, None], thr)  # a word per item
-        ci = clustered_ci(words.metrics, groups, d["n_boot"], seed=d["seed"], by_weight=True)
+        ci = clustered_ci(words.thresholded, groups, d["n_boot"], seed=d["seed"], by_weight=True)
+        # the ranking metrics on the paired tests' resamples (computed there, read back)
+        ci.update({k: bootstrap_ci(fn, -scores[m], bad, **kw) for k, fn in
+                   (("roc_auc", roc_auc), ("ap", average_precision))})
         cells = [f"{ci[k][0]:.3f} [{ci[k][1]:.3f}, {ci[k][2]:.3f}]" for k in ("mcc", "f1_bad", "roc_auc", "ap")]
         vs = ["(baseline)", ""] if m == base else [
             _paired(t, ", ")

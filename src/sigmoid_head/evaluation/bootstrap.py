@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from .metric_inputs import FloatArray, IntArray, as_pair
 from .pvalues import normal_p
-from .resampling import Clusters, _resamples, _source_weights, _weights
+from .resampling import Clusters, _resamples, _source_draws, _source_weights, _weights
 
 ALTERNATIVES = ("two-sided", "better")
 """Paired-test alternatives: A differs from B, or A is better than B (one-sided)."""
@@ -179,7 +179,9 @@ def clustered_ci(stat: Callable[[IntArray], dict[str, float]], groups: ArrayLike
     statistic) can take each item's multiplicity instead of the drawn indices
     (``by_weight``): an item drawn k times counts k times. Sorting or gathering the drawn
     items is then left out of every resample; the draws are the same as without it, so the
-    intervals are too (up to the float rounding of sums taken in another order).
+    intervals are too (up to the float rounding of sums taken in another order). The
+    resamples are those of :func:`bootstrap_ci` and :func:`paired_bootstrap` with the same
+    ``groups``, ``n_boot`` and ``seed``.
 
     Args:
         stat: item indices (M,) -> named values computed on those items (repeats allowed);
@@ -200,12 +202,11 @@ def clustered_ci(stat: Callable[[IntArray], dict[str, float]], groups: ArrayLike
                  else np.sort(clusters.order))
     if clusters.n_groups == 0:
         return {k: (v, math.nan, math.nan) for k, v in point.items()}
-    rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {k: [] for k in point}
-    for _ in range(n_boot):
-        drawn = rng.integers(0, clusters.n_groups, size=clusters.n_groups)
-        for k, v in stat(on(drawn)).items():
-            draws[k].append(v)
+    for chunk in _source_draws(n_boot, np.random.default_rng(seed), clusters):
+        for drawn in chunk:  # the resamples of bootstrap_ci and paired_bootstrap, in order
+            for k, v in stat(on(drawn)).items():
+                draws[k].append(v)
     out = {}
     for k, v in point.items():
         vals = np.asarray(draws[k], dtype=np.float64)

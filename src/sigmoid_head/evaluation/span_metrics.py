@@ -151,17 +151,29 @@ def _ap_indexed(p: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
+_ROW_BLOCK_CELLS = 2**18
+"""(rows x distinct scores) cells :func:`_ap_weighted` works on at once: 2 MiB per float64
+array, so that its cumulative sums stay in the cache (the same values as one block of all
+the rows, about 3.5 times faster than a block of 61 rows of 43,000 values here)."""
+
+
 def _ap_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``_ap_indexed`` for (B, N) integer multiplicities: the same per-score counts,
-    weighted instead of gathered (exact integers, so the same value to the last bit)."""
+    weighted instead of gathered (exact integers, so the same value to the last bit),
+    a few rows at a time (:data:`_ROW_BLOCK_CELLS`)."""
     codes = np.unique(-p, return_inverse=True)[1].ravel()  # (N,) highest score first
     v = int(codes.max()) + 1 if codes.size else 1
-    b = w.shape[0]
-    cells = (codes[None, :] + v * np.arange(b)[:, None]).ravel()  # (B * N,)
-    wg = w * g[None, :]
-    pos = np.bincount(cells, weights=wg.ravel(), minlength=b * v).reshape(b, v)
-    total = np.bincount(cells, weights=w.ravel(), minlength=b * v).reshape(b, v)
-    return _ap_count_rows(pos, total, wg.sum(1))
+    rows = max(1, _ROW_BLOCK_CELLS // v)
+    out = []
+    for start in range(0, w.shape[0], rows):
+        wb = w[start:start + rows]
+        b = wb.shape[0]
+        cells = (codes[None, :] + v * np.arange(b)[:, None]).ravel()  # (b * N,)
+        wg = wb * g[None, :]
+        pos = np.bincount(cells, weights=wg.ravel(), minlength=b * v).reshape(b, v)
+        total = np.bincount(cells, weights=wb.ravel(), minlength=b * v).reshape(b, v)
+        out.append(_ap_count_rows(pos, total, wg.sum(1)))
+    return np.concatenate(out) if out else np.empty(0)
 
 
 def _ap_count_rows(pos: np.ndarray, total: np.ndarray, npos: np.ndarray) -> np.ndarray:
@@ -240,19 +252,28 @@ class WeightedWords:
             item_weight: (N,) non-negative integer multiplicity of each item.
         """
         w = np.asarray(item_weight, dtype=np.float64)  # (N,)
-        # integer counts, so these sums are exact in any order (the per-word sums they replace)
-        tp, fp, fn, tn = (float(c) for c in w @ self.cells)
-        den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-        f1_den = tp + fp + tp + fn
         pos = np.bincount(self.pos_codes, weights=w[self.pos_items], minlength=self.n_values)  # (V,)
         neg = np.bincount(self.neg_codes, weights=w[self.neg_items], minlength=self.n_values)
         npos, nneg = pos.sum(), neg.sum()
         auc = math.nan
         if npos and nneg:  # the Mann-Whitney count: negatives below plus half the tied
             auc = float((pos * (np.cumsum(neg) - neg + 0.5 * neg)).sum() / (npos * nneg))
+        return {**self.thresholded(w), "roc_auc": auc, "ap": self._ap(pos, neg, npos)}
+
+    def thresholded(self, item_weight: ArrayLike) -> dict[str, float]:
+        """MCC and F1-BAD of :meth:`metrics` alone (no ranking of the words: an (N, 4)
+        product per resample).
+
+        Args:
+            item_weight: (N,) non-negative integer multiplicity of each item.
+        """
+        w = np.asarray(item_weight, dtype=np.float64)
+        # integer counts, so these sums are exact in any order (the per-word sums they replace)
+        tp, fp, fn, tn = (float(c) for c in w @ self.cells)
+        den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        f1_den = tp + fp + tp + fn
         return {"mcc": (tp * tn - fp * fn) / den if den else 0.0,
-                "f1_bad": 2 * tp / f1_den if f1_den else 0.0,
-                "roc_auc": auc, "ap": self._ap(pos, neg, npos)}
+                "f1_bad": 2 * tp / f1_den if f1_den else 0.0}
 
     @staticmethod
     def _ap(pos: np.ndarray, neg: np.ndarray, npos: float) -> float:
