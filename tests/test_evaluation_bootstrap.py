@@ -131,9 +131,13 @@ def test_evaluate_resamples_the_sources_named_by_a_score_field(tmp_path) -> None
     assert "interval over sources" in (tmp_path / "out" / "results.md").read_text()
 
 
-def test_indexed_roc_auc_equals_sorting_every_resample_to_the_last_bit() -> None:
+@pytest.mark.parametrize("block_cells", [2**18, 200])
+def test_indexed_roc_auc_equals_sorting_every_resample_to_the_last_bit(block_cells, monkeypatch) -> None:
+    """Whether the resamples fit one block or go one or two rows at a time (200 cells)."""
+    from sigmoid_head.evaluation import metric_inputs
     from sigmoid_head.evaluation.metrics import _roc_auc_indexed, _roc_auc_rows
 
+    monkeypatch.setattr(metric_inputs, "ROW_BLOCK_CELLS", block_cells)
     rng = np.random.default_rng(5)
     for decimals in (0, 1, 3):  # heavy ties, some ties, hardly any
         n = 150

@@ -182,12 +182,17 @@ def test_source_counts_give_the_weighted_mcc_to_the_last_bit() -> None:
             assert np.array_equal(values_of(wg), _mcc_weighted(p, g, w))
 
 
-def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit() -> None:
+@pytest.mark.parametrize("row_cells", [2**18, 3000])
+def test_source_counts_give_the_weighted_roc_auc_to_the_last_bit(row_cells, monkeypatch) -> None:
     """ROC-AUC from the sources' multiplicities (a quadratic form of the Mann-Whitney counts
     between sources, built in blocks) equals the count over the expanded words, bit for bit,
-    with tied values, one-class resamples and every block size."""
+    with tied values, one-class resamples and every block size (of the pair counts, and of
+    the weighted count's rows: 3,000 cells are one to a few rows here)."""
     from sigmoid_head.evaluation import auc_counts as metrics
+    from sigmoid_head.evaluation import metric_inputs
     from sigmoid_head.evaluation.bootstrap import Clusters, _source_weights, _weights
+
+    monkeypatch.setattr(metric_inputs, "ROW_BLOCK_CELLS", row_cells)
 
     rng = np.random.default_rng(7)
     for trial in range(12):
@@ -211,9 +216,9 @@ def test_average_precision_of_many_resamples_at_once_keeps_every_bit(block_cells
     """The weighted AP of all rows at once equals the one-row count, bit for bit, whether
     the rows fit one block or are split into several (a block of 3,000 cells: one to a few
     rows of these sizes)."""
-    from sigmoid_head.evaluation import span_metrics
+    from sigmoid_head.evaluation import metric_inputs, span_metrics
 
-    monkeypatch.setattr(span_metrics, "_ROW_BLOCK_CELLS", block_cells)
+    monkeypatch.setattr(metric_inputs, "ROW_BLOCK_CELLS", block_cells)
     rng = np.random.default_rng(1)
     for _ in range(20):
         n = int(rng.integers(3, 2000))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .metric_inputs import FloatArray, IntArray
+from .metric_inputs import FloatArray, IntArray, row_blocks
 
 
 def _roc_auc_indexed(p: FloatArray, g: FloatArray, idx: IntArray) -> FloatArray:
@@ -24,19 +24,19 @@ def _roc_auc_indexed(p: FloatArray, g: FloatArray, idx: IntArray) -> FloatArray:
     value, its positives and negatives, and the Mann-Whitney numerator is the sum over
     positives of the negatives below plus half the tied ones. Every term is a multiple of
     0.5 well below 2**53, so the numerator is exact, equal to the rank-sum form's, and the
-    AUC identical to the last bit.
+    AUC identical to the last bit. A few rows at a time (:func:`.metric_inputs.row_blocks`).
     """
     codes = np.unique(p, return_inverse=True)[1].ravel()  # (N,) dense rank of each value
     n_values = int(codes.max()) + 1 if codes.size else 1
-    b = idx.shape[0]
-    cells = (codes[idx] + n_values * np.arange(b)[:, None]).ravel()  # (B * M,)
-    pos = np.bincount(cells, weights=g[idx].ravel(), minlength=b * n_values).reshape(b, n_values)
-    neg = np.bincount(cells, minlength=b * n_values).reshape(b, n_values) - pos
-    below = np.cumsum(neg, axis=1) - neg  # negatives with a strictly lower value
-    npos, nneg = pos.sum(1), neg.sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        auc = (pos * (below + 0.5 * neg)).sum(1) / (npos * nneg)
-    return np.where((npos == 0) | (nneg == 0), np.nan, auc)
+    out = [np.empty(0)]
+    for rows in row_blocks(idx.shape[0], n_values):
+        part = idx[rows]
+        b = part.shape[0]
+        cells = (codes[part] + n_values * np.arange(b)[:, None]).ravel()  # (b * M,)
+        pos = np.bincount(cells, weights=g[part].ravel(), minlength=b * n_values).reshape(b, n_values)
+        neg = np.bincount(cells, minlength=b * n_values).reshape(b, n_values) - pos
+        out.append(_auc_of_counts(pos, neg))
+    return np.concatenate(out)
 
 
 def _roc_auc_weighted(p: FloatArray, g: FloatArray, w: FloatArray) -> FloatArray:
@@ -44,11 +44,21 @@ def _roc_auc_weighted(p: FloatArray, g: FloatArray, w: FloatArray) -> FloatArray
     weighted instead of gathered (exact integers, so the same AUC to the last bit)."""
     codes = np.unique(p, return_inverse=True)[1].ravel()  # (N,) dense rank of each value
     n_values = int(codes.max()) + 1 if codes.size else 1
-    b = w.shape[0]
-    cells = (codes[None, :] + n_values * np.arange(b)[:, None]).ravel()  # (B * N,)
-    size = b * n_values
-    pos = np.bincount(cells, weights=(w * g[None, :]).ravel(), minlength=size).reshape(b, n_values)
-    neg = np.bincount(cells, weights=w.ravel(), minlength=size).reshape(b, n_values) - pos
+    out = [np.empty(0)]
+    for rows in row_blocks(w.shape[0], n_values):
+        part = w[rows]
+        b = part.shape[0]
+        cells = (codes[None, :] + n_values * np.arange(b)[:, None]).ravel()  # (b * N,)
+        size = b * n_values
+        pos = np.bincount(cells, weights=(part * g[None, :]).ravel(), minlength=size).reshape(b, n_values)
+        neg = np.bincount(cells, weights=part.ravel(), minlength=size).reshape(b, n_values) - pos
+        out.append(_auc_of_counts(pos, neg))
+    return np.concatenate(out)
+
+
+def _auc_of_counts(pos: FloatArray, neg: FloatArray) -> FloatArray:
+    """(B,) ROC-AUC of (B, V) positives and negatives per value (ascending): NaN where a row
+    has no positive or no negative."""
     below = np.cumsum(neg, axis=1) - neg  # negatives with a strictly lower value
     npos, nneg = pos.sum(1), neg.sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):

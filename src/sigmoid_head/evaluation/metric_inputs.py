@@ -45,3 +45,16 @@ def require_binary(g: FloatArray) -> None:
 def require_prob(p: FloatArray) -> None:
     if p.size and (p.min() < 0 or p.max() > 1):
         raise ValueError("pred must be probabilities in [0, 1] for this metric")
+
+
+ROW_BLOCK_CELLS = 2**18
+"""(resamples x distinct values) cells the count-based metrics work on at once: 2 MiB per
+float64 array, so that their cumulative sums stay in the cache (one block of 61 resamples of
+43,000 values was about 3.5 times slower, 2026-12-02)."""
+
+
+def row_blocks(n_rows: int, n_values: int) -> list[slice]:
+    """Slices of ``range(n_rows)``, each of at most ``ROW_BLOCK_CELLS // n_values`` rows (one
+    at least), in order."""
+    step = max(1, ROW_BLOCK_CELLS // max(n_values, 1))
+    return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]

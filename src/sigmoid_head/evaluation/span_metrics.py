@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .bootstrap import register_batched
+from .metric_inputs import row_blocks
 from .metrics import roc_auc
 from .spans import span_prf
 
@@ -151,29 +152,22 @@ def _ap_indexed(p: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-_ROW_BLOCK_CELLS = 2**18
-"""(rows x distinct scores) cells :func:`_ap_weighted` works on at once: 2 MiB per float64
-array, so that its cumulative sums stay in the cache (the same values as one block of all
-the rows, about 3.5 times faster than a block of 61 rows of 43,000 values here)."""
-
-
 def _ap_weighted(p: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``_ap_indexed`` for (B, N) integer multiplicities: the same per-score counts,
     weighted instead of gathered (exact integers, so the same value to the last bit),
-    a few rows at a time (:data:`_ROW_BLOCK_CELLS`)."""
+    a few rows at a time (:func:`.metric_inputs.row_blocks`)."""
     codes = np.unique(-p, return_inverse=True)[1].ravel()  # (N,) highest score first
     v = int(codes.max()) + 1 if codes.size else 1
-    rows = max(1, _ROW_BLOCK_CELLS // v)
-    out = []
-    for start in range(0, w.shape[0], rows):
-        wb = w[start:start + rows]
+    out = [np.empty(0)]
+    for rows in row_blocks(w.shape[0], v):
+        wb = w[rows]
         b = wb.shape[0]
         cells = (codes[None, :] + v * np.arange(b)[:, None]).ravel()  # (b * N,)
         wg = wb * g[None, :]
         pos = np.bincount(cells, weights=wg.ravel(), minlength=b * v).reshape(b, v)
         total = np.bincount(cells, weights=wb.ravel(), minlength=b * v).reshape(b, v)
         out.append(_ap_count_rows(pos, total, wg.sum(1)))
-    return np.concatenate(out) if out else np.empty(0)
+    return np.concatenate(out)
 
 
 def _ap_count_rows(pos: np.ndarray, total: np.ndarray, npos: np.ndarray) -> np.ndarray:
