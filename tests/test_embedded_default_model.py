@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -199,6 +200,39 @@ def test_concurrent_callers_convert_once(tmp_cache, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "preparing the default model" in err
     assert "ready in" in err
+
+
+def test_parse_once_shares_each_parse_within_the_block_only(monkeypatch):
+    """Inside the block one parse per file and one name map per (arch, blocks); arguments it
+    cannot key on are read each time; the module's functions come back, after an error too."""
+    import types
+
+    from sigmoid_head.embedded import gguf_convert
+
+    made = []
+
+    def reader(path, mode="r", options=None):
+        made.append((path, mode))
+        return object()
+
+    def name_map(arch, n_blocks):
+        made.append(("map", arch, n_blocks))
+        return object()
+
+    fake = types.SimpleNamespace(GGUFReader=reader, get_tensor_name_map=name_map)
+    monkeypatch.setitem(sys.modules, "gguf", fake)
+    with gguf_convert._parse_once():
+        a, b = fake.GGUFReader("x.gguf"), fake.GGUFReader(Path("x.gguf"))
+        c = fake.GGUFReader("y.gguf")
+        fake.GGUFReader("x.gguf", options=["unhashable"])
+        fake.GGUFReader("x.gguf", options=["unhashable"])
+        m1, m2 = fake.get_tensor_name_map(1, 30), fake.get_tensor_name_map(1, 30)
+    assert a is b and a is not c and m1 is m2
+    assert made == [("x.gguf", "r"), ("y.gguf", "r"), ("x.gguf", "r"), ("x.gguf", "r"), ("map", 1, 30)]
+    assert fake.GGUFReader is reader and fake.get_tensor_name_map is name_map
+    with pytest.raises(RuntimeError), gguf_convert._parse_once():
+        raise RuntimeError("a failed load")
+    assert fake.GGUFReader is reader and fake.get_tensor_name_map is name_map
 
 
 def test_progress_false_is_silent(tmp_cache, monkeypatch, capsys):

@@ -70,7 +70,11 @@ def _parse_once() -> Iterator[None]:
     maps: dict = {}
 
     def shared_reader(path, *args, **kwargs):
-        key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+        try:
+            key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:  # arguments this block cannot key on: read as transformers asked
+            return reader(path, *args, **kwargs)
         if key not in readers:
             readers[key] = reader(path, *args, **kwargs)
         return readers[key]
