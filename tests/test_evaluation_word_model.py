@@ -233,3 +233,19 @@ def test_finite_accepts_real_numbers_only() -> None:
         assert finite(v), v
     for v in (float("nan"), float("inf"), -float("inf"), np.float64("nan"), True, False, None, "1", [1.0]):
         assert not finite(v), v
+
+
+def test_no_alnum_is_str_isalnum_on_every_character_and_span() -> None:
+    """The feature's regular expression agrees with ``str.isalnum`` on every code point
+    (underscore, superscript digits, vulgar fractions, combining marks included) and on
+    every span of a mixed text."""
+    import sys
+
+    from sigmoid_head.evaluation.word_features import no_alnum
+
+    text = "ab_ c\u00b2 \u00bd \u2013 ,.; x\u0301 _ \u0e01\u0e34 9"
+    differ = [c for c in map(chr, range(sys.maxunicode + 1)) if no_alnum(c, 0, 1) == c.isalnum()]
+    assert differ == []
+    for s in range(len(text) + 1):
+        for e in range(s, len(text) + 1):
+            assert no_alnum(text, s, e) == (not any(c.isalnum() for c in text[s:e])), (s, e)

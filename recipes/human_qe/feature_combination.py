@@ -37,6 +37,7 @@ import numpy as np
 
 from sigmoid_head.evaluation.gold_eval import gold_word_bad, gold_word_scores, gold_word_scores_many
 from sigmoid_head.evaluation.gold_formats import GoldItem, whitespace_words
+from sigmoid_head.evaluation.word_features import no_alnum
 
 FLOOR = 1e-12
 WORD_METHODS = ("softmax", "boostedprob", "rauq")
@@ -77,7 +78,7 @@ def word_features(row: dict, item: GoldItem, head: bool) -> np.ndarray:
     cols = [_log(s) for s in scores[: len(WORD_METHODS)]]
     cols += list(_neighbours(cols[0]))
     cols.append(np.asarray([e - s for s, e in boxes], dtype=np.float64))
-    cols.append(np.asarray([not any(c.isalnum() for c in item.text[s:e]) for s, e in boxes], float))
+    cols.append(np.asarray([no_alnum(item.text, s, e) for s, e in boxes], float))
     cols.append(np.arange(n) / max(n - 1, 1))
     for v in (math.log(n + 1), row["softmax_mean_log"], row["entropy_mean"], row["dominant_mean"]):
         cols.append(np.full(n, float(v)))

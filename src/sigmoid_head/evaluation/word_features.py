@@ -10,6 +10,7 @@ count (:data:`SHAPE`). Numpy only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,15 @@ ROW_EXTRA = ("entropy_mean", "dominant_mean")
 SHAPE = ("length", "no_alnum", "position", "log_words")
 """Features of the word's place and form."""
 _SKIP = {"word", "start", "end", *OUTPUTS}
+
+
+_ALNUM = re.compile(r"[^\W_]")  # a word character that is not "_": exactly str.isalnum()
+
+
+def no_alnum(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` has no letter or digit (no character whose
+    ``str.isalnum()`` is true), found by one regular-expression search, without a slice."""
+    return _ALNUM.search(text, start, end) is None
 
 
 def word_methods(rows: Sequence[Mapping]) -> list[str]:
@@ -87,8 +97,8 @@ def row_features(row: Mapping, names: Sequence[str], where: str = "row") -> np.n
         elif name == "length":
             cols.append(np.asarray([float(w["end"]) - float(w["start"]) for w in words]))
         elif name == "no_alnum":
-            cols.append(np.asarray([not any(c.isalnum() for c in text[int(w["start"]):int(w["end"])])
-                                    for w in words], dtype=np.float64))
+            cols.append(np.asarray([no_alnum(text, int(w["start"]), int(w["end"])) for w in words],
+                                   dtype=np.float64))
         elif name == "position":
             cols.append(np.arange(n, dtype=np.float64) / max(n - 1, 1))
         elif name == "log_words":
