@@ -251,3 +251,16 @@ def test_clustered_ci_draws_the_resamples_of_the_paired_tests() -> None:
         clustered_ci(record, groups, n_boot, seed=5, by_weight=True)
         expected = np.concatenate(list(_weights(n_boot, 5, clusters)))
         assert np.array_equal(np.stack(seen[1:]), expected)  # seen[0]: the point, all ones
+
+
+def test_the_row_blocks_benchmark_runs_and_checks_its_values(capsys) -> None:
+    """benchmarks/row_blocks.py (the figures of docs/performance.md), on the small Bible
+    word table: both ways give the same values, and it prints its table."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "row_blocks.py"
+    main = runpy.run_path(str(script))["main"]
+    main(["--table", "llm_words_test", "--resamples", "20", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "identical values both ways" in out and out.rstrip().splitlines()[-1].startswith("ROC-AUC ")

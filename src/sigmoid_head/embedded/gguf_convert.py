@@ -54,11 +54,12 @@ def _parse_once() -> Iterator[None]:
     """Within the block, the GGUF file is parsed once and each tensor-name map built once.
 
     transformers reads the file three times to load one model and its tokenizer (config,
-    tokenizer, weights: about 6 s each on one core here, its 49,152-entry vocabulary parsed
-    in Python) and builds the same tensor-name map for every module of the model (about
-    400 times, 7 s). Both are pure functions of their arguments and only read afterwards,
-    so the block hands back the first result: the same objects, about half of the
-    conversion's time saved. Without the ``gguf`` package nothing changes (transformers then
+    tokenizer, weights; its 49,152-entry vocabulary parsed in Python each time) and builds
+    the same tensor-name map for every module of the model (about 400 times). Both are pure
+    functions of their arguments and only read afterwards, so the block hands back the first
+    result: the same objects. ``pytest -s tests/test_embedded_default_model.py -k
+    conversion_layout`` prints the conversion's time (on one core here, 2026-12-02: 17 s to 21 s with
+    the block, 38 s without). Without the ``gguf`` package nothing changes (transformers then
     says it needs it)."""
     try:
         import gguf
