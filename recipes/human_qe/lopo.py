@@ -246,9 +246,11 @@ sentences with their word tags (`word_bad`, 1 = BAD) and the scores of the softm
 of the head trained on the four other pairs; `<pair>/probe/`: the probe's columns on the
 same sentences, `<pair>/probe-fit.json` its fit; `<pair>/curve-all/` and `<pair>/own/`: the
 head columns of the in-pair curve's heads (trained on the whole pool, and on the pair's own
-500 sentences alone). `build-stats.json`: the counts of
-`lopo.py build` (sentences skipped as longer than `--max-length`). Figures at 7 significant
-digits.
+500 sentences alone); `<pair>/plus2000/`: those of the 2,000 point's head (the four other
+pairs' 500 and the pair's own first 2,000). `pool-more/train.scores.jsonl.gz`: each pair's
+1,500 pool sentences after its first 500 (the 2,000 point's extra tags), as `pool/`.
+`build-stats.json` and `more-stats.json`: the counts of `lopo.py build` and `lopo.py more`
+(sentences skipped as longer than `--max-length`). Figures at 7 significant digits.
 
 Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Written by
 `python -m recipes.human_qe.lopo keep`; read by `recipes/human_qe/lopo.py`.
@@ -258,8 +260,9 @@ Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Writ
 def keep(runs: Path, data: Path) -> None:
     """Commit the study's ``run.py`` runs: ``runs/pool`` (``--test-gold`` the pool's train
     file, ``--dev-gold`` its validation file), ``runs/lopo-<pair>`` (the pair's gold files
-    with its held-out head) and, where they exist, ``runs/probe-<pair>``, ``runs/all-<pair>``
-    and ``runs/own-<pair>`` (the same with the probe and the curve's heads: :data:`HEAD_RUNS`)
+    with its held-out head) and, where they exist, ``runs/more`` (``lopo more``'s train file
+    as ``--test-gold``), ``runs/probe-<pair>``, ``runs/all-<pair>``, ``runs/own-<pair>`` and
+    ``runs/plus-<pair>`` (the same with the probe and the curve's heads: :data:`HEAD_RUNS`)
     and the probe's fit report ``runs/probe-<pair>.json``, with each sentence's gold beside
     its scores."""
     from sigmoid_head.safe.outputs import staged_folder
@@ -273,12 +276,16 @@ def keep(runs: Path, data: Path) -> None:
         return {k: _short(v) for k, v in r.items() if k not in ("id", "group", "candidate")}
 
     with staged_folder(folder()) as tmp:
-        for split, scored in (("train", "test"), ("validation", "dev")):
-            rows, golds = read_jsonl_gz(runs / "pool" / f"{scored}.scores.jsonl.gz"), _read(data / "pool" / f"{split}.jsonl.gz")
+        for sub, split, scored in (("pool", "train", "test"), ("pool", "validation", "dev"), ("more", "train", "test")):
+            run = runs / sub
+            if sub == "more" and not run.is_dir():  # the 2,000 point, where it was run
+                continue
+            rows, golds = read_jsonl_gz(run / f"{scored}.scores.jsonl.gz"), _read(data / sub / f"{split}.jsonl.gz")
             if [r["candidate"] for r in rows] != [g["tgt"] for g in golds]:
-                raise SystemExit(f"{runs / 'pool'}: its {scored} rows are not {data}/pool/{split}")
-            (Path(tmp) / "pool").mkdir(exist_ok=True)
-            write_jsonl_gz(Path(tmp) / "pool" / f"{split}.scores.jsonl.gz", [
+                raise SystemExit(f"{run}: its {scored} rows are not {data}/{sub}/{split}")
+            kept = Path(tmp) / ("pool" if sub == "pool" else MORE_FOLDER)
+            kept.mkdir(exist_ok=True)
+            write_jsonl_gz(kept / f"{split}.scores.jsonl.gz", [
                 {"id": g["id"], "group": g["src"], "candidate": g["tgt"],
                  "spans": [{"start": s["start"], "end": s["end"]} for s in g["mqm_spans"]], **scores_of(r)}
                 for r, g in zip(rows, golds, strict=True)])
@@ -307,8 +314,9 @@ def keep(runs: Path, data: Path) -> None:
             fit = runs / f"probe-{pair}.json"
             if fit.exists():
                 (Path(tmp) / pair / "probe-fit.json").write_text(fit.read_text())
-        if (data / "stats.json").exists():  # the build's counts (sentences skipped as too long)
-            (Path(tmp) / "build-stats.json").write_text((data / "stats.json").read_text())
+        for made, name in (("stats.json", "build-stats.json"), ("more-stats.json", "more-stats.json")):
+            if (data / made).exists():  # the builds' counts (sentences skipped as too long)
+                (Path(tmp) / name).write_text((data / made).read_text())
         (Path(tmp) / "README.md").write_text(README)
 
 
@@ -318,8 +326,10 @@ def _pool() -> dict[str, tuple[list[dict], list[Any]]]:
     from .committed import read_jsonl_gz
 
     out = {}
-    for split in ("train", "validation"):
-        rows = read_jsonl_gz(folder() / "pool" / f"{split}.scores.jsonl.gz")
+    for split, path in (("train", folder() / "pool"), ("validation", folder() / "pool"), ("more", folder() / MORE_FOLDER)):
+        if split == "more" and not path.is_dir():
+            continue
+        rows = read_jsonl_gz(path / f"{'validation' if split == 'validation' else 'train'}.scores.jsonl.gz")
         out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
     return out
 
@@ -373,7 +383,8 @@ def _pair_scores(pair: str, fitted: dict) -> dict[str, Any]:
         out[name] = {s: 1.0 - fitted[name]["model"].predict_proba(x[s])[:, 1] for s in x}
     from .committed import read_jsonl_gz, with_head
 
-    for name, sub in (("probe", "probe"), (f"head +{PER_PAIR}", "curve-all"), ("head own only", "own")):
+    for name, sub in (("probe", "probe"), (f"head +{PER_PAIR}", "curve-all"), ("head own only", "own"),
+                      (f"head +{MORE}", "plus2000")):
         if (folder() / pair / sub).is_dir():
             out[name] = {s: np.concatenate([gold_word_scores(r, "sigmoid") for r in with_head(
                 split[s][0], read_jsonl_gz(folder() / pair / sub / f"{s}.scores.jsonl.gz"))]) for s in split}
@@ -399,9 +410,14 @@ SECONDARY = "descriptive: the head and each opponent minus the softmax side, per
 CURVE_FAMILY = ("the head's in-pair curve, per held-out pair: the +500 head minus the head of the four other pairs, "
                 "and the own-only head minus the dev-better of lr and gbm on the same own-only tags; test word MCC, "
                 "two-sided, Holm over 10")
-HEAD_RUNS = {"probe": "probe", "all": "curve-all", "own": "own"}
+HEAD_RUNS = {"probe": "probe", "all": "curve-all", "own": "own", "plus": "plus2000"}
 """``run.py`` runs kept beside a pair's rows (head columns only): run prefix -> subfolder."""
 CURVE = (0, 250, PER_PAIR)
+MORE_FOLDER = "pool-more"
+"""Where the 2,000 point's extra pool rows are committed (under :func:`folder`)."""
+MORE_FAMILY = (f"the in-pair curve's {MORE:,} point, per held-out pair: the +{MORE:,} head minus the dev-better of "
+               f"lr and gbm fitted on the same tags, and the +{MORE:,} head minus the head of the four other pairs; "
+               "test word MCC, two-sided, Holm over 10")
 
 
 def results(n_boot: int = 1000) -> dict[str, Any]:
@@ -422,6 +438,7 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     primary: dict[str, dict] = {}
     secondary: dict[str, dict] = {}
     curve_tests: dict[str, dict] = {}
+    more_tests: dict[str, dict] = {}
     for pair in PAIRS:
         check_disjoint(pool, pair)
         key = _key(pair)
@@ -443,13 +460,23 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         for name in ("head", *(o for o in OPPONENTS if o in ev)):
             secondary[f"{pair}: {name} - softmax"] = test(name, "softmax")
         own = _only(pool["train"], lambda k, key=key: k == key)
+        points = CURVE
+        if "more" in pool:  # the 2,000 point: the pair's next 1,500 after its first 500
+            extra = _only(pool["more"], lambda k, key=key: k == key)
+            own = (own[0] + extra[0], own[1] + extra[1])
+            points = (*CURVE, MORE)
         curve: dict[str, dict[str, float]] = {}
-        for n in CURVE:
+        flags: dict[str, tuple[float, np.ndarray]] = {}  # the 2,000 point's dev MCC and test flags
+        for n in points:
             x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False, memo=memo)
             for name in CURVED:
                 model = clone(fitted[name]["model"]).fit(x, y)
                 dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
-                curve.setdefault(str(n), {})[name] = mcc(tst < pick_threshold(dev, sc["bad"]["dev"]), bad)
+                thr = pick_threshold(dev, sc["bad"]["dev"])
+                curve.setdefault(str(n), {})[name] = mcc(tst < thr, bad)
+                if n == MORE:
+                    flags[name] = (mcc(dev < thr, sc["bad"]["dev"]), tst < thr)
+        own = (own[0][:PER_PAIR], own[1][:PER_PAIR])
         x, y, _ = word_data(*own, head=False, memo=memo)
         own_flags: dict[str, tuple[float, np.ndarray]] = {}
         for name in CURVED:  # the pair's own tags alone, for scale
@@ -467,6 +494,14 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
             curve_tests[f"{pair}: head own only - {own_best} own only"] = paired_bootstrap(
                 mcc, ev["head own only"]["pred"].astype(float), own_flags[own_best][1].astype(float), bad,
                 n=n_boot, groups=groups)
+        if f"head +{MORE}" in ev and flags:  # the 2,000 point's own family
+            curve[str(MORE)]["head"] = ev[f"head +{MORE}"]["mcc"]
+            more_best = max(CURVED, key=lambda k: flags[k][0])
+            curve[str(MORE)]["best on dev"] = more_best
+            more_tests[f"{pair}: head +{MORE} - {more_best} +{MORE}"] = paired_bootstrap(
+                mcc, ev[f"head +{MORE}"]["pred"].astype(float), flags[more_best][1].astype(float), bad,
+                n=n_boot, groups=groups)
+            more_tests[f"{pair}: head +{MORE} - head"] = test(f"head +{MORE}", "head")
         per[pair] = {"best": best, "counts": fitted["counts"],
                      "settings": {k: {p: v for p, v in fitted[k].items() if p != "model"} for k in ("lr", "gbm")},
                      "probe": _probe_fit(pair),
@@ -476,9 +511,14 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
     add_holm(secondary, SECONDARY)
     if curve_tests:
         add_holm(curve_tests, CURVE_FAMILY)
-    return {"family": FAMILY, "secondary_family": SECONDARY, "curve_family": CURVE_FAMILY, "n_boot": n_boot,
-            "per_pair": PER_PAIR, "no_source": list(NO_SOURCE), "max_length": MAX_LENGTH, "pairs": per,
-            "tests": primary, "secondary": secondary, "curve_tests": curve_tests}
+    if more_tests:
+        add_holm(more_tests, MORE_FAMILY)
+    out = {"family": FAMILY, "secondary_family": SECONDARY, "curve_family": CURVE_FAMILY, "n_boot": n_boot,
+           "per_pair": PER_PAIR, "no_source": list(NO_SOURCE), "max_length": MAX_LENGTH, "pairs": per,
+           "tests": primary, "secondary": secondary, "curve_tests": curve_tests}
+    if "more" in pool:
+        out.update(more=MORE, more_family=MORE_FAMILY, more_tests=more_tests)
+    return out
 
 
 def block(res: dict[str, Any]) -> str:
@@ -505,13 +545,14 @@ def block(res: dict[str, Any]) -> str:
         for name, t in res[fam].items():
             lines.append(f"| {name} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
                          f"{fmt_p(t['p_value'], res['n_boot'])} | {fmt_p(t['p_holm'], res['n_boot'])} |")
+    points = (*CURVE, res["more"]) if "more" in res else CURVE
     lines += ["", "In-pair tags added to the four pairs' (descriptive; test word MCC at the dev threshold):", "",
-              "| held-out pair | " + " | ".join(f"{m} +{n}" for n in CURVE for m in CURVED)
+              "| held-out pair | " + " | ".join(f"{m} +{n:,}" for n in points for m in CURVED)
               + " | " + " | ".join(f"{m} own only" for m in CURVED) + " |",
-              "|---|" + "---|" * (2 * len(CURVE) + 2)]
+              "|---|" + "---|" * (len(CURVED) * (len(points) + 1))]
     for pair, e in res["pairs"].items():
         c = e["curve"]
-        lines.append(f"| {pair} | " + " | ".join(f"{c[str(n)][m]:.3f}" for n in CURVE for m in CURVED)
+        lines.append(f"| {pair} | " + " | ".join(f"{c[str(n)][m]:.3f}" for n in points for m in CURVED)
                      + " | " + " | ".join(f"{c['own only'][m]:.3f}" for m in CURVED) + " |")
     if res.get("curve_tests"):
         n = res["per_pair"]
@@ -523,12 +564,32 @@ def block(res: dict[str, Any]) -> str:
             c = e["curve"]
             lines.append(f"| {pair} | {c['0']['head']:.3f} | {c[str(n)]['head']:.3f} | {c['own only']['head']:.3f} | "
                          + " | ".join(f"{c['own only'][m]:.3f}" for m in CURVED) + " |")
-        lines += ["", f"Curve family ({res['curve_family']}):", "",
-                  "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
-        for name, t in res["curve_tests"].items():
-            lines.append(f"| {name} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
-                         f"{fmt_p(t['p_value'], res['n_boot'])} | {fmt_p(t['p_holm'], res['n_boot'])} |")
+        lines += ["", f"Curve family ({res['curve_family']}):", ""]
+        lines += _tests_table(res["curve_tests"], res["n_boot"])
+    if res.get("more_tests"):
+        m = res["more"]
+        lines += ["", f"The {m:,} point (test word MCC at the dev threshold; +{m:,}: the four pairs' tags and the "
+                  f"pair's own first {m:,}; lr and gbm refitted on the same tags):", "",
+                  f"| held-out pair | head +0 | head +{res['per_pair']} | head +{m:,} | lr +{m:,} | gbm +{m:,} | best on dev |",
+                  "|---|---|---|---|---|---|---|"]
+        for pair, e in res["pairs"].items():
+            c = e["curve"]
+            if "head" not in c.get(str(m), {}):
+                continue
+            lines.append(f"| {pair} | {c['0']['head']:.3f} | {c[str(res['per_pair'])]['head']:.3f} | "
+                         f"{c[str(m)]['head']:.3f} | " + " | ".join(f"{c[str(m)][k]:.3f}" for k in CURVED)
+                         + f" | {c[str(m)]['best on dev']} |")
+        lines += ["", f"{m:,}-point family ({res['more_family']}):", ""]
+        lines += _tests_table(res["more_tests"], res["n_boot"])
     return "\n".join(lines) + "\n"
+
+
+def _tests_table(tests: dict[str, dict], n_boot: int) -> list[str]:
+    from .committed import fmt_p
+
+    return ["| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"] + [
+        f"| {name} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
+        f"{fmt_p(t['p_value'], n_boot)} | {fmt_p(t['p_holm'], n_boot)} |" for name, t in tests.items()]
 
 
 def main(argv: list[str] | None = None) -> int:

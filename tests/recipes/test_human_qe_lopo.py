@@ -109,6 +109,12 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
         _write(runs / "all-ne-en" / f"{name}.scores.jsonl.gz",  # the in-pair curve's +500 head
                [{"id": f"{name}-0", "group": m[keys[1]][0], "candidate": m[keys[0]][0], "softmax": 0.1,
                  "sigmoid": 0.75, "words": [{"word": "good", "softmax": 0.1, "sigmoid": 0.75}]}])
+        _write(runs / "plus-ne-en" / f"{name}.scores.jsonl.gz",  # the 2,000 point's head
+               [{"id": f"{name}-0", "group": m[keys[1]][0], "candidate": m[keys[0]][0], "softmax": 0.1,
+                 "sigmoid": 0.625, "words": [{"word": "good", "softmax": 0.1, "sigmoid": 0.625}]}])
+    more = [{"id": "sien-train-7", "src": "-", "tgt": "c d", "mqm_spans": [{"start": 0, "end": 1, "category": None}]}]
+    _write(data / "more" / "train.jsonl.gz", more)
+    _write(runs / "more" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "-", "candidate": "c d", "softmax": 0.5}])
     (runs / "probe-ne-en.json").write_text(json.dumps({"chosen_C": 0.1, "grid": [], "train_tokens": 9,
                                                        "validation_tokens": 3}))
     lopo.keep(runs, data)
@@ -118,6 +124,11 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
         "id": "neen-dev-0", "sigmoid": 0.75, "words": [0.75]}
     assert not (tmp_path / "kept" / "ne-en" / "own").exists() and not (tmp_path / "kept" / "ro-en" / "curve-all").exists()
     assert lopo._probe_fit("ne-en")["chosen_C"] == 0.1 and lopo._probe_fit("ro-en") is None
+    assert _read(tmp_path / "kept" / "ne-en" / "plus2000" / "test.scores.jsonl.gz")[0] == {
+        "id": "neen-test-0", "sigmoid": 0.625, "words": [0.625]}
+    assert _read(tmp_path / "kept" / lopo.MORE_FOLDER / "train.scores.jsonl.gz") == [
+        {"id": "sien-train-7", "group": "-", "candidate": "c d", "spans": [{"start": 0, "end": 1}], "softmax": 0.5}]
+    assert [r["id"] for r in lopo._pool()["more"][0]] == ["sien-train-7"]
     row = _read(tmp_path / "kept" / "pool" / "train.scores.jsonl.gz")[0]
     assert row == {"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [{"start": 2, "end": 3}],
                    "softmax": 0.1234568}
@@ -125,6 +136,9 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
     assert si["id"] == "sien-test-0" and si["word_bad"] == [0, 1, 0, 0] and si["sigmoid"] == 0.5
     _write(runs / "lopo-ru-en" / "dev.scores.jsonl.gz", [{"id": "dev-0", "group": "x", "candidate": "other", "sigmoid": 0.5}])
     with pytest.raises(SystemExit, match="lopo-ru-en: its dev rows are not"):
+        lopo.keep(runs, data)
+    _write(runs / "more" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "-", "candidate": "e f"}])
+    with pytest.raises(SystemExit, match="more: its test rows are not"):
         lopo.keep(runs, data)
     assert (tmp_path / "kept" / "si-en" / "test.scores.jsonl.gz").exists()  # the earlier keep stands
     # a pool sentence sharing a pair's test MT (normalised) is refused; the si-en dash is no text
@@ -184,3 +198,62 @@ def test_block_shows_each_pair_and_a_probe_not_run():
     text = lopo.block(res)
     assert "| ro-en | 0.130 | 0.160 | 0.190 | 0.200 | 0.210 |" in text and "Curve family (C):" in text
     assert "| ro-en: head +500 - head | -0.050 | [-0.080, -0.020] | < 0.001 | < 0.001 |" in text
+
+
+def test_more_continues_the_pool_and_writes_each_pairs_plus_head_files(tmp_path, monkeypatch, tiny_tokenizer):
+    """The 2,000 point: each pair's sentences after its first PER_PAIR by the same fitting rule,
+    and the "+2,000" head's training file (the four other pairs' pool rows and the pair's own)."""
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    monkeypatch.setattr(lopo, "PER_PAIR", 2)
+    monkeypatch.setattr(lopo, "MORE", 4)
+    long = " ".join(["word"] * 400)  # longer than MAX_LENGTH tokens: skipped and counted
+    rows, picked, validation = [], [], []
+    for pair in lopo.PAIRS:
+        key = pair.replace("-", "")
+        mine = [{"id": f"{key}-train-{j}", "src": f"{pair} source {j}", "tgt": long if j == 3 else f"mt {j}",
+                 "mqm_spans": []} for j in range(7)]
+        rows += mine
+        picked += [lopo._as_pair(r, pair) for r in mine[:2]]
+        validation += [{"id": f"{key}-dev-{j}", "src": "s", "tgt": f"v {j}", "mqm_spans": []} for j in range(6)]
+    _write(tmp_path / "pool" / "train.jsonl.gz", rows)
+    out = tmp_path / "out"
+    _write(out / "pool" / "train.jsonl.gz", picked)
+    _write(out / "pool" / "validation.jsonl.gz", validation)
+    stats = lopo.build_more(tmp_path / "pool", out, tiny_tokenizer)
+    assert all(p == {"train_dropped_too_long": 1, "own": 4, "head_train": 4 * 2 + 4} for p in stats["pairs"].values())
+    more = [r["id"] for r in _read(out / "more" / "train.jsonl.gz")]
+    assert more == [f"{p.replace('-', '')}-train-{j}" for p in lopo.PAIRS for j in (2, 4)]  # 3 is too long
+    assert {r["src"] for r in _read(out / "more" / "train.jsonl.gz") if r["id"].startswith("sien")} == {lopo.NO_SOURCE_TEXT}
+    assert [r["id"] for r in _read(out / "more" / "validation.jsonl.gz")] == [
+        f"{p.replace('-', '')}-dev-{j}" for p in lopo.PAIRS for j in range(5)]
+    for held in lopo.PAIRS:
+        key = held.replace("-", "")
+        ids = [r["id"] for r in _read(out / "plus" / held / "train.jsonl.gz")]
+        assert sorted(ids) == sorted([r["id"] for r in picked if not r["id"].startswith(key)]
+                                     + [f"{key}-train-{j}" for j in (0, 1, 2, 4)])
+        assert _read(out / "plus" / held / "validation.jsonl.gz") == validation
+    _write(out / "pool" / "train.jsonl.gz", picked[1:])  # a pool that is not the rule's first PER_PAIR: refused
+    with pytest.raises(ValueError, match="ro-en: the first 2 fitting sentences are not"):
+        lopo.build_more(tmp_path / "pool", out, tiny_tokenizer)
+
+
+def test_block_shows_the_2000_point_where_its_heads_were_scored():
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    t = {"delta": 0.02, "ci_low": -0.01, "ci_high": 0.05, "p_value": 0.2, "p_holm": 0.6}
+    scores = {n: {"mcc": 0.1, "dev_mcc": 0.2} for n in ("softmax", "lr", "gbm", "head", "lr+head")}
+    curve = {str(n): {"lr": 0.2, "gbm": 0.21} for n in (*lopo.CURVE, "own only")}
+    curve["2000"] = {"lr": 0.25, "gbm": 0.26}
+    pairs = {p: {"best": "lr", "scores": scores, "curve": {k: dict(v) for k, v in curve.items()}, "test_words": 10,
+                 "test_bad": 0.5} for p in ("ro-en", "ne-en")}
+    res = {"pairs": pairs, "per_pair": 500, "no_source": ["si-en"], "n_boot": 1000, "family": "F",
+           "secondary_family": "S", "tests": {}, "secondary": {}, "more": 2000, "more_family": "M", "more_tests": {}}
+    text = lopo.block(res)
+    assert "| lr +2,000 | gbm +2,000 |" in text and "| ro-en | 0.200 | 0.210 | 0.200 | 0.210 | 0.200 | 0.210 | 0.250 | 0.260 |" in text
+    assert "2,000 point" not in text  # no +2,000 head scored: no table of its family
+    c = pairs["ro-en"]["curve"]
+    c["2000"].update(head=0.3, **{"best on dev": "gbm"})
+    c["0"]["head"], c["500"]["head"] = 0.13, 0.16
+    res["more_tests"] = {"ro-en: head +2000 - gbm +2000": t}
+    text = lopo.block(res)
+    assert "| ro-en | 0.130 | 0.160 | 0.300 | 0.250 | 0.260 | gbm |" in text and "| ne-en | 0.130" not in text
+    assert "2,000-point family (M):" in text and "| ro-en: head +2000 - gbm +2000 | +0.020 | [-0.010, +0.050] |" in text
