@@ -257,14 +257,18 @@ Source: MLQE-PE (https://github.com/sheffieldnlp/mlqe-pe), licence CC0-1.0. Writ
 """
 
 
-def keep(runs: Path, data: Path) -> None:
+def keep(runs: Path, data: Path, add: bool = False) -> None:
     """Commit the study's ``run.py`` runs: ``runs/pool`` (``--test-gold`` the pool's train
     file, ``--dev-gold`` its validation file), ``runs/lopo-<pair>`` (the pair's gold files
     with its held-out head) and, where they exist, ``runs/more`` (``lopo more``'s train file
     as ``--test-gold``), ``runs/probe-<pair>``, ``runs/all-<pair>``, ``runs/own-<pair>`` and
     ``runs/plus-<pair>`` (the same with the probe and the curve's heads: :data:`HEAD_RUNS`)
     and the probe's fit report ``runs/probe-<pair>.json``, with each sentence's gold beside
-    its scores."""
+    its scores.
+
+    With ``add``, the runs present are added to the committed rows and every other kept file
+    stays as it is (a later point of the curve, whose earlier runs are no longer at hand).
+    """
     from sigmoid_head.safe.outputs import staged_folder
 
     from .committed import head_columns, read_jsonl_gz
@@ -275,10 +279,10 @@ def keep(runs: Path, data: Path) -> None:
     def scores_of(r: dict) -> dict:
         return {k: _short(v) for k, v in r.items() if k not in ("id", "group", "candidate")}
 
-    with staged_folder(folder()) as tmp:
+    with staged_folder(folder(), copy_existing=add) as tmp:
         for sub, split, scored in (("pool", "train", "test"), ("pool", "validation", "dev"), ("more", "train", "test")):
             run = runs / sub
-            if sub == "more" and not run.is_dir():  # the 2,000 point, where it was run
+            if (add or sub == "more") and not run.is_dir():  # the 2,000 point, where it was run
                 continue
             rows, golds = read_jsonl_gz(run / f"{scored}.scores.jsonl.gz"), _read(data / sub / f"{split}.jsonl.gz")
             if [r["candidate"] for r in rows] != [g["tgt"] for g in golds]:
@@ -292,14 +296,15 @@ def keep(runs: Path, data: Path) -> None:
         for pair in PAIRS:
             gold = data / "gold" / pair
             _, dev, test = read_user_sets(gold / "test.tags", gold / "dev.tags", None)
-            (Path(tmp) / pair).mkdir()
+            (Path(tmp) / pair).mkdir(exist_ok=add)
             for split, recs in (("dev", dev), ("test", test)):
-                rows = read_jsonl_gz(runs / f"lopo-{pair}" / f"{split}.scores.jsonl.gz")
-                if [r["candidate"] for r in rows] != [g["candidate"] for g in recs]:
-                    raise SystemExit(f"{runs}/lopo-{pair}: its {split} rows are not {gold}'s")
-                write_jsonl_gz(Path(tmp) / pair / f"{split}.scores.jsonl.gz",
-                               [{**g, "id": f"{_key(pair)}-{g['id']}", **scores_of(r)}
-                                for r, g in zip(rows, recs, strict=True)])
+                if not (add and not (runs / f"lopo-{pair}").is_dir()):
+                    rows = read_jsonl_gz(runs / f"lopo-{pair}" / f"{split}.scores.jsonl.gz")
+                    if [r["candidate"] for r in rows] != [g["candidate"] for g in recs]:
+                        raise SystemExit(f"{runs}/lopo-{pair}: its {split} rows are not {gold}'s")
+                    write_jsonl_gz(Path(tmp) / pair / f"{split}.scores.jsonl.gz",
+                                   [{**g, "id": f"{_key(pair)}-{g['id']}", **scores_of(r)}
+                                    for r, g in zip(rows, recs, strict=True)])
                 for prefix, sub in HEAD_RUNS.items():  # other heads' columns only (the softmax side is the same pass's)
                     other_run = runs / f"{prefix}-{pair}" / f"{split}.scores.jsonl.gz"
                     if not other_run.exists():
@@ -605,11 +610,12 @@ def main(argv: list[str] | None = None) -> int:
     k = sub.add_parser("keep", help="commit the study's run.py runs")
     k.add_argument("--runs", type=Path, required=True, help="folder of the runs pool/, lopo-<pair>/ and, where run, probe-, all- and own-<pair>/")
     k.add_argument("--data", type=Path, required=True, help="the build command's --out")
+    k.add_argument("--add", action="store_true", help="add the runs present to the committed rows, keeping the others")
     r = sub.add_parser("table", help="print the tables from the committed rows")
     r.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args(argv)
     if args.cmd == "keep":
-        keep(args.runs, args.data)
+        keep(args.runs, args.data, add=args.add)
     if args.cmd == "table":
         print(block(results(args.n_boot)))
     if args.cmd in ("build", "more"):

@@ -141,6 +141,19 @@ def test_keep_joins_gold_and_refuses_rows_of_other_items(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="more: its test rows are not"):
         lopo.keep(runs, data)
     assert (tmp_path / "kept" / "si-en" / "test.scores.jsonl.gz").exists()  # the earlier keep stands
+    # a later point alone (its earlier runs gone): added, every kept file left as it was
+    kept_before = {f: f.read_bytes() for f in (tmp_path / "kept").rglob("*") if f.is_file()}
+    added = tmp_path / "later"
+    test, _ = _members("ro-en", 0)
+    _write(added / "plus-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": test["test21.tok.src"][0],
+                                                            "candidate": test["test21.tok.mt"][0], "sigmoid": 0.375}])
+    lopo.keep(added, data, add=True)
+    assert _read(tmp_path / "kept" / "ro-en" / "plus2000" / "test.scores.jsonl.gz") == [
+        {"id": "roen-test-0", "sigmoid": 0.375}]
+    assert all(f.read_bytes() == b for f, b in kept_before.items() if f.name != "README.md")
+    _write(added / "plus-et-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "x", "candidate": "other"}])
+    with pytest.raises(SystemExit, match="plus-et-en: its test rows are not"):
+        lopo.keep(added, data, add=True)
     # a pool sentence sharing a pair's test MT (normalised) is refused; the si-en dash is no text
     pooled = lopo._pool()
     lopo.check_disjoint(pooled, "et-en")
