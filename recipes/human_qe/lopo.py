@@ -331,10 +331,13 @@ def _pool() -> dict[str, tuple[list[dict], list[Any]]]:
     from .committed import read_jsonl_gz
 
     out = {}
-    for split, path in (("train", folder() / "pool"), ("validation", folder() / "pool"), ("more", folder() / MORE_FOLDER)):
-        if split == "more" and not path.is_dir():
+    files = {"train": folder() / "pool" / "train.scores.jsonl.gz",
+             "validation": folder() / "pool" / "validation.scores.jsonl.gz",
+             "more": folder() / MORE_FOLDER / "train.scores.jsonl.gz"}  # the 2,000 point's, where run
+    for split, path in files.items():
+        if split == "more" and not path.exists():
             continue
-        rows = read_jsonl_gz(path / f"{'validation' if split == 'validation' else 'train'}.scores.jsonl.gz")
+        rows = read_jsonl_gz(path)
         out[split] = (rows, [GoldItem(r["candidate"], r["spans"], r["group"], r["group"]) for r in rows])
     return out
 
@@ -464,16 +467,15 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
         primary[f"{pair}: {best}+head - {best}"] = test(f"{best}+head", best)
         for name in ("head", *(o for o in OPPONENTS if o in ev)):
             secondary[f"{pair}: {name} - softmax"] = test(name, "softmax")
-        own = _only(pool["train"], lambda k, key=key: k == key)
-        points = CURVE
+        own = _only(pool["train"], lambda k, key=key: k == key)  # the pair's first PER_PAIR
+        own_all, points = own, CURVE
         if "more" in pool:  # the 2,000 point: the pair's next 1,500 after its first 500
             extra = _only(pool["more"], lambda k, key=key: k == key)
-            own = (own[0] + extra[0], own[1] + extra[1])
-            points = (*CURVE, MORE)
+            own_all, points = (own[0] + extra[0], own[1] + extra[1]), (*CURVE, MORE)
         curve: dict[str, dict[str, float]] = {}
         flags: dict[str, tuple[float, np.ndarray]] = {}  # the 2,000 point's dev MCC and test flags
         for n in points:
-            x, y, _ = word_data(train[0] + own[0][:n], train[1] + own[1][:n], head=False, memo=memo)
+            x, y, _ = word_data(train[0] + own_all[0][:n], train[1] + own_all[1][:n], head=False, memo=memo)
             for name in CURVED:
                 model = clone(fitted[name]["model"]).fit(x, y)
                 dev, tst = (1.0 - model.predict_proba(sc["x"][s])[:, 1] for s in ("dev", "test"))
@@ -481,7 +483,6 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
                 curve.setdefault(str(n), {})[name] = mcc(tst < thr, bad)
                 if n == MORE:
                     flags[name] = (mcc(dev < thr, sc["bad"]["dev"]), tst < thr)
-        own = (own[0][:PER_PAIR], own[1][:PER_PAIR])
         x, y, _ = word_data(*own, head=False, memo=memo)
         own_flags: dict[str, tuple[float, np.ndarray]] = {}
         for name in CURVED:  # the pair's own tags alone, for scale
@@ -528,7 +529,6 @@ def results(n_boot: int = 1000) -> dict[str, Any]:
 
 def block(res: dict[str, Any]) -> str:
     """The page's tables of :func:`results`."""
-    from .committed import fmt_p
 
     lines = ["| held-out pair | test words (BAD) | softmax | lr | gbm | probe | head | best+head | best on dev |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -541,15 +541,10 @@ def block(res: dict[str, Any]) -> str:
     lines += ["", f"Test word MCC, thresholds on each pair's MLQE-PE dev; every model fitted on "
               f"{res['per_pair']} tagged sentences of each of the four other pairs "
               f"({', '.join(res['no_source'])}: prompt without the source).", "",
-              f"Primary family ({res['family']}; {res['n_boot']:,} resamples of test sources):", "",
-              "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
-    for fam in ("tests", "secondary"):
-        if fam == "secondary":
-            lines += ["", f"Secondary family ({res['secondary_family']}):", "",
-                      "| test | difference | 95% interval | p (two-sided) | Holm p |", "|---|---|---|---|---|"]
-        for name, t in res[fam].items():
-            lines.append(f"| {name} | {t['delta']:+.3f} | [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}] | "
-                         f"{fmt_p(t['p_value'], res['n_boot'])} | {fmt_p(t['p_holm'], res['n_boot'])} |")
+              f"Primary family ({res['family']}; {res['n_boot']:,} resamples of test sources):", ""]
+    lines += _tests_table(res["tests"], res["n_boot"])
+    lines += ["", f"Secondary family ({res['secondary_family']}):", ""]
+    lines += _tests_table(res["secondary"], res["n_boot"])
     points = (*CURVE, res["more"]) if "more" in res else CURVE
     lines += ["", "In-pair tags added to the four pairs' (descriptive; test word MCC at the dev threshold):", "",
               "| held-out pair | " + " | ".join(f"{m} +{n:,}" for n in points for m in CURVED)
