@@ -63,6 +63,20 @@ its MLQE-PE dev set, as for every score of the project).
   fitted on the same tags (is the head worth its parameters once the pair has 2,000 tagged
   sentences?), (f) the "+2,000" head minus the head of the four other pairs. The all-tags
   point stays out (a frozen pass over about 4,000-6,000 more sentences per pair).
+* The all-tags point (added in the eighteenth session, declared here before any of its runs):
+  each pair's fitting pool sentences after its first :data:`MORE`, every one of them, in file
+  order by the same fitting rule (``lopo rest --pair p``: ``out/rest/<pair>``, scored by the
+  softmax side like the pool), and per held-out pair a "+all" head trained on the four other
+  pairs' :data:`PER_PAIR` and every fitting pool sentence of the pair (validation: the
+  pool's), the settings above, seed 0; ``lr`` and ``gbm`` refitted on the same tags. Family
+  (Holm over 10, two-sided, same bootstrap): per pair, (g) the "+all" head minus the
+  dev-better of ``lr`` and ``gbm`` fitted on the same tags, (h) the "+all" head minus the
+  "+2,000" head. A compute budget: each pair costs a frozen pass over about 4,000-4,300 more
+  sentences (about an hour of both cores here), so the pairs run one session at a time, in
+  :data:`PAIRS` order (ro-en, et-en, ne-en, si-en, ru-en), each pair's rows committed as it
+  lands (``keep --add``). Until all five have run, the table prints in the Holm column each
+  run test's Bonferroni bound over the declared 10 (min(1, 10 p): never below the Holm p the
+  whole family will give) and says how many of the 10 tests have run.
 """
 
 from __future__ import annotations
