@@ -270,3 +270,114 @@ def test_block_shows_the_2000_point_where_its_heads_were_scored():
     text = lopo.block(res)
     assert "| ro-en | 0.130 | 0.160 | 0.300 | 0.250 | 0.260 | gbm |" in text and "| ne-en | 0.130" not in text
     assert "2,000-point family (M):" in text and "| ro-en: head +2000 - gbm +2000 | +0.020 | [-0.010, +0.050] |" in text
+
+
+def test_rest_continues_the_2000_point_and_writes_the_plus_all_head_files(tmp_path, monkeypatch, tiny_tokenizer):
+    """The all-tags point: one pair's every fitting sentence after its first MORE, by the same
+    rule, and the "+all" head's training file (the four other pairs' pool rows and the pair's own)."""
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    monkeypatch.setattr(lopo, "PER_PAIR", 2)
+    monkeypatch.setattr(lopo, "MORE", 4)
+    long = " ".join(["word"] * 400)  # longer than MAX_LENGTH tokens: skipped and counted
+    rows, picked, validation = [], [], []
+    for pair in lopo.PAIRS:
+        key = pair.replace("-", "")
+        mine = [{"id": f"{key}-train-{j}", "src": f"{pair} source {j}", "tgt": long if j in (3, 7) else f"mt {j}",
+                 "mqm_spans": []} for j in range(9)]
+        rows += mine
+        picked += [lopo._as_pair(r, pair) for r in mine[:2]]
+        validation += [{"id": f"{key}-dev-{j}", "src": "s", "tgt": f"v {j}", "mqm_spans": []} for j in range(6)]
+    _write(tmp_path / "pool" / "train.jsonl.gz", rows)
+    out = tmp_path / "out"
+    _write(out / "pool" / "train.jsonl.gz", picked)
+    _write(out / "pool" / "validation.jsonl.gz", validation)
+    lopo.build_more(tmp_path / "pool", out, tiny_tokenizer)
+    stats = lopo.build_rest(tmp_path / "pool", out, "si-en", tiny_tokenizer)
+    assert stats["pairs"] == {"si-en": {"train_dropped_too_long": 2, "own": 7, "rest": 3, "head_train": 4 * 2 + 7}}
+    rest = _read(out / "rest" / "si-en" / "train.jsonl.gz")
+    assert [r["id"] for r in rest] == [f"sien-train-{j}" for j in (5, 6, 8)]  # 7 is too long
+    assert {r["src"] for r in rest} == {lopo.NO_SOURCE_TEXT}
+    ids = [r["id"] for r in _read(out / "plusall" / "si-en" / "train.jsonl.gz")]
+    assert sorted(ids) == sorted([r["id"] for r in picked if not r["id"].startswith("sien")]
+                                 + [f"sien-train-{j}" for j in (0, 1, 2, 4, 5, 6, 8)])
+    assert _read(out / "plusall" / "si-en" / "validation.jsonl.gz") == validation
+    lopo.build_rest(tmp_path / "pool", out, "ro-en", tiny_tokenizer)  # a second pair: both counts kept
+    assert set(json.loads((out / "rest-stats.json").read_text())["pairs"]) == {"si-en", "ro-en"}
+    with pytest.raises(ValueError, match="unknown pair 'xx-en'"):
+        lopo.build_rest(tmp_path / "pool", out, "xx-en", tiny_tokenizer)
+    more = _read(out / "more" / "train.jsonl.gz")
+    _write(out / "more" / "train.jsonl.gz", [r for r in more if r["id"] != "eten-train-4"])  # not the rule's: refused
+    with pytest.raises(ValueError, match="et-en: the first 4 fitting sentences are not"):
+        lopo.build_rest(tmp_path / "pool", out, "et-en", tiny_tokenizer)
+
+
+def test_keep_adds_the_all_tags_point_of_the_pairs_that_ran(tmp_path, monkeypatch):
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    monkeypatch.setattr(lopo, "folder", lambda: tmp_path / "kept")
+    (tmp_path / "kept").mkdir()
+    for name in ("train", "validation"):  # an earlier keep's pool rows
+        _write(tmp_path / "kept" / "pool" / f"{name}.scores.jsonl.gz",
+               [{"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [], "softmax": 0.5}])
+    before = (tmp_path / "kept" / "pool" / "train.scores.jsonl.gz").read_bytes()
+    data, runs = tmp_path / "data", tmp_path / "runs"
+    rest = [{"id": "roen-train-9", "src": "s9", "tgt": "c d", "mqm_spans": [{"start": 0, "end": 1, "category": None}]}]
+    _write(data / "rest" / "ro-en" / "train.jsonl.gz", rest)
+    (data / "rest-stats.json").write_text('{"more": 2000, "pairs": {"ro-en": {"rest": 1}}}\n')
+    _write(runs / "rest-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "s9", "candidate": "c d",
+                                                          "softmax": 0.25}])
+    for k, pair in enumerate(lopo.PAIRS):
+        test, dev = _members(pair, k)
+        gold = data / "gold" / pair
+        gold.mkdir(parents=True)
+        for name, m, keys in (("test", test, ("task2_wordlevel_mt.tags", "test21.tok.mt", "test21.tok.src")),
+                              ("dev", dev, ("dev.tags", "dev.mt", "dev.src"))):
+            for suffix, key in zip(("tags", "mt", "src"), keys, strict=True):
+                (gold / f"{name}.{suffix}").write_text("\n".join(m[key]) + "\n")
+    test, _ = _members("ro-en", 0)
+    _write(runs / "plusall-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": test["test21.tok.src"][0],
+                                                             "candidate": test["test21.tok.mt"][0], "sigmoid": 0.375}])
+    lopo.keep(runs, data, add=True)
+    assert _read(tmp_path / "kept" / lopo.REST_FOLDER / "ro-en" / "train.scores.jsonl.gz") == [
+        {"id": "roen-train-9", "group": "s9", "candidate": "c d", "spans": [{"start": 0, "end": 1}], "softmax": 0.25}]
+    assert _read(tmp_path / "kept" / "ro-en" / "plusall" / "test.scores.jsonl.gz") == [{"id": "roen-test-0", "sigmoid": 0.375}]
+    assert json.loads((tmp_path / "kept" / "rest-stats.json").read_text())["pairs"]["ro-en"] == {"rest": 1}
+    assert (tmp_path / "kept" / "pool" / "train.scores.jsonl.gz").read_bytes() == before
+    assert [r["id"] for r in lopo._pool()["rest"][0]] == ["roen-train-9"]
+    _write(runs / "rest-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "s9", "candidate": "other"}])
+    with pytest.raises(SystemExit, match="rest-ro-en: its test rows are not"):
+        lopo.keep(runs, data, add=True)
+
+
+def test_an_incomplete_family_prints_its_bonferroni_bound_then_holm():
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    tests = {f"t{k}": {"p_value": p} for k, p in enumerate((0.001, 0.04, 0.2))}
+    lopo.bound_or_holm(tests, "F", 10)
+    assert [t["p_holm"] for t in tests.values()] == pytest.approx([0.01, 0.4, 1.0])
+    assert all(t["bound"] == "bonferroni" and t["family_size"] == 10 for t in tests.values())
+    whole = {f"t{k}": {"p_value": p} for k, p in enumerate((0.001, 0.04, 0.2))}
+    lopo.bound_or_holm(whole, "F", 3)  # every declared test has run: Holm, below the bound
+    assert [t["p_holm"] for t in whole.values()] == pytest.approx([0.003, 0.08, 0.2])
+    assert not any("bound" in t for t in whole.values())
+    with pytest.raises(ValueError, match="4 tests in a family declared as 3"):
+        lopo.bound_or_holm({f"t{k}": {"p_value": 0.1} for k in range(4)}, "F", 3)
+
+
+def test_block_shows_the_all_tags_point_and_how_much_of_its_family_ran():
+    lopo = importlib.import_module("recipes.human_qe.lopo")
+    t = {"delta": 0.02, "ci_low": -0.01, "ci_high": 0.05, "p_value": 0.02, "p_holm": 0.2}
+    scores = {n: {"mcc": 0.1, "dev_mcc": 0.2} for n in ("softmax", "lr", "gbm", "head", "lr+head")}
+    curve = {str(n): {"lr": 0.2, "gbm": 0.21, "head": 0.15} for n in (*lopo.CURVE, "own only")}
+    curve["2000"] = {"lr": 0.25, "gbm": 0.26, "head": 0.3, "best on dev": "gbm"}
+    pairs = {p: {"best": "lr", "scores": scores, "curve": {k: dict(v) for k, v in curve.items()}, "test_words": 10,
+                 "test_bad": 0.5} for p in ("ro-en", "ne-en")}
+    pairs["ro-en"]["curve"]["all"] = {"lr": 0.27, "gbm": 0.28, "head": 0.29, "best on dev": "lr", "own": 6283}
+    res = {"pairs": pairs, "per_pair": 500, "no_source": ["si-en"], "n_boot": 1000, "family": "F",
+           "secondary_family": "S", "tests": {}, "secondary": {}, "more": 2000, "more_family": "M", "more_tests": {}}
+    assert "all-tags point" not in lopo.block(res)  # not run: no table
+    t = {**t, "bound": "bonferroni"}
+    res.update(all_family="A", all_size=10, all_tests={"ro-en: head +all - lr +all": t, "ro-en: head +all - head +2000": t})
+    text = lopo.block(res)
+    assert "| ro-en | 6,283 | 0.300 | 0.290 | 0.270 | 0.280 | lr |" in text and "| ne-en | 6" not in text
+    assert "All-tags family (A): 2 of its 10 tests have run; until all have, the Holm column is" in text
+    assert "| ro-en: head +all - lr +all | +0.020 | [-0.010, +0.050] | 0.02 | 0.2 |" in text
+    assert text.count("| bound on Holm p |") == 1  # the all-tags family's column only
