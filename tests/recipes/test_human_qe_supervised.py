@@ -336,3 +336,23 @@ def test_keep_pool_takes_ro_en_rows_from_the_committed_ones_and_trims_them(tmp_p
     with pytest.raises(SystemExit, match=r"1 items without a scored row, e.g. \['eten-9'\]"):
         sup.keep_pool([run], tmp_path / "train.jsonl.gz", tmp_path / "held.jsonl.gz")
     assert sup.training_rows(tmp_path / "pool")["validation"][0][0]["id"] == "eten-4"  # the earlier keep stands
+
+
+def test_the_readme_row_for_mixed_pairs_tags_cites_the_in_pair_points():
+    """The leave-one-pair-out study's in-pair points with a head (2,000 tags, then all) join
+    the row for tags of the user's pair among other pairs', the all-tags point with its bound
+    while its family is incomplete."""
+    ws = importlib.import_module("recipes.human_qe.which_score")
+    assert ws.in_pair_points({"n_boot": 1000}) == ""  # neither point run
+    t = {"delta": -0.042, "p_holm": 0.01}
+    lopo = {"n_boot": 1000, "more": 2000, "more_tests": {"et-en: head +2000 - gbm +2000": t,
+                                                         "et-en: head +2000 - head": {"delta": 0.05, "p_holm": 0.03}}}
+    text = ws.in_pair_points(lopo)
+    assert text == ("; leave one pair out, the held-out pair with its first 2,000 tagged sentences added to 500 of "
+                    "each other pair's (1 of 5 pairs), the head minus the dev-better of lr and gbm on the same tags: "
+                    "et-en -0.042 (Holm p 0.01)")
+    lopo.update(all_size=10, all_tests={"ro-en: head +all - lr +all": {"delta": 0.01, "p_holm": 0.8, "bound": "bonferroni"},
+                                        "ro-en: head +all - head +2000": {"delta": 0.02, "p_holm": 1.0, "bound": "bonferroni"}})
+    assert ws.in_pair_points(lopo).endswith(
+        "; and with all its tagged sentences added to 500 of each other pair's (1 of 5 pairs, 2 of the declared 10 "
+        "tests run), the head minus the dev-better of lr and gbm on the same tags: ro-en +0.010 (bound on Holm p 0.8)")
