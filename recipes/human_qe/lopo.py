@@ -506,7 +506,8 @@ ALL_SIZE = 10
 
 def bound_or_holm(tests: dict[str, dict], family: str, size: int) -> None:
     """Holm over the declared ``size`` tests once all have run; before, each test's Bonferroni
-    bound ``min(1, size * p)`` (never below the Holm p of the whole family), marked ``bound``."""
+    bound ``min(1, size * p)`` (never below the Holm p of the whole family), marked ``bound``;
+    a bootstrap p of 0 (below one in ``n_boot`` resamples) counts as ``1 / n_boot`` there."""
     from sigmoid_head.evaluation.pvalues import add_holm
 
     if len(tests) > size:
@@ -515,7 +516,8 @@ def bound_or_holm(tests: dict[str, dict], family: str, size: int) -> None:
         add_holm(tests, family)
         return
     for t in tests.values():
-        t.update(p_holm=min(1.0, size * t["p_value"]), family=family, family_size=size, bound="bonferroni")
+        p = t["p_value"] if t["p_value"] > 0 or "n_boot" not in t else 1.0 / t["n_boot"]
+        t.update(p_holm=min(1.0, size * p), family=family, family_size=size, bound="bonferroni")
 
 
 def results(n_boot: int = 1000) -> dict[str, Any]:

@@ -354,6 +354,9 @@ def test_an_incomplete_family_prints_its_bonferroni_bound_then_holm():
     lopo.bound_or_holm(tests, "F", 10)
     assert [t["p_holm"] for t in tests.values()] == pytest.approx([0.01, 0.4, 1.0])
     assert all(t["bound"] == "bonferroni" and t["family_size"] == 10 for t in tests.values())
+    zero = {"t": {"p_value": 0.0, "n_boot": 1000}}  # below one in 1,000 resamples: bounded by 10 in 1,000
+    lopo.bound_or_holm(zero, "F", 10)
+    assert zero["t"]["p_holm"] == pytest.approx(0.01)
     whole = {f"t{k}": {"p_value": p} for k, p in enumerate((0.001, 0.04, 0.2))}
     lopo.bound_or_holm(whole, "F", 3)  # every declared test has run: Holm, below the bound
     assert [t["p_holm"] for t in whole.values()] == pytest.approx([0.003, 0.08, 0.2])
