@@ -311,6 +311,18 @@ def test_rest_continues_the_2000_point_and_writes_the_plus_all_head_files(tmp_pa
         lopo.build_rest(tmp_path / "pool", out, "et-en", tiny_tokenizer)
 
 
+def _write_gold(data, pairs):
+    """Each pair's test and dev gold files, as ``lopo build`` writes them."""
+    for k, pair in enumerate(pairs):
+        test, dev = _members(pair, k)
+        gold = data / "gold" / pair
+        gold.mkdir(parents=True)
+        for name, m, keys in (("test", test, ("task2_wordlevel_mt.tags", "test21.tok.mt", "test21.tok.src")),
+                              ("dev", dev, ("dev.tags", "dev.mt", "dev.src"))):
+            for suffix, key in zip(("tags", "mt", "src"), keys, strict=True):
+                (gold / f"{name}.{suffix}").write_text("\n".join(m[key]) + "\n")
+
+
 def test_keep_adds_the_all_tags_point_of_the_pairs_that_ran(tmp_path, monkeypatch):
     lopo = importlib.import_module("recipes.human_qe.lopo")
     monkeypatch.setattr(lopo, "folder", lambda: tmp_path / "kept")
@@ -325,14 +337,7 @@ def test_keep_adds_the_all_tags_point_of_the_pairs_that_ran(tmp_path, monkeypatc
     (data / "rest-stats.json").write_text('{"more": 2000, "pairs": {"ro-en": {"rest": 1}}}\n')
     _write(runs / "rest-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "s9", "candidate": "c d",
                                                           "softmax": 0.25}])
-    for k, pair in enumerate(lopo.PAIRS):
-        test, dev = _members(pair, k)
-        gold = data / "gold" / pair
-        gold.mkdir(parents=True)
-        for name, m, keys in (("test", test, ("task2_wordlevel_mt.tags", "test21.tok.mt", "test21.tok.src")),
-                              ("dev", dev, ("dev.tags", "dev.mt", "dev.src"))):
-            for suffix, key in zip(("tags", "mt", "src"), keys, strict=True):
-                (gold / f"{name}.{suffix}").write_text("\n".join(m[key]) + "\n")
+    _write_gold(data, lopo.PAIRS)
     test, _ = _members("ro-en", 0)
     _write(runs / "plusall-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": test["test21.tok.src"][0],
                                                              "candidate": test["test21.tok.mt"][0], "sigmoid": 0.375}])
