@@ -28,6 +28,7 @@ import numpy as np
 
 from . import committed
 from .committed import fmt_p
+from .lopo import CURVED
 
 BLOCK = "human-qe-analysis:which-score"
 
@@ -182,7 +183,9 @@ def in_pair_points(lopo: dict[str, Any]) -> str:
     out = []
     for key in ("more_tests", "all_tests"):
         tests = lopo.get(key) or {}
-        vs = [(name.split(":")[0], t) for name, t in tests.items() if " - head" not in name]
+        # the opponent test is the one whose right-hand side is lr or gbm ("pair: head +N - gbm +N")
+        vs = [(name.split(":")[0], t) for name, t in tests.items()
+              if name.split(" - ")[-1].split(" ")[0] in CURVED]
         if not vs:
             continue
         bound = any("bound" in t for _, t in vs)
