@@ -322,7 +322,8 @@ def keep(runs: Path, data: Path, add: bool = False) -> None:
     its scores.
 
     With ``add``, the runs present are added to the committed rows and every other kept file
-    stays as it is (a later point of the curve, whose earlier runs are no longer at hand).
+    stays as it is (a later point of the curve, whose earlier runs are no longer at hand), and
+    ``rest-stats.json`` gains the data folder's pairs beside the committed ones.
     """
     from sigmoid_head.safe.outputs import staged_folder
 
@@ -388,8 +389,15 @@ def keep(runs: Path, data: Path, add: bool = False) -> None:
                 (Path(tmp) / pair / "probe-fit.json").write_text(fit.read_text())
         for made, name in (("stats.json", "build-stats.json"), ("more-stats.json", "more-stats.json"),
                            ("rest-stats.json", "rest-stats.json")):
-            if (data / made).exists():  # the builds' counts (sentences skipped as too long)
-                (Path(tmp) / name).write_text((data / made).read_text())
+            if not (data / made).exists():  # the builds' counts (sentences skipped as too long)
+                continue
+            stats, kept = json.loads((data / made).read_text()), Path(tmp) / name
+            if add and "pairs" in stats and kept.exists():  # `rest`'s counts, one pair a session
+                committed = json.loads(kept.read_text())
+                if committed.get("more") != stats.get("more"):
+                    raise SystemExit(f"{data / made}: its 'more' is not the committed {name}'s")
+                stats = {**stats, "pairs": {**committed["pairs"], **stats["pairs"]}}
+            kept.write_text(json.dumps(stats, indent=1) + "\n")
         (Path(tmp) / "README.md").write_text(README)
 
 

@@ -280,10 +280,15 @@ def _lo_rise(pair: str) -> dict:
     return _lo_t(f"{pair}: head +2000 - head", "more_tests")
 
 
+def _lo_vs_best(pair: str, point: str, family: str) -> dict:
+    """A curve point's head minus the dev-better opponent fitted on the same tags."""
+    best = hq_json("lopo", "pairs", pair, "curve", point, "best on dev")
+    return _lo_t(f"{pair}: head +{point} - {best} +{point}", family)
+
+
 def _lo_more(pair: str) -> dict:
     """The 2,000 point's head minus the dev-better opponent fitted on the same tags."""
-    best = hq_json("lopo", "pairs", pair, "curve", "2000", "best on dev")
-    return _lo_t(f"{pair}: head +2000 - {best} +2000", "more_tests")
+    return _lo_vs_best(pair, "2000", "more_tests")
 
 
 def _lo_more_claims() -> list[Claim]:
@@ -328,8 +333,7 @@ def _lo_more_claims() -> list[Claim]:
 
 def _lo_all(pair: str) -> dict:
     """The all-tags point's head minus the dev-better opponent fitted on the same tags."""
-    best = hq_json("lopo", "pairs", pair, "curve", "all", "best on dev")
-    return _lo_t(f"{pair}: head +all - {best} +all", "all_tests")
+    return _lo_vs_best(pair, "all", "all_tests")
 
 
 def _lo_all_rise(pair: str) -> dict:

@@ -327,6 +327,7 @@ def test_keep_adds_the_all_tags_point_of_the_pairs_that_ran(tmp_path, monkeypatc
     lopo = importlib.import_module("recipes.human_qe.lopo")
     monkeypatch.setattr(lopo, "folder", lambda: tmp_path / "kept")
     (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "rest-stats.json").write_text('{"more": 2000, "pairs": {"et-en": {"rest": 2}}}\n')
     for name in ("train", "validation"):  # an earlier keep's pool rows
         _write(tmp_path / "kept" / "pool" / f"{name}.scores.jsonl.gz",
                [{"id": "roen-train-3", "group": "s", "candidate": "a b", "spans": [], "softmax": 0.5}])
@@ -345,7 +346,9 @@ def test_keep_adds_the_all_tags_point_of_the_pairs_that_ran(tmp_path, monkeypatc
     assert _read(tmp_path / "kept" / lopo.REST_FOLDER / "ro-en" / "train.scores.jsonl.gz") == [
         {"id": "roen-train-9", "group": "s9", "candidate": "c d", "spans": [{"start": 0, "end": 1}], "softmax": 0.25}]
     assert _read(tmp_path / "kept" / "ro-en" / "plusall" / "test.scores.jsonl.gz") == [{"id": "roen-test-0", "sigmoid": 0.375}]
-    assert json.loads((tmp_path / "kept" / "rest-stats.json").read_text())["pairs"]["ro-en"] == {"rest": 1}
+    # an earlier session's pair stays beside the one this data folder built
+    assert json.loads((tmp_path / "kept" / "rest-stats.json").read_text())["pairs"] == {
+        "et-en": {"rest": 2}, "ro-en": {"rest": 1}}
     assert (tmp_path / "kept" / "pool" / "train.scores.jsonl.gz").read_bytes() == before
     assert [r["id"] for r in lopo._pool()["rest"][0]] == ["roen-train-9"]
     _write(runs / "rest-ro-en" / "test.scores.jsonl.gz", [{"id": "test-0", "group": "s9", "candidate": "other"}])
